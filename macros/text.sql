@@ -1,0 +1,48 @@
+{% macro clean_text(column) -%}
+    {#- Trimmed text, with empty strings as null. -#}
+    nullif(trim({{ column }}), '')
+{%- endmacro %}
+
+{% macro text_key(expression) -%}
+    {#- Matching key for names: case and whitespace insensitive. -#}
+    lower(trim(regexp_replace({{ expression }}, '\s+', ' ', 'g')))
+{%- endmacro %}
+
+{% macro label_key(expression) -%}
+    {#- Matching key for labels: text_key, without surrounding quotes, asterisks
+        (markdown bold) and a trailing full stop, so "**Generally yes.**" matches. -#}
+    nullif({{ text_key("regexp_replace(" ~ expression ~ ", '^[\\s\\*\"''`]+|[\\s\\*\"''`\\.]+$', '', 'g')") }}, '')
+{%- endmacro %}
+
+{% macro final_answer(column) -%}
+    {#- The answer a judge's free text ends with: what follows the last "Answer:",
+        up to the end of that line. Null when there is no "Answer:". -#}
+    nullif(trim(split_part(
+        regexp_extract({{ column }}, '(?is)^.*answer\s*[:：]\s*(.*)$', 1),
+        chr(10), 1
+    )), '')
+{%- endmacro %}
+
+{% macro is_na_label(key_expression) -%}
+    {#- A label meaning "not applicable": NA, N/A, or "NA: <reason>". -#}
+    regexp_full_match(coalesce({{ key_expression }}, ''), '(na|n/a)(\s*[:\-].*)?')
+{%- endmacro %}
+
+{% macro raw_values_json(relation) -%}
+    {#- One JSON object with every input column of a base table (not the loader's
+        own underscore columns), for rejected_rows.raw_values. -#}
+    {%- if execute -%}
+        {%- set cols = adapter.get_columns_in_relation(relation) | rejectattr('name', 'in', ['_row_number', '_source_file', '_parse_error', '_raw_line']) | list -%}
+        {%- if cols | length == 0 -%}
+            cast(null as json)
+        {%- else -%}
+            json_object(
+            {%- for col in cols %}
+                '{{ col.name | replace("'", "''") }}', "{{ col.name | replace('"', '""') }}"{{ "," if not loop.last }}
+            {%- endfor %}
+            )
+        {%- endif -%}
+    {%- else -%}
+        cast(null as json)
+    {%- endif -%}
+{%- endmacro %}

@@ -1,0 +1,69 @@
+-- Every completions row, resolved to the canonical model, with its length in
+-- tokens and the reason when it is rejected. Tokens are counted on the text
+-- when it is given (runs of word characters, and each other non-space
+-- character, as a rough stand-in for a BPE tokenizer), else taken from
+-- length_tokens.
+with
+
+completions as (
+    select * from {{ ref('stg_inputs__completions') }}
+),
+
+aliases as (
+    select * from {{ ref('int_model_aliases') }}
+),
+
+prompts as (
+    select prompt_id from {{ ref('int_prompts_checked') }}
+    where reject_code is null
+),
+
+joined as (
+    select
+        completions.* exclude (reject_code, reject_reason),
+        completions.reject_code as staging_reject_code,
+        completions.reject_reason as staging_reject_reason,
+        models.model as model,
+        models.family as model_family,
+        prompts.prompt_id as known_prompt_id,
+        (select count(*) > 0 from prompts) as has_prompts
+    from completions
+    left join aliases as models
+        on {{ text_key('completions.model_alias') }} = models.alias_key
+    left join prompts
+        on completions.prompt_id = prompts.prompt_id
+),
+
+checked as (
+    select
+        *,
+        {{ reject_columns(
+            [
+                unknown_model_check('model', 'model', 'model_alias'),
+                unknown_prompt_check(),
+            ],
+            keep_staging_reason=true,
+        ) }}
+    from joined
+),
+
+deduplicated as (
+    {{ flag_duplicates('checked', ['prompt_id', 'model'], 'prompt_id and model') }}
+),
+
+final as (
+    select
+        *,
+        case
+            when completion_text is not null
+                then len(regexp_extract_all(completion_text, '\w+|[^\w\s]'))
+            else length_tokens_given
+        end as length_tokens,
+        case
+            when completion_text is not null then 'completion_text'
+            when length_tokens_given is not null then 'length_tokens'
+        end as length_source
+    from deduplicated
+)
+
+select * from final

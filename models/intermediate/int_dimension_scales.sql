@@ -1,0 +1,22 @@
+-- One row per dimension with an accepted scale: its canonical name (as first
+-- spelled in rating_scales), range and label vocabulary.
+with
+
+scale_rows as (
+    select * from {{ ref('int_rating_scales_checked') }}
+    where reject_code is null
+),
+
+final as (
+    select
+        dimension_key,
+        arg_min(dimension, row_number) as dimension,
+        min(scale_min) as scale_min,
+        min(scale_max) as scale_max,
+        count(distinct score) filter (where not is_na) as n_levels,
+        string_agg(label, ', ' order by is_na, score, row_number) as scale_labels
+    from scale_rows
+    group by dimension_key
+)
+
+select * from final

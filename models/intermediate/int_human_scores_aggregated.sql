@@ -1,0 +1,34 @@
+-- One row per completion x dimension: the accepted human labels aggregated.
+-- A label that is itself a mean of k annotators (n_aggregated = k) counts k
+-- annotators; NA labels are counted apart and kept out of the statistics.
+with
+
+annotations as (
+    select * from {{ ref('int_human_annotations_checked') }}
+    where reject_code is null
+),
+
+final as (
+    select
+        prompt_id,
+        model,
+        dimension,
+        avg(human_score) as human_score_mean,
+        median(human_score) as human_score_median,
+        stddev_samp(human_score) as human_score_sd,
+        min(human_score) as human_score_min,
+        max(human_score) as human_score_max,
+        any_value(scale_min) as scale_min,
+        any_value(scale_max) as scale_max,
+        count(human_score) as n_labels,
+        coalesce(sum(n_aggregated) filter (where human_score is not null), 0) as n_annotators,
+        count(*) filter (where is_na) as n_na_labels,
+        bool_or(n_aggregated > 1) as is_pre_aggregated,
+        case
+            when count(human_score) >= 2 then min(human_score) = max(human_score)
+        end as all_agree
+    from annotations
+    group by prompt_id, model, dimension
+)
+
+select * from final

@@ -1,0 +1,29 @@
+-- Mean normalised judge and human scores per judge x model x dimension, and
+-- pooled over dimensions (dimension = 'all'). Every framing and run counts
+-- (inverted frames are already mapped back); NA labels do not.
+with
+
+ratings as (
+    select * from {{ ref('fct_judge_ratings') }}
+    where judge_score_norm is not null
+),
+
+final as (
+    select
+        judge,
+        any_value(judge_family) as judge_family,
+        model,
+        any_value(model_family) as model_family,
+        coalesce(dimension, 'all') as dimension,
+        avg(judge_score_norm) as mean_judge_score_norm,
+        avg(human_score_norm) as mean_human_score_norm,
+        avg(judge_score_norm - human_score_norm) as mean_score_gap_norm,
+        count(*) as n,
+        count(human_score_norm) as n_with_human,
+        bool_and(is_self) as is_self,
+        bool_and(is_same_family) as is_same_family
+    from ratings
+    group by grouping sets ((judge, model, dimension), (judge, model))
+)
+
+select * from final

@@ -1,0 +1,5 @@
+from judge_bias.loading import load_input
+
+
+def model(dbt, session):
+    return load_input(session, dbt.config.get("data_dir"), "judge_ratings")

@@ -1,0 +1,40 @@
+with
+
+source as (
+    select * from {{ ref('base_inputs__completions') }}
+),
+
+renamed as (
+    select
+        _row_number as row_number,
+        _source_file as source_file,
+        _parse_error as parse_error,
+        case
+            when _parse_error is not null then to_json(_raw_line)
+            else {{ raw_values_json(ref('base_inputs__completions')) }}
+        end as raw_values,
+        {{ clean_text('prompt_id') }} as prompt_id,
+        {{ clean_text('model') }} as model_alias,
+        completion_text,
+        {{ clean_text('length_tokens') }} as length_tokens_input,
+        try_cast({{ clean_text('length_tokens') }} as double) as length_tokens_given
+    from source
+),
+
+final as (
+    select
+        *,
+        {{ reject_columns(
+            [parse_error_check()]
+            + missing_value_checks(['prompt_id', ('model', 'model_alias')])
+            + [(
+                'length_tokens_input is not null and coalesce('
+                ~ 'length_tokens_given < 0 or not isfinite(length_tokens_given), true)',
+                'invalid_value',
+                "'length_tokens ''' || length_tokens_input || ''' is not a number >= 0'",
+            )]
+        ) }}
+    from renamed
+)
+
+select * from final

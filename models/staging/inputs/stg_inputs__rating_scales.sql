@@ -1,0 +1,46 @@
+with
+
+source as (
+    select * from {{ ref('base_inputs__rating_scales') }}
+),
+
+renamed as (
+    select
+        _row_number as row_number,
+        _source_file as source_file,
+        _parse_error as parse_error,
+        case
+            when _parse_error is not null then to_json(_raw_line)
+            else {{ raw_values_json(ref('base_inputs__rating_scales')) }}
+        end as raw_values,
+        {{ clean_text('dimension') }} as dimension,
+        {{ clean_text('label') }} as label,
+        {{ clean_text('score') }} as score_input,
+        try_cast({{ clean_text('score') }} as double) as score,
+        {{ clean_text('is_na') }} as is_na_input,
+        coalesce(try_cast({{ clean_text('is_na') }} as boolean), false) as is_na
+    from source
+),
+
+final as (
+    select
+        *,
+        {{ reject_columns(
+            [parse_error_check()]
+            + missing_value_checks(['dimension', 'label'])
+            + [
+                (
+                    'is_na_input is not null and try_cast(is_na_input as boolean) is null',
+                    'invalid_value',
+                    "'is_na ''' || is_na_input || ''' is not true or false'",
+                ),
+                (
+                    'not is_na and (score is null or not isfinite(score))', 'invalid_value',
+                    "'score ''' || coalesce(score_input, '') || ''' is not a number'",
+                ),
+            ]
+        ) }}
+    from renamed
+)
+
+select * from final

@@ -42,7 +42,7 @@ final as (
         {{ normalised('human.human_score_mean', 'ratings.scale_min', 'ratings.scale_max') }}
             as human_score_norm,
         human.human_score_sd,
-        coalesce(human.n_annotators, 0) as n_annotators,
+        cast(coalesce(human.n_annotators, 0) as integer) as n_annotators,
         coalesce(human.is_pre_aggregated, false) as is_human_pre_aggregated,
         ratings.judge = ratings.model as is_self,
         ratings.judge_family = ratings.model_family

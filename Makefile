@@ -1,0 +1,36 @@
+# judge-bias: `make demo` builds the warehouse on the embedded demo data;
+# `make test` runs everything CI runs. Both create .venv from nothing.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+export DBT_SEND_ANONYMOUS_USAGE_STATS := false
+export DO_NOT_TRACK := 1
+export GX_ANALYTICS_ENABLED := False
+
+.PHONY: demo test lint bench clean
+
+$(BIN)/judge-bias: requirements.lock pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.lock
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e .
+	touch $@
+
+demo: $(BIN)/judge-bias
+	$(BIN)/judge-bias build --data data/demo
+	$(BIN)/judge-bias report --out warehouse/report.md
+	@echo "tables: warehouse/judge_bias.duckdb (schema main); report: warehouse/report.md"
+
+lint: $(BIN)/judge-bias
+	$(BIN)/ruff check python tests
+	$(BIN)/ruff format --check python tests
+	$(BIN)/sqlfluff lint models macros tests/generic
+
+test: $(BIN)/judge-bias lint
+	$(BIN)/pytest -q
+
+bench: $(BIN)/judge-bias
+	$(BIN)/judge-bias bench
+
+clean:
+	rm -rf warehouse target logs

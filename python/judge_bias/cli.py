@@ -1,0 +1,117 @@
+"""The judge-bias command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from judge_bias import build as build_mod
+from judge_bias.importers import IMPORTERS
+from judge_bias.loading import InputError
+from judge_bias.simulate import simulate
+
+
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    out = simulate(args.out, seed=args.seed, n_prompts=args.prompts)
+    print(f"wrote synthetic inputs and truth.csv to {out}")
+    return 0
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    counts = IMPORTERS[args.format](args.files, args.out)
+    for name, n in counts.items():
+        print(f"{name}: {n} rows")
+    print(f"wrote {args.format} inputs to {args.out}")
+    return 0
+
+
+def _cmd_build(args: argparse.Namespace) -> int:
+    try:
+        result = build_mod.build(args.data, args.db)
+    except (build_mod.BuildError, InputError) as exc:
+        print(f"judge-bias build: {exc}", file=sys.stderr)
+        return 1
+    print(result.validation.summary())
+    if not result.validation.success:
+        print("judge-bias build: validation failed (see above)", file=sys.stderr)
+        return 2
+    print(f"warehouse: {result.db_path} (schema main: fct_judge_ratings, "
+          "agg_judge_model_scores, rejected_rows, input_row_counts, ...)")
+    return 0
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from judge_bias.validation import validate
+
+    report = validate(args.db)
+    print(report.summary())
+    return 0 if report.success else 2
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from judge_bias.report import text_report
+
+    text = text_report(args.db)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+        print(f"report: {args.out}")
+    else:
+        print(text)
+    return 0
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from judge_bias.bench import run_build_bench
+
+    return run_build_bench(shared=args.shared, repeats=args.repeats)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="judge-bias", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("simulate", help="write synthetic inputs with planted biases")
+    s.add_argument("--out", required=True, help="output directory")
+    s.add_argument("--seed", type=int, default=20250101)
+    s.add_argument("--prompts", type=int, default=120, help="number of prompts")
+    s.set_defaults(func=_cmd_simulate)
+
+    s = sub.add_parser("import", help="convert public formats into the input contract")
+    s.add_argument("format", choices=sorted(IMPORTERS))
+    s.add_argument("files", nargs="+")
+    s.add_argument("--out", required=True)
+    s.set_defaults(func=_cmd_import)
+
+    s = sub.add_parser("build", help="dbt build + validation on a data directory")
+    s.add_argument("--data", default=str(build_mod.PROJECT_DIR / build_mod.DEFAULT_DATA))
+    s.add_argument("--db", default=None, help="default: warehouse/judge_bias.duckdb")
+    s.set_defaults(func=_cmd_build)
+
+    s = sub.add_parser("validate", help="run the validation suites on a built warehouse")
+    s.add_argument("--db", default=str(build_mod.PROJECT_DIR / build_mod.DEFAULT_DB))
+    s.set_defaults(func=_cmd_validate)
+
+    s = sub.add_parser("report", help="summarise a built warehouse")
+    s.add_argument("--db", default=str(build_mod.PROJECT_DIR / build_mod.DEFAULT_DB))
+    s.add_argument("--out", default=None)
+    s.set_defaults(func=_cmd_report)
+
+    s = sub.add_parser("bench", help="time make-demo-style builds (demo and shared data)")
+    s.add_argument("--shared", default=str(build_mod.PROJECT_DIR.parent / "shared" / "data"))
+    s.add_argument("--repeats", type=int, default=1)
+    s.set_defaults(func=_cmd_bench)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (InputError, ValueError, FileNotFoundError) as exc:
+        print(f"judge-bias {args.command}: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

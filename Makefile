@@ -24,7 +24,7 @@ demo: $(BIN)/judge-bias
 lint: $(BIN)/judge-bias
 	$(BIN)/ruff check python tests
 	$(BIN)/ruff format --check python tests
-	$(BIN)/sqlfluff lint models macros tests/generic
+	$(BIN)/sqlfluff lint models
 
 test: $(BIN)/judge-bias lint
 	$(BIN)/pytest -q

@@ -1,8 +1,8 @@
 -- Every completions row, resolved to the canonical model, with its length in
 -- tokens and the reason when it is rejected. Tokens are counted on the text
--- when it is given (runs of word characters, and each other non-space
--- character, as a rough stand-in for a BPE tokenizer), else taken from
--- length_tokens.
+-- when it is given (each run of Unicode letters, digits and underscores, and
+-- each other non-space character, is one token: a rough, dependency-free
+-- stand-in for a BPE tokenizer), else taken from length_tokens.
 with
 
 completions as (
@@ -18,18 +18,23 @@ prompts as (
     where reject_code is null
 ),
 
+prompt_file as (
+    select count(*) > 0 as has_prompts from prompts
+),
+
 joined as (
     select
         completions.* exclude (reject_code, reject_reason),
         completions.reject_code as staging_reject_code,
         completions.reject_reason as staging_reject_reason,
-        models.model as model,
+        models.model,
         models.family as model_family,
         prompts.prompt_id as known_prompt_id,
-        (select count(*) > 0 from prompts) as has_prompts
+        prompt_file.has_prompts
     from completions
     left join aliases as models
         on {{ text_key('completions.model_alias') }} = models.alias_key
+    cross join prompt_file
     left join prompts
         on completions.prompt_id = prompts.prompt_id
 ),
@@ -56,7 +61,7 @@ final as (
         *,
         case
             when completion_text is not null
-                then len(regexp_extract_all(completion_text, '\w+|[^\w\s]'))
+                then len(regexp_extract_all(completion_text, '[\pL\pN_]+|[^\pL\pN_\s]'))
             else length_tokens_given
         end as length_tokens,
         case

@@ -24,28 +24,34 @@ prompts as (
     where reject_code is null
 ),
 
+prompt_file as (
+    select count(*) > 0 as has_prompts from prompts
+),
+
 joined as (
     select
         annotations.* exclude (reject_code, reject_reason),
         annotations.reject_code as staging_reject_code,
         annotations.reject_reason as staging_reject_reason,
-        models.model as model,
+        models.model,
         models.family as model_family,
         scales.dimension,
         scales.scale_min,
         scales.scale_max,
         scales.scale_labels,
         prompts.prompt_id as known_prompt_id,
-        (select count(*) > 0 from prompts) as has_prompts,
+        prompt_file.has_prompts,
         {{ scored_label_columns('annotations.label') }}
     from annotations
     left join scales
         on {{ text_key('annotations.dimension_input') }} = scales.dimension_key
     left join labels
-        on scales.dimension_key = labels.dimension_key
-        and {{ label_key('annotations.label') }} = labels.label_key
+        on
+            scales.dimension_key = labels.dimension_key
+            and {{ label_key('annotations.label') }} = labels.label_key
     left join aliases as models
         on {{ text_key('annotations.model_alias') }} = models.alias_key
+    cross join prompt_file
     left join prompts
         on annotations.prompt_id = prompts.prompt_id
 ),

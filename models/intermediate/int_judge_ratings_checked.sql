@@ -26,6 +26,10 @@ prompts as (
     where reject_code is null
 ),
 
+prompt_file as (
+    select count(*) > 0 as has_prompts from prompts
+),
+
 joined as (
     select
         ratings.* exclude (reject_code, reject_reason),
@@ -33,25 +37,27 @@ joined as (
         ratings.reject_reason as staging_reject_reason,
         judges.model as judge,
         judges.family as judge_family,
-        models.model as model,
+        models.model,
         models.family as model_family,
         scales.dimension,
         scales.scale_min,
         scales.scale_max,
         scales.scale_labels,
         prompts.prompt_id as known_prompt_id,
-        (select count(*) > 0 from prompts) as has_prompts,
+        prompt_file.has_prompts,
         {{ scored_label_columns('ratings.answer') }}
     from ratings
     left join scales
         on {{ text_key('ratings.dimension_input') }} = scales.dimension_key
     left join labels
-        on scales.dimension_key = labels.dimension_key
-        and {{ label_key('ratings.answer') }} = labels.label_key
+        on
+            scales.dimension_key = labels.dimension_key
+            and {{ label_key('ratings.answer') }} = labels.label_key
     left join aliases as judges
         on {{ text_key('ratings.judge_alias') }} = judges.alias_key
     left join aliases as models
         on {{ text_key('ratings.model_alias') }} = models.alias_key
+    cross join prompt_file
     left join prompts
         on ratings.prompt_id = prompts.prompt_id
 ),

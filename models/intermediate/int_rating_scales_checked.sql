@@ -39,7 +39,8 @@ final as (
             reject_reason,
             case
                 when scale_min is null or scale_max <= scale_min
-                    then 'dimension ''' || dimension
+                    then
+                        'dimension ''' || dimension
                         || ''' needs at least two different scores on its scale'
             end
         ) as reject_reason

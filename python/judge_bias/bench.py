@@ -20,8 +20,10 @@ def _timed(label: str, fn) -> float:
     start = time.perf_counter()
     fn()
     elapsed = time.perf_counter() - start
-    print(f"{label}: {elapsed:.1f} s (target < {TARGET_SECONDS:.0f} s, "
-          f"ratio to target {elapsed / TARGET_SECONDS:.2f})")
+    print(
+        f"{label}: {elapsed:.1f} s (target < {TARGET_SECONDS:.0f} s, "
+        f"ratio to target {elapsed / TARGET_SECONDS:.2f})"
+    )
     return elapsed
 
 
@@ -32,8 +34,9 @@ def run_build_bench(shared: str | Path, repeats: int = 1) -> int:
         for i in range(repeats):
             _timed(
                 f"demo build (dbt build + validation) run {i + 1}",
-                lambda: build_mod.build(build_mod.PROJECT_DIR / build_mod.DEFAULT_DATA,
-                                        tmp_path / "demo.duckdb"),
+                lambda: build_mod.build(
+                    build_mod.PROJECT_DIR / build_mod.DEFAULT_DATA, tmp_path / "demo.duckdb"
+                ),
             )
         faith = shared / "play_favorites" / "Faithfulness.csv"
         if not faith.exists():
@@ -43,7 +46,9 @@ def run_build_bench(shared: str | Path, repeats: int = 1) -> int:
         for i in range(repeats):
             _timed(
                 f"import play-favorites + build on Faithfulness.csv run {i + 1}",
-                lambda: (import_play_favorites([faith], data),
-                         build_mod.build(data, tmp_path / "pf.duckdb")),
+                lambda: (
+                    import_play_favorites([faith], data),
+                    build_mod.build(data, tmp_path / "pf.duckdb"),
+                ),
             )
     return 0

@@ -36,8 +36,10 @@ def _cmd_build(args: argparse.Namespace) -> int:
     if not result.validation.success:
         print("judge-bias build: validation failed (see above)", file=sys.stderr)
         return 2
-    print(f"warehouse: {result.db_path} (schema main: fct_judge_ratings, "
-          "agg_judge_model_scores, rejected_rows, input_row_counts, ...)")
+    print(
+        f"warehouse: {result.db_path} (schema main: fct_judge_ratings, "
+        "agg_judge_model_scores, rejected_rows, input_row_counts, ...)"
+    )
     return 0
 
 

@@ -169,7 +169,9 @@ def _load_parquet(
         [str(path)],
     )
     file_columns = [
-        d[0] for d in con.sql(f"select * from {tmp} limit 0").description if d[0] != "file_row_number"
+        d[0]
+        for d in con.sql(f"select * from {tmp} limit 0").description
+        if d[0] != "file_row_number"
     ]
     mapping = _map_columns(path, spec, file_columns)
     source = str(path).replace("'", "''")

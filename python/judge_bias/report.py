@@ -15,7 +15,11 @@ def _table(con: duckdb.DuckDBPyConnection, sql: str) -> str:
     cols = [d[0] for d in cur.description]
     rows = cur.fetchall()
     widths = [max(len(str(x)) for x in [c, *(r[i] for r in rows)]) for i, c in enumerate(cols)]
-    line = lambda vals: "| " + " | ".join(str(v).ljust(w) for v, w in zip(vals, widths)) + " |"  # noqa: E731
+
+    def line(values: tuple[object, ...] | list[str]) -> str:
+        cells = (str(v).ljust(w) for v, w in zip(values, widths, strict=True))
+        return "| " + " | ".join(cells) + " |"
+
     out = [line(cols), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
     out += [line(r) for r in rows]
     return "\n".join(out)

@@ -35,7 +35,13 @@ SCALES: tuple[Scale, ...] = (
     Scale("correctness", ("Incorrect", "Partially correct", "Correct")),
     Scale(
         "helpfulness",
-        ("Not helpful", "Slightly helpful", "Somewhat helpful", "Very helpful", "Extremely helpful"),
+        (
+            "Not helpful",
+            "Slightly helpful",
+            "Somewhat helpful",
+            "Very helpful",
+            "Extremely helpful",
+        ),
     ),
     Scale(
         "faithfulness",
@@ -62,25 +68,63 @@ MODELS: dict[str, tuple[str, str]] = {
     "cirrus-mini": ("Cirrus", "cirrus-mini"),
     "delta-judge": ("Delta", "delta-judge-1"),
 }
-GENERATORS = ("aurora-large", "aurora-small", "borealis-pro", "borealis-lite", "cirrus-max",
-              "cirrus-mini")  # cirrus-mini never judges
-JUDGES = ("aurora-large", "aurora-small", "borealis-pro", "borealis-lite", "cirrus-max",
-          "delta-judge")  # delta-judge generates nothing
+GENERATORS = (
+    "aurora-large",
+    "aurora-small",
+    "borealis-pro",
+    "borealis-lite",
+    "cirrus-max",
+    "cirrus-mini",
+)  # cirrus-mini never judges
+JUDGES = (
+    "aurora-large",
+    "aurora-small",
+    "borealis-pro",
+    "borealis-lite",
+    "cirrus-max",
+    "delta-judge",
+)  # delta-judge generates nothing
 MODEL_QUALITY = {
-    "aurora-large": 0.70, "aurora-small": 0.52, "borealis-pro": 0.66,
-    "borealis-lite": 0.48, "cirrus-max": 0.62, "cirrus-mini": 0.42,
+    "aurora-large": 0.70,
+    "aurora-small": 0.52,
+    "borealis-pro": 0.66,
+    "borealis-lite": 0.48,
+    "cirrus-max": 0.62,
+    "cirrus-mini": 0.42,
 }
 MODEL_VERBOSITY = {  # mean completion length in words
-    "aurora-large": 150, "aurora-small": 90, "borealis-pro": 120,
-    "borealis-lite": 70, "cirrus-max": 110, "cirrus-mini": 60,
+    "aurora-large": 150,
+    "aurora-small": 90,
+    "borealis-pro": 120,
+    "borealis-lite": 70,
+    "cirrus-max": 110,
+    "cirrus-mini": 60,
 }
 # Planted judge parameters on the latent normalised scale.
-JUDGE_OFFSET = {"aurora-large": 0.05, "aurora-small": 0.10, "borealis-pro": 0.0,
-                "borealis-lite": 0.08, "cirrus-max": -0.02, "delta-judge": 0.12}
-JUDGE_SLOPE = {"aurora-large": 0.85, "aurora-small": 0.70, "borealis-pro": 0.90,
-               "borealis-lite": 0.60, "cirrus-max": 0.80, "delta-judge": 0.65}
-SELF_BIAS = {"aurora-large": 0.15, "aurora-small": 0.10, "borealis-pro": 0.0,
-             "borealis-lite": 0.0, "cirrus-max": -0.12, "delta-judge": 0.0}
+JUDGE_OFFSET = {
+    "aurora-large": 0.05,
+    "aurora-small": 0.10,
+    "borealis-pro": 0.0,
+    "borealis-lite": 0.08,
+    "cirrus-max": -0.02,
+    "delta-judge": 0.12,
+}
+JUDGE_SLOPE = {
+    "aurora-large": 0.85,
+    "aurora-small": 0.70,
+    "borealis-pro": 0.90,
+    "borealis-lite": 0.60,
+    "cirrus-max": 0.80,
+    "delta-judge": 0.65,
+}
+SELF_BIAS = {
+    "aurora-large": 0.15,
+    "aurora-small": 0.10,
+    "borealis-pro": 0.0,
+    "borealis-lite": 0.0,
+    "cirrus-max": -0.12,
+    "delta-judge": 0.0,
+}
 FAMILY_BIAS = {"Aurora": 0.10, "Borealis": 0.0, "Cirrus": 0.0, "Delta": 0.0}
 LENGTH_SLOPE = {j: 0.0 for j in JUDGES} | {"delta-judge": 0.15}
 DIMENSION_EFFECT = {"correctness": 0.0, "helpfulness": 0.04, "faithfulness": -0.03}
@@ -98,11 +142,14 @@ ANNOTATORS = {  # id -> (leniency, noise sd) on the latent scale
 NA_RATE = 0.03  # share of faithfulness labels that are "NA: ..." (humans and judges)
 DATASETS = (("news", "summarization"), ("forum", "qa"))
 
-_WORDS = (
-    "the model answer explains data result figure claim source summary article evidence "
-    "report number quality method value reason example context detail point issue view "
-    "because however therefore while although clearly likely often rarely mostly"
-).split()
+_WORDS: tuple[str, ...] = tuple(
+    (
+        "the model answer explains data result figure claim source summary article "
+        "evidence report number quality method value reason example context detail "
+        "point issue view because however therefore while although clearly likely "
+        "often rarely mostly"
+    ).split()
+)
 
 
 def _text(rng: np.random.Generator, n_words: int) -> str:
@@ -221,8 +268,16 @@ def simulate(out_dir: str | Path, seed: int = 20250101, n_prompts: int = 120) ->
                                 f"Answer: {label_text}"
                             )
                         ratings.append(
-                            [MODELS[j][1], prompt_id, MODELS[m][1], scale.dimension, label,
-                             raw, framing, "1"]
+                            [
+                                MODELS[j][1],
+                                prompt_id,
+                                MODELS[m][1],
+                                scale.dimension,
+                                label,
+                                raw,
+                                framing,
+                                "1",
+                            ]
                         )
     _write_csv(
         out / "judge_ratings.csv",
@@ -260,13 +315,29 @@ def _write_truth(path: Path, seed: int, n_prompts: int) -> None:
         rows += [
             ["judge_offset", j, fam, "", "delta", JUDGE_OFFSET[j], "latent scale"],
             ["judge_slope", j, fam, "", "beta", JUDGE_SLOPE[j], "on true quality"],
-            ["self", j, fam, "", "gamma", SELF_BIAS[j],
-             "not identifiable: never rates its own model" if j not in GENERATORS else ""],
+            [
+                "self",
+                j,
+                fam,
+                "",
+                "gamma",
+                SELF_BIAS[j],
+                "not identifiable: never rates its own model" if j not in GENERATORS else "",
+            ],
             ["length", j, fam, "", "length_slope", LENGTH_SLOPE[j], "on length_feature"],
             ["answer_format", j, fam, "", "raw_output", int(j in RAW_OUTPUT_JUDGES), ""],
         ]
-    rows.append(["self_inverted_shift", INVERTED_JUDGE, MODELS[INVERTED_JUDGE][0], "",
-                 "gamma_shift", INVERTED_SELF_BIAS_SHIFT, "added to gamma under framing=inverted"])
+    rows.append(
+        [
+            "self_inverted_shift",
+            INVERTED_JUDGE,
+            MODELS[INVERTED_JUDGE][0],
+            "",
+            "gamma_shift",
+            INVERTED_SELF_BIAS_SHIFT,
+            "added to gamma under framing=inverted",
+        ]
+    )
     for fam, value in FAMILY_BIAS.items():
         rows.append(["family", "", fam, "", "lambda", value, ""])
     for dim, value in DIMENSION_EFFECT.items():

@@ -193,14 +193,18 @@ def _context() -> gx.data_context.AbstractDataContext:
     return ctx
 
 
-def validate(db_path: str | Path, suite_names: Iterable[str] = ("inputs", "marts")) -> ValidationReport:
+def validate(
+    db_path: str | Path, suite_names: Iterable[str] = ("inputs", "marts")
+) -> ValidationReport:
     """Run the named suites on the warehouse at ``db_path``."""
     ctx = _context()
     source = ctx.data_sources.add_pandas("warehouse")
     findings: list[Finding] = []
     con = duckdb.connect(str(db_path), read_only=True)
     try:
-        tables = {r[0] for r in con.execute("select table_name from information_schema.tables").fetchall()}
+        tables = {
+            r[0] for r in con.execute("select table_name from information_schema.tables").fetchall()
+        }
         for suite_name in suite_names:
             for table, expectations in suites()[suite_name].items():
                 if table not in tables:
@@ -216,9 +220,11 @@ def validate(db_path: str | Path, suite_names: Iterable[str] = ("inputs", "marts
                 for exp in expectations:
                     res = batch.validate(exp, result_format="SUMMARY")
                     cfg = exp.configuration.kwargs
-                    column = cfg.get("column") or (
-                        ",".join(cfg["column_list"]) if "column_list" in cfg else None
-                    ) or (f"{cfg['column_A']}={cfg['column_B']}" if "column_A" in cfg else None)
+                    column = (
+                        cfg.get("column")
+                        or (",".join(cfg["column_list"]) if "column_list" in cfg else None)
+                        or (f"{cfg['column_A']}={cfg['column_B']}" if "column_A" in cfg else None)
+                    )
                     findings.append(
                         Finding(
                             suite=suite_name,

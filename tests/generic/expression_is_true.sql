@@ -1,5 +1,5 @@
 {% test expression_is_true(model, expression, where_clause=none) %}
-{#- Fails on every row where the boolean SQL expression is false or null. -#}
+    {#- Fails on every row where the boolean SQL expression is false or null. -#}
 select *
 from {{ model }}
 where

@@ -10,14 +10,14 @@
 with
 
 {% for source, (base, model) in checked.items() %}
-{{ source }} as (
-    select
-        '{{ source }}' as source,
-        (select count(*) from {{ ref(base) }}) as rows_read,
-        count(*) filter (where reject_code is null) as rows_accepted,
-        count(*) filter (where reject_code is not null) as rows_rejected
-    from {{ ref(model) }}
-),
+    {{ source }} as (
+        select
+            '{{ source }}' as source,
+            (select count(*) from {{ ref(base) }}) as rows_read,
+            count(*) filter (where reject_code is null) as rows_accepted,
+            count(*) filter (where reject_code is not null) as rows_rejected
+        from {{ ref(model) }}
+    ),
 {% endfor %}
 
 final as (
@@ -26,8 +26,8 @@ final as (
         rows_accepted + rows_rejected as rows_accounted
     from (
         {% for source in checked %}
-        select * from {{ source }}
-        {% if not loop.last %}union all{% endif %}
+            select * from {{ source }}
+            {% if not loop.last %}union all{% endif %}
         {% endfor %}
     )
 )

@@ -10,23 +10,23 @@
 with
 
 {% for source, model in checked.items() %}
-{{ source }} as (
-    select
-        '{{ source }}' as source,
-        source_file,
-        row_number,
-        reject_code as reason_code,
-        reject_reason as reason,
-        raw_values
-    from {{ ref(model) }}
-    where reject_code is not null
-),
+    {{ source }} as (
+        select
+            '{{ source }}' as source,
+            source_file,
+            row_number,
+            reject_code as reason_code,
+            reject_reason as reason,
+            raw_values
+        from {{ ref(model) }}
+        where reject_code is not null
+    ),
 {% endfor %}
 
 final as (
     {% for source in checked %}
-    select * from {{ source }}
-    {% if not loop.last %}union all{% endif %}
+        select * from {{ source }}
+        {% if not loop.last %}union all{% endif %}
     {% endfor %}
 )
 

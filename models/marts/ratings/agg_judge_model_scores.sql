@@ -8,13 +8,47 @@ ratings as (
     where judge_score_norm is not null
 ),
 
+per_dimension as (
+    select
+        judge,
+        model,
+        dimension,
+        judge_family,
+        model_family,
+        judge_score_norm,
+        human_score_norm,
+        is_self,
+        is_same_family
+    from ratings
+),
+
+pooled as (
+    select
+        judge,
+        model,
+        'all' as dimension,
+        judge_family,
+        model_family,
+        judge_score_norm,
+        human_score_norm,
+        is_self,
+        is_same_family
+    from ratings
+),
+
+both_grains as (
+    select * from per_dimension
+    union all
+    select * from pooled
+),
+
 final as (
     select
         judge,
         any_value(judge_family) as judge_family,
         model,
         any_value(model_family) as model_family,
-        coalesce(dimension, 'all') as dimension,
+        dimension,
         avg(judge_score_norm) as mean_judge_score_norm,
         avg(human_score_norm) as mean_human_score_norm,
         avg(judge_score_norm - human_score_norm) as mean_score_gap_norm,
@@ -22,8 +56,8 @@ final as (
         count(human_score_norm) as n_with_human,
         bool_and(is_self) as is_self,
         bool_and(is_same_family) as is_same_family
-    from ratings
-    group by grouping sets ((judge, model, dimension), (judge, model))
+    from both_grains
+    group by judge, model, dimension
 )
 
 select * from final

@@ -46,7 +46,7 @@ final as (
         coalesce(human.is_pre_aggregated, false) as is_human_pre_aggregated,
         ratings.judge = ratings.model as is_self,
         ratings.judge_family = ratings.model_family
-            and ratings.judge <> ratings.model as is_same_family,
+        and ratings.judge <> ratings.model as is_same_family,
         lengths.length_tokens,
         lengths.length_feature,
         ratings.scale_min,
@@ -54,12 +54,14 @@ final as (
         ratings.row_number as source_row_number
     from ratings
     left join human
-        on ratings.prompt_id = human.prompt_id
-        and ratings.model = human.model
-        and ratings.dimension = human.dimension
+        on
+            ratings.prompt_id = human.prompt_id
+            and ratings.model = human.model
+            and ratings.dimension = human.dimension
     left join lengths
-        on ratings.prompt_id = lengths.prompt_id
-        and ratings.model = lengths.model
+        on
+            ratings.prompt_id = lengths.prompt_id
+            and ratings.model = lengths.model
     left join prompts
         on ratings.prompt_id = prompts.prompt_id
 )

@@ -11,6 +11,7 @@ them to the paper's names and families through its built-in alias seed.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import math
 from collections.abc import Sequence
@@ -67,10 +68,9 @@ def import_play_favorites(files: Sequence[str | Path], out_dir: str | Path) -> d
                 completions.setdefault((r["prompt_id"], r["model"]), length)
             ratings.append([r["judge"], r["prompt_id"], r["model"], dimension, r["rating"]])
             for value in (r["gt"], r["rating"]):
-                try:
+                # a bad value reaches the warehouse, which rejects it with a reason
+                with contextlib.suppress(ValueError):
                     top = max(top, float(value))
-                except ValueError:
-                    pass  # a bad value reaches the warehouse, which rejects it with a reason
         if not math.isfinite(top) or top <= 0:
             raise ValueError(f"{file}: no positive gt or rating value to define the scale")
         scales[dimension] = max(scales.get(dimension, 0.0), top)
@@ -88,9 +88,14 @@ def import_play_favorites(files: Sequence[str | Path], out_dir: str | Path) -> d
     _write(
         out / "human_annotations.csv",
         ["prompt_id", "model", "dimension", "annotator_id", "label", "n_aggregated"],
-        [[p, m, d, "gt_mean", gt, str(PRE_AGGREGATED_ANNOTATORS)] for (p, m, d), gt in humans.items()],
+        [
+            [p, m, d, "gt_mean", gt, str(PRE_AGGREGATED_ANNOTATORS)]
+            for (p, m, d), gt in humans.items()
+        ],
     )
-    _write(out / "judge_ratings.csv", ["judge", "prompt_id", "model", "dimension", "label"], ratings)
+    _write(
+        out / "judge_ratings.csv", ["judge", "prompt_id", "model", "dimension", "label"], ratings
+    )
     scale_rows = []
     for dimension, top in scales.items():
         if top != int(top):

@@ -111,8 +111,10 @@ def test_annotator_aggregation_matches_pandas(demo_build: BuildResult) -> None:
     h = _csv("human_annotations")
     scales = _csv("rating_scales")
     score = {(d, lab): s for d, lab, s in scales[["dimension", "label", "score"]].values}
-    h["s"] = [float(score[(d, lab)]) if score[(d, lab)] else np.nan for d, lab in
-              zip(h["dimension"], h["label"], strict=True)]
+    h["s"] = [
+        float(score[(d, lab)]) if score[(d, lab)] else np.nan
+        for d, lab in zip(h["dimension"], h["label"], strict=True)
+    ]
     h["model"] = h["model"].map(_csv("models").set_index("alias")["model"])
     g = h.groupby(["prompt_id", "model", "dimension"])["s"]
     ref = pd.DataFrame(

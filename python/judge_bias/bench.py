@@ -35,7 +35,9 @@ def run_build_bench(shared: str | Path, repeats: int = 1) -> int:
             _timed(
                 f"demo build (dbt build + validation) run {i + 1}",
                 lambda: build_mod.build(
-                    build_mod.PROJECT_DIR / build_mod.DEFAULT_DATA, tmp_path / "demo.duckdb"
+                    build_mod.PROJECT_DIR / build_mod.DEFAULT_DATA,
+                    tmp_path / "demo.duckdb",
+                    quiet=True,
                 ),
             )
         faith = shared / "play_favorites" / "Faithfulness.csv"
@@ -48,7 +50,7 @@ def run_build_bench(shared: str | Path, repeats: int = 1) -> int:
                 f"import play-favorites + build on Faithfulness.csv run {i + 1}",
                 lambda: (
                     import_play_favorites([faith], data),
-                    build_mod.build(data, tmp_path / "pf.duckdb"),
+                    build_mod.build(data, tmp_path / "pf.duckdb", quiet=True),
                 ),
             )
     return 0

@@ -39,9 +39,11 @@ def dbt_env(db_path: Path) -> dict[str, str]:
     return env
 
 
-def run_dbt(args: list[str], db_path: Path, data_dir: Path | None = None) -> None:
+def run_dbt(
+    args: list[str], db_path: Path, data_dir: Path | None = None, quiet: bool = False
+) -> None:
     """Run one dbt command in the project; raise BuildError when it fails."""
-    cmd = [str(Path(sys.executable).with_name("dbt")), *args]
+    cmd = [str(Path(sys.executable).with_name("dbt")), *(["--quiet"] if quiet else []), *args]
     if data_dir is not None:
         cmd += ["--vars", json.dumps({"data_dir": str(data_dir)})]
     if db_path.resolve() != (PROJECT_DIR / DEFAULT_DB).resolve():
@@ -53,13 +55,15 @@ def run_dbt(args: list[str], db_path: Path, data_dir: Path | None = None) -> Non
         raise BuildError(f"dbt {' '.join(args)} failed with exit code {proc.returncode}")
 
 
-def build(data_dir: str | Path, db_path: str | Path | None = None) -> BuildResult:
+def build(
+    data_dir: str | Path, db_path: str | Path | None = None, quiet: bool = False
+) -> BuildResult:
     """dbt build on ``data_dir`` into ``db_path``, then the validation suites."""
     data = Path(data_dir).resolve()
     if not data.is_dir():
         raise BuildError(f"--data {data_dir}: not a directory")
     db = Path(db_path).resolve() if db_path else (PROJECT_DIR / DEFAULT_DB)
     db.parent.mkdir(parents=True, exist_ok=True)
-    run_dbt(["build"], db, data)
+    run_dbt(["build"], db, data, quiet=quiet)
     report = validate(db)
     return BuildResult(db, report)

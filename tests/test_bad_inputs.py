@@ -1,0 +1,253 @@
+"""Broken inputs: every bad row lands in rejected_rows with its reason, or the
+build stops with an error naming the file and column; counts always reconcile."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from judge_bias.build import BuildError, BuildResult, build
+from tests.conftest import query
+
+pytestmark = pytest.mark.dbt
+
+EVIL = 'evil"; drop table fct_judge_ratings; --'
+ODD = "odd 'model'; select 1; --"
+
+# (row to append, expected reason_code or None when the row must be accepted)
+RATINGS: list[tuple[list[str], str | None]] = [
+    (
+        ["aurora-large", "news_0000", "borealis-pro", "correctness", "Kinda correct", "", "", "2"],
+        "unknown_label",
+    ),
+    (
+        ["aurora-large", "news_0000", "mystery-model", "correctness", "Correct", "", "", "2"],
+        "unknown_model",
+    ),
+    ([EVIL, "news_0000", "borealis-pro", "correctness", "Correct", "", "", "2"], "unknown_model"),
+    (
+        ["aurora-large", "news_0000", "borealis-pro", "verbosity", "Correct", "", "", "2"],
+        "unknown_dimension",
+    ),
+    (
+        ["aurora-large", "news_0000", "borealis-pro", "correctness", "9", "", "", "2"],
+        "score_out_of_range",
+    ),
+    (
+        ["aurora-large", "news_0000", "borealis-pro", "helpfulness", "1e999", "", "", "2"],
+        "score_out_of_range",
+    ),
+    (
+        ["aurora-large", "news_0000", "borealis-pro", "correctness", "abc", "", "", "3"],
+        "unknown_label",
+    ),
+    (["aurora-large", "", "borealis-pro", "correctness", "Correct", "", "", "2"], "missing_value"),
+    (
+        ["aurora-large", "news_0000", "borealis-pro", "correctness", "", "", "", "4"],
+        "missing_value",
+    ),
+    (
+        [
+            "aurora-large",
+            "news_0000",
+            "borealis-pro",
+            "faithfulness",
+            "",
+            "I think it is fine.",
+            "",
+            "2",
+        ],
+        "unparseable_raw_output",
+    ),
+    (
+        ["aurora-large", "news_0000", "borealis-pro", "faithfulness", "Yes", "", "sideways", "2"],
+        "invalid_value",
+    ),
+    (
+        ["aurora-large", "nope_9999", "borealis-pro", "correctness", "Correct", "", "", "2"],
+        "unknown_prompt",
+    ),
+    # accepted: case and whitespace, markdown answer, N/A, odd names, numbers in scale
+    (
+        [
+            "aurora-large",
+            "news_0000",
+            "borealis-pro",
+            "faithfulness",
+            "  generally YES ",
+            "",
+            "",
+            "2",
+        ],
+        None,
+    ),
+    (
+        [
+            "aurora-large",
+            "news_0000",
+            "borealis-pro",
+            "helpfulness",
+            "",
+            'Explanation: "quoted", with\na newline.\n**Answer:** Very helpful.',
+            "",
+            "2",
+        ],
+        None,
+    ),
+    (["aurora-large", "news_0000", "cirrus-max", "faithfulness", "N/A", "", "", "2"], None),
+    (["aurora-large", "news_0000", ODD, "correctness", "2", "", "", "2"], None),
+    (["aurora-large", "news_0002", "cirrus-max", "Correctness ", "3", "", "inverted", "2"], None),
+]
+HUMANS = [
+    (
+        ["news_0000", "aurora/large-2025-01", "correctness", "ann_9", "Mostly right", ""],
+        "unknown_label",
+    ),
+    (["news_0000", "nobody", "correctness", "ann_9", "Correct", ""], "unknown_model"),
+    (["news_0000", "aurora/large-2025-01", "correctness", "ann_1", "Correct", ""], "duplicate_key"),
+    (["news_0000", "aurora/large-2025-01", "helpfulness", "ann_9", "0", ""], "score_out_of_range"),
+    (["news_0000", "aurora/large-2025-01", "helpfulness", "ann_8", "3", "x"], "invalid_value"),
+]
+COMPLETIONS = [
+    (["news_0000", "aurora/large-2025-01", "again", ""], "duplicate_key"),
+    (["news_0002", "unknown-gen", "text", ""], "unknown_model"),
+    (["news_0002", ODD, "", "-5"], "invalid_value"),
+]
+PROMPTS = [(["news_0000", "news", "summarization", "dup"], "duplicate_key")]
+MODELS = [
+    (["x-alias", "x-model", ""], "missing_value"),
+    ([ODD, ODD, "Odd"], None),
+]
+SCALES = [(["helpfulness", "Superb", "high", "false"], "invalid_value")]
+
+
+def _append(path: Path, rows: list[tuple[list[str], str | None]], header: list[str]) -> list:
+    """Append rows (padded to the header) and return (row_number, code) pairs."""
+    with path.open(encoding="utf-8") as fh:
+        n_existing = sum(1 for _ in csv.reader(fh)) - 1
+    with path.open("a", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh, lineterminator="\n")
+        for values, _ in rows:
+            writer.writerow(values + [""] * (len(header) - len(values)))
+    return [(n_existing + i + 1, code) for i, (_, code) in enumerate(rows)]
+
+
+@pytest.fixture(scope="module")
+def broken(tmp_path_factory: pytest.TempPathFactory) -> tuple[BuildResult, set, Path]:
+    import shutil
+
+    from tests.conftest import DEMO_DIR
+
+    data = tmp_path_factory.mktemp("broken") / "data"
+    shutil.copytree(DEMO_DIR, data)
+    expected: set[tuple[str, int, str]] = set()
+    plan = {
+        "judge_ratings": RATINGS,
+        "human_annotations": HUMANS,
+        "completions": COMPLETIONS,
+        "prompts": PROMPTS,
+        "models": MODELS,
+        "rating_scales": SCALES,
+    }
+    # give two files an optional column the demo does not use
+    for source, column in (("completions", "length_tokens"), ("human_annotations", "n_aggregated")):
+        with (data / f"{source}.csv").open(newline="", encoding="utf-8") as fh:
+            table = list(csv.reader(fh))
+        with (data / f"{source}.csv").open("w", newline="", encoding="utf-8") as fh:
+            csv.writer(fh, lineterminator="\n").writerows(
+                [table[0] + [column]] + [row + [""] for row in table[1:]]
+            )
+    for source, rows in plan.items():
+        path = data / f"{source}.csv"
+        header = path.read_text(encoding="utf-8").splitlines()[0].split(",")
+        for row_number, code in _append(path, rows, header):
+            if code:
+                expected.add((source, row_number, code))
+    ratings = data / "judge_ratings.csv"
+    # an exact copy of data row 1, a record with too many fields, and a BOM
+    lines = ratings.read_text(encoding="utf-8").split("\n")
+    n = sum(1 for _ in csv.reader(ratings.open(encoding="utf-8"))) - 1
+    text = "\ufeff" + "\n".join(lines).rstrip("\n") + "\n" + lines[1] + "\n" + "a,b,c,d,e,f,g,h,i\n"
+    ratings.write_text(text, encoding="utf-8")
+    expected |= {
+        ("judge_ratings", n + 1, "duplicate_key"),
+        ("judge_ratings", n + 2, "malformed_row"),
+    }
+    # the rating scale row rejected above ('Superb') makes nothing else fail
+    result = build(data, tmp_path_factory.mktemp("broken_db") / "broken.duckdb")
+    return result, expected, data
+
+
+def test_every_bad_row_is_rejected_with_its_reason(broken) -> None:
+    result, expected, _ = broken
+    got = query(result.db_path, "select source, row_number, reason_code from rejected_rows")
+    assert set(map(tuple, got.itertuples(index=False))) == expected
+    assert len(got) == len(expected)
+
+
+def test_counts_reconcile(broken) -> None:
+    result, expected, data = broken
+    counts = query(result.db_path, "select * from input_row_counts").set_index("source")
+    assert (counts["rows_read"] == counts["rows_accepted"] + counts["rows_rejected"]).all()
+    for source in counts.index:
+        with (data / f"{source}.csv").open(encoding="utf-8-sig") as fh:
+            assert counts.loc[source, "rows_read"] == sum(1 for _ in csv.reader(fh)) - 1
+        assert counts.loc[source, "rows_rejected"] == sum(e[0] == source for e in expected)
+    assert result.validation.success  # rejected rows are reported, not build failures
+
+
+def test_reasons_name_the_value_and_raw_values_keep_the_row(broken) -> None:
+    result, _, _ = broken
+    rej = query(result.db_path, "select * from rejected_rows")
+    evil = rej[rej["reason"].str.contains("drop table", regex=False)]
+    assert len(evil) == 1
+    assert json.loads(evil["raw_values"].iloc[0])["judge"] == EVIL
+    dup = rej[(rej["source"] == "judge_ratings") & (rej["reason_code"] == "duplicate_key")]
+    assert dup["reason"].iloc[0].endswith("as row 1")
+    label = rej[rej["reason"].str.contains("Kinda correct")]["reason"].iloc[0]
+    assert "correctness" in label and "Partially correct" in label
+    bad = rej[rej["reason_code"] == "malformed_row"]
+    assert json.loads(bad["raw_values"].iloc[0]) == "a,b,c,d,e,f,g,h,i"
+
+
+def test_tricky_but_valid_rows_are_accepted(broken) -> None:
+    result, _, _ = broken
+    fct = query(result.db_path, "select * from fct_judge_ratings where run_id = '2'")
+    by = {(r.model, r.dimension): r for r in fct.itertuples()}
+    assert by[("borealis-pro", "faithfulness")].judge_score == 5  # "  generally YES "
+    assert by[("borealis-pro", "helpfulness")].judge_score == 4  # **Answer:** Very helpful.
+    assert by[("cirrus-max", "faithfulness")].is_na_label  # N/A
+    odd = by[(ODD, "correctness")]
+    assert odd.model_family == "Odd" and odd.judge_score == 2
+    inverted = by[("cirrus-max", "correctness")]  # "3" under the inverted frame on 1..3
+    assert inverted.judge_score == 1 and inverted.framing == "inverted"
+    assert len(fct) == 5
+
+
+@pytest.mark.parametrize(
+    ("filename", "content", "message"),
+    [
+        (
+            "judge_ratings.csv",
+            "judge,prompt_id,dimension,label\nj,p,d,1\n",
+            "judge_ratings.csv: missing required column(s) 'model'",
+        ),
+        ("judge_ratings.csv", "", "judge_ratings.csv: the file is empty"),
+        (
+            "human_annotations.csv",
+            "prompt_id,model,dimension,label\np,m,d,1\n",
+            "human_annotations.csv: missing required column(s) 'annotator_id'",
+        ),
+    ],
+)
+def test_file_level_errors_stop_the_build_naming_file_and_column(
+    tmp_path: Path, demo_copy: Path, capfd: pytest.CaptureFixture, filename, content, message
+) -> None:
+    (demo_copy / filename).write_text(content, encoding="utf-8")
+    with pytest.raises(BuildError):
+        build(demo_copy, tmp_path / "w.duckdb")
+    out, err = capfd.readouterr()
+    assert message in out + err

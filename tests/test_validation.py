@@ -1,0 +1,53 @@
+"""The Great Expectations suites fail loudly, naming table, expectation and rows."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from judge_bias.build import BuildResult
+from judge_bias.cli import main
+from judge_bias.validation import validate
+
+pytestmark = pytest.mark.dbt
+
+
+@pytest.fixture()
+def corrupted(demo_build: BuildResult, tmp_path: Path) -> Path:
+    db = tmp_path / "corrupt.duckdb"
+    shutil.copy(demo_build.db_path, db)
+    con = duckdb.connect(str(db))
+    con.execute(
+        "update fct_judge_ratings set judge_score_norm = 1.5 where source_row_number in (1, 2, 3)"
+    )
+    con.execute("update input_row_counts set rows_read = rows_read + 1 where source = 'models'")
+    con.close()
+    return db
+
+
+def test_demo_passes(demo_build: BuildResult) -> None:
+    report = demo_build.validation
+    assert report.success and not report.failures
+    tables = {f.table for f in report.findings}
+    assert {"fct_judge_ratings", "input_row_counts", "base_inputs__judge_ratings"} <= tables
+
+
+def test_failure_names_table_expectation_and_offending_rows(corrupted: Path) -> None:
+    report = validate(corrupted)
+    assert not report.success
+    failed = {(f.table, f.expectation, f.column) for f in report.failures}
+    assert failed == {
+        ("fct_judge_ratings", "expect_column_values_to_be_between", "judge_score_norm"),
+        ("input_row_counts", "expect_column_pair_values_to_be_equal", "rows_read=rows_accounted"),
+    }
+    between = next(f for f in report.failures if f.table == "fct_judge_ratings")
+    assert between.unexpected_count == 3 and between.examples == [1.5, 1.5, 1.5]
+    assert "FAILED" in report.summary() and "fct_judge_ratings.judge_score_norm" in report.summary()
+
+
+def test_cli_validate_exits_non_zero(corrupted: Path, capsys: pytest.CaptureFixture) -> None:
+    assert main(["validate", "--db", str(corrupted)]) == 2
+    assert "fct_judge_ratings.judge_score_norm" in capsys.readouterr().out

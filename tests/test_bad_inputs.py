@@ -141,7 +141,8 @@ def broken(tmp_path_factory: pytest.TempPathFactory) -> tuple[BuildResult, set, 
 
     from tests.conftest import DEMO_DIR
 
-    data = tmp_path_factory.mktemp("broken") / "data"
+    # a folder name with a quote and a semicolon: paths never become SQL
+    data = tmp_path_factory.mktemp("broken") / "data 'x'; drop table y; --"
     shutil.copytree(DEMO_DIR, data)
     expected: set[tuple[str, int, str]] = set()
     plan = {

@@ -1,0 +1,259 @@
+"""The registry of bias analyses run on fct_judge_ratings.
+
+Each analysis is a named function from the prepared fact table and the
+settings to a list of fits; adding one means registering one function here.
+Every analysis uses positive-frame ratings with both a judge and a human
+score (the inverted frame is measured by the self-vs-peer tests).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from judge_bias.ordinal import fit_ordinal
+from judge_bias.regression import (
+    ESTIMATE_COLUMNS,
+    FIT_COLUMNS,
+    FitOutput,
+    Spec,
+    fit_bias_regression,
+)
+
+FACT_COLUMNS = [
+    "judge",
+    "judge_family",
+    "model",
+    "model_family",
+    "prompt_id",
+    "dataset",
+    "task_type",
+    "dimension",
+    "framing",
+    "judge_score",
+    "judge_score_norm",
+    "human_score_norm",
+    "is_self",
+    "is_same_family",
+    "length_feature",
+]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """dbt vars of the bias analyses (dbt_project.yml documents each)."""
+
+    se_type: str = "HC0"
+    ci_level: float = 0.90
+    weakest_k: int = 2
+    weakest_models: tuple[str, ...] = ()
+    task_groups: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.ci_level < 1.0:
+            raise ValueError(f"ci_level must be between 0 and 1, not {self.ci_level}")
+
+
+Analysis = Callable[[pd.DataFrame, Settings], list[FitOutput]]
+ANALYSES: dict[str, Analysis] = {}
+
+
+def register(name: str) -> Callable[[Analysis], Analysis]:
+    def wrap(fn: Analysis) -> Analysis:
+        ANALYSES[name] = fn
+        return fn
+
+    return wrap
+
+
+def prepare(fct: pd.DataFrame) -> pd.DataFrame:
+    """Positive-frame ratings with both scores; rating and reference named as in the paper."""
+    keep = (
+        (fct["framing"] == "positive")
+        & fct["judge_score_norm"].notna()
+        & fct["human_score_norm"].notna()
+    )
+    df = fct.loc[keep].copy()
+    df["rating"] = df["judge_score_norm"].astype(float)
+    df["reference"] = df["human_score_norm"].astype(float)
+    df["is_self"] = df["is_self"].astype(bool)
+    df["is_same_family"] = df["is_same_family"].astype(bool)
+    return df.reset_index(drop=True)
+
+
+def _fit(df: pd.DataFrame, s: Settings, analysis: str, slice_: str = "all", **kw) -> FitOutput:
+    return fit_bias_regression(df, analysis, slice_, se_type=s.se_type, ci_level=s.ci_level, **kw)
+
+
+@register("main")
+def main(df: pd.DataFrame, s: Settings) -> list[FitOutput]:
+    return [_fit(df, s, "main")]
+
+
+def _by(df: pd.DataFrame, s: Settings, analysis: str, column: pd.Series, spec: Spec) -> list:
+    if column.isna().all():
+        return [_fit(df.iloc[:0], s, analysis, extra_notes=[f"no {analysis[3:]} in the data"])]
+    out = []
+    for value in sorted(column.dropna().unique()):
+        out.append(_fit(df[column == value], s, analysis, str(value), spec=spec))
+    if column.isna().any():
+        out[0].fit["notes"] = "; ".join(
+            filter(None, [out[0].fit["notes"], f"{int(column.isna().sum())} rows with no value"])
+        )
+    return out
+
+
+@register("by_dimension")
+def by_dimension(df: pd.DataFrame, s: Settings) -> list[FitOutput]:
+    return _by(df, s, "by_dimension", df["dimension"], Spec(dimension_effects=False))
+
+
+@register("by_dataset")
+def by_dataset(df: pd.DataFrame, s: Settings) -> list[FitOutput]:
+    return _by(df, s, "by_dataset", df["dataset"], Spec())
+
+
+@register("by_task_group")
+def by_task_group(df: pd.DataFrame, s: Settings) -> list[FitOutput]:
+    """Slices by the task_groups var (dataset -> group), else by prompts.task_type."""
+    group = df["dataset"].map(s.task_groups) if s.task_groups else df["task_type"]
+    return _by(df, s, "by_task_group", group, Spec())
+
+
+@register("length_controlled")
+def length_controlled(df: pd.DataFrame, s: Settings) -> list[FitOutput]:
+    return [_fit(df, s, "length_controlled", spec=Spec(length=True))]
+
+
+@register("ordinal")
+def ordinal(df: pd.DataFrame, s: Settings) -> list[FitOutput]:
+    return [
+        fit_ordinal(df[df["dimension"] == d], "ordinal", str(d), s.ci_level)
+        for d in sorted(df["dimension"].unique())
+    ]
+
+
+def llm_reference_data(df: pd.DataFrame, family: str) -> tuple[pd.DataFrame, str]:
+    """Rows for the llm_reference fit of ``family`` and a note of what was removed.
+
+    The reference becomes the mean normalised score the family's judges gave
+    the completion; the family's judgments and its models' completions are
+    removed; completions its judges did not rate drop out.
+    """
+    completion = ["prompt_id", "model", "dimension"]
+    ref = (
+        df[df["judge_family"] == family]
+        .groupby(completion, as_index=False)["rating"]
+        .mean()
+        .rename(columns={"rating": "reference"})
+    )
+    rest = df[(df["judge_family"] != family) & (df["model_family"] != family)]
+    out = rest.drop(columns="reference").merge(ref, on=completion, how="inner")
+    note = (
+        f"reference = mean score of the {family} judges; removed "
+        f"{int((df['judge_family'] == family).sum())} ratings by {family} judges and "
+        f"{int(((df['judge_family'] != family) & (df['model_family'] == family)).sum())} "
+        f"further ratings of {family} completions; {len(rest) - len(out)} ratings of "
+        f"completions the {family} judges did not rate"
+    )
+    return out, note
+
+
+@register("llm_reference")
+def llm_reference(df: pd.DataFrame, s: Settings) -> list[FitOutput]:
+    out = []
+    for family in sorted(df["judge_family"].unique()):
+        data, note = llm_reference_data(df, family)
+        out.append(_fit(data, s, "llm_reference", family, extra_notes=[note]))
+    return out
+
+
+def weakest_models(df: pd.DataFrame, s: Settings) -> list[str]:
+    """The explicit list when given, else the k models with the lowest mean human score."""
+    if s.weakest_models:
+        return list(s.weakest_models)
+    per_completion = df.drop_duplicates(["prompt_id", "model", "dimension"])
+    means = per_completion.groupby("model")["reference"].mean().sort_values(kind="stable")
+    return list(means.index[: s.weakest_k])
+
+
+@register("without_weakest")
+def without_weakest(df: pd.DataFrame, s: Settings) -> list[FitOutput]:
+    weakest = weakest_models(df, s)
+    data = df[~df["model"].isin(weakest)]
+    note = f"removed the completions of {', '.join(weakest)} ({len(df) - len(data)} ratings)"
+    return [_fit(data, s, "without_weakest", extra_notes=[note])]
+
+
+def leave_one_out_data(df: pd.DataFrame, model: str) -> pd.DataFrame:
+    """Rows left when ``model`` is removed both as generator and as judge."""
+    return df[(df["model"] != model) & (df["judge"] != model)]
+
+
+@register("leave_one_out")
+def leave_one_out(df: pd.DataFrame, s: Settings) -> list[FitOutput]:
+    out = []
+    for m in sorted(set(df["model"]) | set(df["judge"])):
+        data = leave_one_out_data(df, m)
+        note = f"removed {len(df) - len(data)} ratings where model or judge is {m}"
+        out.append(_fit(data, s, "leave_one_out", m, extra_notes=[note]))
+    return out
+
+
+def run_analyses(
+    fct: pd.DataFrame, settings: Settings, names: list[str] | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every registered analysis (or ``names``): (estimates, fits) tables."""
+    df = prepare(fct)
+    fits: list[FitOutput] = []
+    for name in names or list(ANALYSES):
+        fits += ANALYSES[name](df, settings)
+    estimates = pd.concat(
+        [f.estimates for f in fits if len(f.estimates)] or [pd.DataFrame(columns=ESTIMATE_COLUMNS)],
+        ignore_index=True,
+    )
+    fit_rows = pd.DataFrame([f.fit for f in fits], columns=FIT_COLUMNS)
+    return estimates, fit_rows
+
+
+def results_long(estimates: pd.DataFrame, fits: pd.DataFrame) -> pd.DataFrame:
+    """Both tables in one (record_type 'estimate' or 'fit'), for one dbt Python model."""
+    est = estimates.assign(record_type="estimate")
+    fit = fits.assign(record_type="fit")
+    out = pd.concat([est, fit], ignore_index=True, sort=False)
+    for col in ("estimate", "std_error", "z", "p_value", "ci_low", "ci_high", "ci_level"):
+        out[col] = out[col].astype(float)
+    out["r_squared"] = out["r_squared"].astype(float)
+    out["n_obs"] = out["n_obs"].astype("Int64")
+    out["n_params"] = out["n_params"].astype("Int64")
+    out["significant"] = out["significant"].astype("boolean")
+    return out
+
+
+def settings_from_config(config_get: Callable[[str], object]) -> Settings:
+    """Settings from a dbt Python model's ``dbt.config.get``."""
+
+    def _get(key: str, default: object) -> object:
+        value = config_get(key)
+        return default if value in (None, "", "None") else value
+
+    weakest = _get("weakest_models", ())
+    if isinstance(weakest, str):
+        weakest = tuple(w.strip() for w in weakest.split(",") if w.strip())
+    groups = _get("task_groups", {})
+    if isinstance(groups, str):
+        import json
+
+        groups = json.loads(groups)
+    return Settings(
+        se_type=str(_get("se_type", "HC0")),
+        ci_level=float(_get("ci_level", 0.90)),
+        weakest_k=int(_get("weakest_k", 2)),
+        weakest_models=tuple(weakest),
+        task_groups=dict(groups),
+    )
+
+
+__all__ = ["ANALYSES", "FACT_COLUMNS", "Settings", "run_analyses"]

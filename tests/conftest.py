@@ -30,6 +30,24 @@ def demo_build(tmp_path_factory: pytest.TempPathFactory) -> BuildResult:
     return build(DEMO_DIR, tmp_path_factory.mktemp("demo") / "demo.duckdb")
 
 
+FAITHFULNESS = SHARED_DATA / "play_favorites" / "Faithfulness.csv"
+needs_shared = pytest.mark.skipif(not FAITHFULNESS.exists(), reason="../shared/data is not present")
+
+
+@pytest.fixture(scope="session")
+def pf_build(tmp_path_factory: pytest.TempPathFactory) -> BuildResult:
+    """The warehouse built on imported Play Favorites Faithfulness data."""
+    from judge_bias.cli import main
+
+    if not FAITHFULNESS.exists():
+        pytest.skip("../shared/data is not present")
+    out = tmp_path_factory.mktemp("pf") / "data"
+    prompts = SHARED_DATA / "play_favorites" / "prompt_ids.csv"
+    args = ["import", "play-favorites", str(FAITHFULNESS), str(prompts), "--out", str(out)]
+    assert main(args) == 0
+    return build(out, tmp_path_factory.mktemp("pf_db") / "pf.duckdb")
+
+
 @pytest.fixture()
 def demo_copy(tmp_path: Path) -> Path:
     """A writable copy of the demo input directory."""

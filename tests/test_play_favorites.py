@@ -9,16 +9,11 @@ import pandas as pd
 import pytest
 import statsmodels.formula.api as smf
 
-from judge_bias.build import BuildResult, build
-from judge_bias.cli import main
-from tests.conftest import SHARED_DATA, query
+from judge_bias.build import BuildResult
+from tests.conftest import FAITHFULNESS as FAITH
+from tests.conftest import needs_shared, query
 
-FAITH = SHARED_DATA / "play_favorites" / "Faithfulness.csv"
-pytestmark = [
-    pytest.mark.dbt,
-    pytest.mark.shared,
-    pytest.mark.skipif(not FAITH.exists(), reason="../shared/data is not present"),
-]
+pytestmark = [pytest.mark.dbt, pytest.mark.shared, needs_shared]
 # The paper's names and families (../shared/data/README.md).
 NAMES = {
     "anthropic.claude-v2:1": ("Claude v2", "Claude"),
@@ -34,11 +29,8 @@ NAMES = {
 
 
 @pytest.fixture(scope="module")
-def pf(tmp_path_factory: pytest.TempPathFactory) -> tuple[BuildResult, pd.DataFrame]:
-    out = tmp_path_factory.mktemp("pf") / "data"
-    prompts = SHARED_DATA / "play_favorites" / "prompt_ids.csv"
-    assert main(["import", "play-favorites", str(FAITH), str(prompts), "--out", str(out)]) == 0
-    result = build(out, tmp_path_factory.mktemp("pf_db") / "pf.duckdb")
+def pf(pf_build: BuildResult) -> tuple[BuildResult, pd.DataFrame]:
+    result = pf_build
     raw = pd.read_csv(FAITH)  # pandas 3 parses floats correctly rounded, as DuckDB does
     raw["source_row_number"] = np.arange(1, len(raw) + 1)
     return result, raw

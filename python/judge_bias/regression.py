@@ -24,6 +24,9 @@ import scipy.linalg
 from scipy import stats
 
 SE_TYPES = ("HC0", "HC1", "HC3", "cluster")
+# A fit needs this many residual degrees of freedom (rows - parameters) or it
+# gives no estimates: robust variances from a handful of residuals are noise.
+MIN_RESIDUAL_DF = 10
 BASELINE = "0"
 ESTIMATE_COLUMNS = [
     "analysis",
@@ -295,8 +298,11 @@ def fit_bias_regression(
         if n_groups < 2:
             notes.append("no estimates: cluster standard errors need at least two prompts")
             return FitOutput(empty, fit | {"notes": "; ".join(notes)})
-    if n <= p or p == 0:
-        notes.append(f"no estimates: {n} rows for {p} parameters")
+    if n - p < MIN_RESIDUAL_DF or p == 0:
+        notes.append(
+            f"no estimates: slice too small ({n} rows for {p} parameters; "
+            f"at least {MIN_RESIDUAL_DF} more rows than parameters needed)"
+        )
         return FitOutput(empty, fit | {"notes": "; ".join(notes)})
     res = fit_ols(design.X, design.y, se_type, design.groups)
     table = wald_table(design.terms, res.params, res.cov, ci_level)

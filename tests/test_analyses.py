@@ -132,3 +132,22 @@ def test_two_level_dimension_uses_a_binary_logit(df) -> None:
     np.testing.assert_allclose(ours.estimates["estimate"], ref.params[1:], rtol=1e-6, atol=1e-8)
     # IRLS (ours) and Newton (Logit) stop at slightly different points
     np.testing.assert_allclose(ours.estimates["std_error"], ref.bse[1:], rtol=1e-5)
+
+
+def test_settings_from_dbt_config() -> None:
+    from judge_bias.analyses import settings_from_config
+
+    config = {
+        "se_type": "cluster",
+        "ci_level": "0.95",
+        "weakest_k": "3",
+        "weakest_models": "a, b",
+        "task_groups": '{"news": "reading"}',
+    }
+    s = settings_from_config(config.get)
+    assert s == Settings("cluster", 0.95, 3, ("a", "b"), {"news": "reading"})
+    assert settings_from_config({}.get) == Settings()
+    with pytest.raises(ValueError, match="se_type must be one of"):
+        settings_from_config({"se_type": "HC9"}.get)
+    with pytest.raises(ValueError, match="ci_level"):
+        Settings(ci_level=90)

@@ -8,6 +8,7 @@ score (the inverted frame is measured by the self-vs-peer tests).
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -17,6 +18,7 @@ from judge_bias.ordinal import fit_ordinal
 from judge_bias.regression import (
     ESTIMATE_COLUMNS,
     FIT_COLUMNS,
+    SE_TYPES,
     FitOutput,
     Spec,
     fit_bias_regression,
@@ -52,6 +54,8 @@ class Settings:
     task_groups: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if self.se_type not in SE_TYPES:
+            raise ValueError(f"se_type must be one of {', '.join(SE_TYPES)}, not {self.se_type!r}")
         if not 0.0 < self.ci_level < 1.0:
             raise ValueError(f"ci_level must be between 0 and 1, not {self.ci_level}")
 
@@ -244,9 +248,7 @@ def settings_from_config(config_get: Callable[[str], object]) -> Settings:
         weakest = tuple(w.strip() for w in weakest.split(",") if w.strip())
     groups = _get("task_groups", {})
     if isinstance(groups, str):
-        import json
-
-        groups = json.loads(groups)
+        groups = ast.literal_eval(groups)  # a dict written as text, JSON or Python
     return Settings(
         se_type=str(_get("se_type", "HC0")),
         ci_level=float(_get("ci_level", 0.90)),

@@ -69,6 +69,12 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return run_build_bench(shared=args.shared, repeats=args.repeats)
 
 
+def _cmd_coverage(args: argparse.Namespace) -> int:
+    from judge_bias.coverage import main as coverage_main
+
+    return coverage_main(reps=args.reps, seed=args.seed)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="judge-bias", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -103,6 +109,10 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--shared", default=str(build_mod.PROJECT_DIR.parent / "shared" / "data"))
     s.add_argument("--repeats", type=int, default=1)
     s.set_defaults(func=_cmd_bench)
+    s = sub.add_parser("coverage", help="coverage study of the self-bias intervals")
+    s.add_argument("--reps", type=int, default=500)
+    s.add_argument("--seed", type=int, default=1)
+    s.set_defaults(func=_cmd_coverage)
     return p
 
 

@@ -104,7 +104,16 @@ def run_coverage(reps: int = 500, seed: int = 1, n_prompts: int = 150) -> pd.Dat
                     )  # fmt: skip
     raw = pd.DataFrame(
         rows,
-        columns=["scenario", "se_type", "term", "term_type", "planted", "estimate", "se", "covered"],
+        columns=[
+            "scenario",
+            "se_type",
+            "term",
+            "term_type",
+            "planted",
+            "estimate",
+            "se",
+            "covered",
+        ],  # fmt: skip
     )
     return (
         raw.groupby(["scenario", "se_type", "term_type", "term"])

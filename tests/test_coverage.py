@@ -16,8 +16,10 @@ def test_planted_biases_recovered_and_standard_errors_calibrated() -> None:
     mc_se = table["sd_estimate"] / np.sqrt(table["reps"])
     assert (np.abs(table["mean_estimate"] - table["planted"]) < 4 * mc_se).all()
     hc0 = table[(table["scenario"] == "heteroskedastic") & (table["se_type"] == "HC0")]
-    ratio = hc0["mean_se"] / hc0["sd_estimate"]
-    assert ratio.between(0.75, 1.25).all(), ratio
+    # standard errors match the spread of the estimates (averaged over the terms: one
+    # term's sd from 40 draws is itself only good to about 11%)
+    ratio = (hc0["mean_se"] / hc0["sd_estimate"]).mean()
+    assert 0.85 <= ratio <= 1.15, ratio
     pooled = pooled_self_coverage(table).set_index(["scenario", "se_type"])["coverage"]
     assert 0.8 <= pooled[("heteroskedastic", "HC0")] <= 0.97
     assert 0.8 <= pooled[("clustered", "cluster")] <= 0.97

@@ -9,18 +9,7 @@ completions as (
     select * from {{ ref('stg_inputs__completions') }}
 ),
 
-aliases as (
-    select * from {{ ref('int_model_aliases') }}
-),
-
-prompts as (
-    select prompt_id from {{ ref('int_prompts_checked') }}
-    where reject_code is null
-),
-
-prompt_file as (
-    select count(*) > 0 as has_prompts from prompts
-),
+{{ reference_ctes(with_scales=false) }}
 
 joined as (
     select

@@ -6,27 +6,7 @@ annotations as (
     select * from {{ ref('stg_inputs__human_annotations') }}
 ),
 
-scales as (
-    select * from {{ ref('int_dimension_scales') }}
-),
-
-labels as (
-    select * from {{ ref('int_rating_scales_checked') }}
-    where reject_code is null
-),
-
-aliases as (
-    select * from {{ ref('int_model_aliases') }}
-),
-
-prompts as (
-    select prompt_id from {{ ref('int_prompts_checked') }}
-    where reject_code is null
-),
-
-prompt_file as (
-    select count(*) > 0 as has_prompts from prompts
-),
+{{ reference_ctes() }}
 
 joined as (
     select

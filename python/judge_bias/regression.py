@@ -24,6 +24,7 @@ import scipy.linalg
 from scipy import stats
 
 SE_TYPES = ("HC0", "HC1", "HC3", "cluster")
+TERM_TYPES = ("self", "family", "judge_offset", "judge_slope", "dimension", "length")
 # A fit needs this many residual degrees of freedom (rows - parameters) or it
 # gives no estimates: robust variances from a handful of residuals are noise.
 MIN_RESIDUAL_DF = 10

@@ -19,7 +19,9 @@ import great_expectations as gx
 import great_expectations.expectations as gxe
 import pandas as pd
 
+from judge_bias.analyses import ANALYSES
 from judge_bias.contract import KINDS
+from judge_bias.regression import TERM_TYPES
 
 WARNING = "warning"
 CRITICAL = "critical"
@@ -145,6 +147,27 @@ def _mart_suite() -> dict[str, list[gxe.Expectation]]:
             gxe.ExpectColumnValuesToNotBeNull(column="reason", severity=CRITICAL),
             gxe.ExpectColumnValuesToBeInSet(
                 column="reason_code", value_set=list(REASON_CODES), severity=CRITICAL
+            ),
+        ],
+        "bias_estimates": [
+            gxe.ExpectColumnValuesToBeInSet(
+                column="analysis", value_set=list(ANALYSES), severity=CRITICAL
+            ),
+            gxe.ExpectColumnValuesToBeInSet(
+                column="term_type", value_set=list(TERM_TYPES), severity=CRITICAL
+            ),
+            gxe.ExpectColumnValuesToNotBeNull(column="estimate", severity=CRITICAL),
+            gxe.ExpectColumnValuesToBeBetween(column="std_error", min_value=0.0, severity=CRITICAL),
+            gxe.ExpectColumnPairValuesAToBeGreaterThanB(
+                column_A="ci_high", column_B="ci_low", or_equal=True, severity=CRITICAL
+            ),
+        ],
+        "bias_fits": [
+            gxe.ExpectColumnValuesToBeInSet(
+                column="analysis", value_set=list(ANALYSES), severity=CRITICAL
+            ),
+            gxe.ExpectCompoundColumnsToBeUnique(
+                column_list=["analysis", "slice"], severity=CRITICAL
             ),
         ],
         "input_row_counts": [

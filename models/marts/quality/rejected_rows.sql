@@ -1,15 +1,8 @@
 -- Every input row that did not make it into the warehouse, with the reason.
-{% set checked = {
-    'prompts': 'int_prompts_checked',
-    'completions': 'int_completions_checked',
-    'human_annotations': 'int_human_annotations_checked',
-    'judge_ratings': 'int_judge_ratings_checked',
-    'models': 'int_models_checked',
-    'rating_scales': 'int_rating_scales_checked',
-} %}
+{% set checked = checked_inputs() %}
 with
 
-{% for source, model in checked.items() %}
+{% for source, (base, model) in checked.items() %}
     {{ source }} as (
         select
             '{{ source }}' as source,

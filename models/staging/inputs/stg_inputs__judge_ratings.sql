@@ -6,13 +6,7 @@ source as (
 
 renamed as (
     select
-        _row_number as row_number,
-        _source_file as source_file,
-        _parse_error as parse_error,
-        case
-            when _parse_error is not null then to_json(_raw_line)
-            else {{ raw_values_json(ref('base_inputs__judge_ratings')) }}
-        end as raw_values,
+        {{ loader_columns(ref('base_inputs__judge_ratings')) }},
         {{ clean_text('judge') }} as judge_alias,
         {{ clean_text('prompt_id') }} as prompt_id,
         {{ clean_text('model') }} as model_alias,

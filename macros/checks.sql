@@ -1,0 +1,41 @@
+{% macro reference_ctes(with_scales=true) -%}
+    {#- The reference tables every *_checked input model resolves against, as
+        CTEs: scales and labels (accepted rating_scales), aliases (model names),
+        prompts (accepted prompt ids) and prompt_file (has_prompts: whether a
+        prompts file was given, so that unknown prompts can be rejected). -#}
+{%- if with_scales %}
+scales as (
+    select * from {{ ref('int_dimension_scales') }}
+),
+
+labels as (
+    select * from {{ ref('int_rating_scales_checked') }}
+    where reject_code is null
+),
+{% endif %}
+aliases as (
+    select * from {{ ref('int_model_aliases') }}
+),
+
+prompts as (
+    select prompt_id from {{ ref('int_prompts_checked') }}
+    where reject_code is null
+),
+
+prompt_file as (
+    select count(*) > 0 as has_prompts from prompts
+),
+{%- endmacro %}
+
+{% macro checked_inputs() -%}
+    {#- Input kind -> (loader model, checked model): the inputs the warehouse
+        models today, for rejected_rows and input_row_counts. -#}
+    {{ return({
+        'prompts': ('base_inputs__prompts', 'int_prompts_checked'),
+        'completions': ('base_inputs__completions', 'int_completions_checked'),
+        'human_annotations': ('base_inputs__human_annotations', 'int_human_annotations_checked'),
+        'judge_ratings': ('base_inputs__judge_ratings', 'int_judge_ratings_checked'),
+        'models': ('base_inputs__models', 'int_models_checked'),
+        'rating_scales': ('base_inputs__rating_scales', 'int_rating_scales_checked'),
+    }) }}
+{%- endmacro %}

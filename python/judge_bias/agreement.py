@@ -1,0 +1,179 @@
+"""Agreement between annotators, and between judges and the human reference.
+
+- Annotators: Krippendorff's alpha (nominal, ordinal, interval) from the
+  ``krippendorff`` package, fed with per-item value counts; observed
+  agreement = share of items with at least two labels where all agree.
+- Judge vs human: Spearman (ties averaged), Pearson, Kendall tau-b and
+  Goodman-Kruskal gamma, each with a 95% interval: Fisher z for Pearson,
+  Fisher z with the Bonett-Wright (2000) variance for Spearman, Fisher z with
+  the Fieller et al. (1957) variance 0.437 / (n - 4) for Kendall, and the
+  asymptotic standard error of gamma (Goodman-Kruskal, as in Agresti).
+"""
+
+from __future__ import annotations
+
+import krippendorff
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+LEVELS = ("nominal", "ordinal", "interval")
+Z95 = stats.norm.ppf(0.975)
+
+
+def value_counts(items: pd.Series, values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Items x distinct values count matrix (krippendorff's value_counts) and the domain."""
+    domain = np.sort(values.unique())
+    table = pd.crosstab(items, values).reindex(columns=domain, fill_value=0)
+    return table.to_numpy(), domain
+
+
+def annotator_agreement(labels: pd.DataFrame, item_cols: list[str]) -> dict[str, object]:
+    """Alpha at three levels and observed agreement over ``labels`` (one row per label,
+    with a ``score`` column; items are identified by ``item_cols``)."""
+    labels = labels.dropna(subset=["score"])
+    items = labels[item_cols].astype(str).agg("\x1f".join, axis=1)
+    per_item = labels.groupby(items)["score"].agg(["size", "min", "max"])
+    pairable = per_item[per_item["size"] >= 2]
+    out: dict[str, object] = {
+        "n_items": int(len(pairable)),
+        "n_annotators": int(labels["annotator_id"].nunique()),
+        "n_labels": int(len(labels)),
+        "observed_agreement": float((pairable["min"] == pairable["max"]).mean())
+        if len(pairable)
+        else None,
+    }
+    counts, domain = value_counts(items, labels["score"])
+    for level in LEVELS:
+        if len(pairable) == 0 or len(domain) < 2:
+            out[f"alpha_{level}"] = None
+            continue
+        out[f"alpha_{level}"] = float(
+            krippendorff.alpha(value_counts=counts, value_domain=domain, level_of_measurement=level)
+        )
+    return out
+
+
+def _fisher_interval(r: float, se: float) -> tuple[float, float]:
+    if not np.isfinite(r) or not np.isfinite(se) or abs(r) >= 1:
+        return (np.nan, np.nan)
+    z = np.arctanh(r)
+    return float(np.tanh(z - Z95 * se)), float(np.tanh(z + Z95 * se))
+
+
+def goodman_kruskal_gamma(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Gamma and its asymptotic standard error, from the x-by-y contingency table."""
+    xs, xi = np.unique(x, return_inverse=True)
+    ys, yi = np.unique(y, return_inverse=True)
+    n = np.zeros((len(xs), len(ys)))
+    np.add.at(n, (xi, yi), 1)
+    # cumulative sums: counts strictly below-left and above-right of each cell
+    c = np.cumsum(np.cumsum(n, axis=0), axis=1)
+
+    def block(a0: int, a1: int, b0: int, b1: int) -> float:
+        """Sum of n[a0:a1, b0:b1] from the 2-D cumulative sums."""
+        if a1 <= a0 or b1 <= b0:
+            return 0.0
+        total = c[a1 - 1, b1 - 1]
+        if a0 > 0:
+            total -= c[a0 - 1, b1 - 1]
+        if b0 > 0:
+            total -= c[a1 - 1, b0 - 1]
+        if a0 > 0 and b0 > 0:
+            total += c[a0 - 1, b0 - 1]
+        return total
+
+    rows, cols = n.shape
+    conc = np.zeros_like(n)
+    disc = np.zeros_like(n)
+    for i in range(rows):
+        for j in range(cols):
+            conc[i, j] = block(0, i, 0, j) + block(i + 1, rows, j + 1, cols)
+            disc[i, j] = block(0, i, j + 1, cols) + block(i + 1, rows, 0, j)
+    p, q = float((n * conc).sum()), float((n * disc).sum())
+    if p + q == 0:
+        return np.nan, np.nan
+    gamma = (p - q) / (p + q)
+    ase = 4.0 / (p + q) ** 2 * np.sqrt(float((n * (q * conc - p * disc) ** 2).sum()))
+    return gamma, ase
+
+
+def correlations(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
+    """Spearman, Pearson, Kendall tau-b and gamma with 95% intervals."""
+    n = len(x)
+    out: dict[str, float] = {"n": n}
+    names = ("spearman", "pearson", "kendall_tau_b", "gk_gamma")
+    if n < 5 or np.unique(x).size < 2 or np.unique(y).size < 2:
+        return out | {k: np.nan for nm in names for k in (nm, f"{nm}_ci_low", f"{nm}_ci_high")}
+    rs = float(stats.spearmanr(x, y).statistic)
+    rp = float(stats.pearsonr(x, y).statistic)
+    tau = float(stats.kendalltau(x, y, variant="b").statistic)
+    gamma, gamma_se = goodman_kruskal_gamma(x, y)
+    intervals = {
+        "spearman": (rs, _fisher_interval(rs, np.sqrt((1 + rs**2 / 2) / (n - 3)))),
+        "pearson": (rp, _fisher_interval(rp, 1 / np.sqrt(n - 3))),
+        "kendall_tau_b": (tau, _fisher_interval(tau, np.sqrt(0.437 / (n - 4)))),
+        "gk_gamma": (
+            gamma,
+            (max(-1.0, gamma - Z95 * gamma_se), min(1.0, gamma + Z95 * gamma_se)),
+        ),
+    }
+    for name, (value, (lo, hi)) in intervals.items():
+        out |= {name: value, f"{name}_ci_low": lo, f"{name}_ci_high": hi}
+    return out
+
+
+def judge_human_agreement(fct: pd.DataFrame) -> pd.DataFrame:
+    """Correlations per judge x dimension and per judge over all dimensions
+    (positive frame, normalised scores, rows with both scores)."""
+    df = fct[
+        (fct["framing"] == "positive")
+        & fct["judge_score_norm"].notna()
+        & fct["human_score_norm"].notna()
+    ]
+    rows = []
+    for judge, part in df.groupby("judge"):
+        slices = [(d, p) for d, p in part.groupby("dimension")] + [("all", part)]
+        for dimension, p in slices:
+            stats_ = correlations(
+                p["judge_score_norm"].to_numpy(float), p["human_score_norm"].to_numpy(float)
+            )
+            rows.append({"judge": judge, "dimension": dimension} | stats_)
+    return pd.DataFrame(rows)
+
+
+def annotator_agreement_table(labels: pd.DataFrame) -> pd.DataFrame:
+    """agreement_annotators: per dimension on the raw scores, and pooled ('all')
+    on the normalised scores. Pre-aggregated labels (n_aggregated > 1) are not
+    per-annotator data: they are left out, and a dimension with nothing else says so."""
+    item = ["prompt_id", "model", "dimension"]
+    pre = labels["n_aggregated"].fillna(1) > 1
+    usable = labels[~pre].rename(columns={"human_score": "score"})
+    rows = []
+    dims = sorted(labels["dimension"].unique())
+    for dimension in [*dims, "all"]:
+        part = usable if dimension == "all" else usable[usable["dimension"] == dimension]
+        if dimension == "all":
+            span = part["scale_max"] - part["scale_min"]
+            part = part.assign(score=(part["score"] - part["scale_min"]) / span)
+        n_pre = int(
+            pre.sum() if dimension == "all" else (pre & (labels["dimension"] == dimension)).sum()
+        )
+        row: dict[str, object] = {"dimension": dimension}
+        row |= annotator_agreement(part, item) if len(part) else {
+            "n_items": 0, "n_annotators": 0, "n_labels": 0, "observed_agreement": None,
+            **{f"alpha_{lvl}": None for lvl in LEVELS},
+        }  # fmt: skip
+        notes = []
+        if n_pre:
+            notes.append(
+                f"{n_pre} pre-aggregated labels (means of several annotators) left out: "
+                "per-annotator labels are absent for them"
+            )
+        if row["n_items"] == 0:
+            notes.append("no item has two per-annotator labels: agreement cannot be computed")
+        row["notes"] = "; ".join(notes) or None
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    out["notes"] = out["notes"].astype("string")
+    return out

@@ -1,0 +1,97 @@
+"""Self versus peers under two grading frames (Magyar 2025), and CALM's
+self-enhancement error rate (Ye et al. 2024).
+
+Per judge j and frame f, an item is a (prompt, dimension) on which j scored
+its own model's completion under f. S = that score; R = the mean score the
+other judges gave the same completion (under the positive frame, so that R is
+one fixed peer view for both frames); G = the mean score j gave the other
+models' completions of the item under f. All on the normalised scale, the
+inverted frame already mapped back. Paired t-tests of S - R and S - G with
+95% intervals; a row ``inverted - positive`` tests, on the items a judge has
+under both frames, whether the frame changes S - R and S - G.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+COLUMNS = [
+    "judge", "framing", "n", "mean_self", "se_self", "mean_received", "se_received",
+    "mean_given", "se_given", "mean_self_minus_received", "t_self_received",
+    "p_self_received", "ci_low_self_received", "ci_high_self_received",
+    "mean_self_minus_given", "t_self_given", "p_self_given", "ci_low_self_given",
+    "ci_high_self_given", "self_enhancement_error_rate",
+]  # fmt: skip
+FRAME_DIFFERENCE = "inverted - positive"
+
+
+def _items(fct: pd.DataFrame) -> pd.DataFrame:
+    """One row per judge x framing x (prompt, dimension) with S, R and G."""
+    scored = fct[fct["judge_score_norm"].notna()]
+    runs = ["judge", "framing", "prompt_id", "model", "dimension"]
+    per = scored.groupby(runs, as_index=False)["judge_score_norm"].mean()
+    own = per[per["judge"] == per["model"]].rename(columns={"judge_score_norm": "s"})
+    positive = per[per["framing"] == "positive"]
+    received = own[["judge", "framing", "prompt_id", "dimension"]].merge(
+        positive.rename(columns={"judge": "peer", "model": "judge"}),
+        on=["judge", "prompt_id", "dimension"],
+        suffixes=("", "_peer"),
+    )
+    received = (
+        received[received["peer"] != received["judge"]]
+        .groupby(["judge", "framing", "prompt_id", "dimension"], as_index=False)["judge_score_norm"]
+        .mean()
+        .rename(columns={"judge_score_norm": "r"})
+    )
+    given = (
+        per[per["judge"] != per["model"]]
+        .groupby(["judge", "framing", "prompt_id", "dimension"], as_index=False)["judge_score_norm"]
+        .mean()
+        .rename(columns={"judge_score_norm": "g"})
+    )
+    key = ["judge", "framing", "prompt_id", "dimension"]
+    return own[[*key, "s"]].merge(received, on=key).merge(given, on=key)
+
+
+def _paired(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float, float, float]:
+    """Mean of a - b, t, p and the 95% interval of the paired t-test."""
+    if len(a) < 2:
+        return (np.nan,) * 5
+    res = stats.ttest_rel(a, b)
+    ci = res.confidence_interval(0.95)
+    return float(np.mean(a - b)), float(res.statistic), float(res.pvalue), ci.low, ci.high
+
+
+def _se(x: np.ndarray) -> float:
+    return float(np.std(x, ddof=1) / np.sqrt(len(x))) if len(x) > 1 else np.nan
+
+
+def self_vs_peer_tests(fct: pd.DataFrame) -> pd.DataFrame:
+    items = _items(fct)
+    rows = []
+    for (judge, framing), it in items.groupby(["judge", "framing"]):
+        s, r, g = (it[c].to_numpy() for c in ("s", "r", "g"))
+        rows.append(
+            [judge, framing, len(it), s.mean(), _se(s), r.mean(), _se(r), g.mean(), _se(g),
+             *_paired(s, r), *_paired(s, g),
+             abs(s.mean() - r.mean()) / r.mean() if r.mean() else np.nan]
+        )  # fmt: skip
+    for judge, it in items.groupby("judge"):
+        if set(it["framing"]) < {"positive", "inverted"}:
+            continue
+        wide = it.pivot_table(index=["prompt_id", "dimension"], columns="framing",
+                              values=["s", "r", "g"]).dropna()  # fmt: skip
+        s_r = {f: (wide[("s", f)] - wide[("r", f)]).to_numpy() for f in ("positive", "inverted")}
+        s_g = {f: (wide[("s", f)] - wide[("g", f)]).to_numpy() for f in ("positive", "inverted")}
+        ds = wide[("s", "inverted")] - wide[("s", "positive")]
+        dg = wide[("g", "inverted")] - wide[("g", "positive")]
+        dr = wide[("r", "inverted")] - wide[("r", "positive")]
+        rows.append(
+            [judge, FRAME_DIFFERENCE, len(wide), ds.mean(), _se(ds.to_numpy()), dr.mean(),
+             _se(dr.to_numpy()), dg.mean(), _se(dg.to_numpy()),
+             *_paired(s_r["inverted"], s_r["positive"]), *_paired(s_g["inverted"], s_g["positive"]),
+             np.nan]
+        )  # fmt: skip
+    return pd.DataFrame(rows, columns=COLUMNS)

@@ -1,0 +1,103 @@
+"""Agreement statistics against the krippendorff package, scipy and brute force."""
+
+from __future__ import annotations
+
+import itertools
+
+import krippendorff
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from judge_bias.agreement import annotator_agreement, correlations, goodman_kruskal_gamma
+
+
+def _pairs(x, y):
+    conc = disc = tx = ty = 0
+    for i, j in itertools.combinations(range(len(x)), 2):
+        dx, dy = np.sign(x[i] - x[j]), np.sign(y[i] - y[j])
+        if dx == 0 and dy == 0:
+            continue
+        if dx == 0:
+            tx += 1
+        elif dy == 0:
+            ty += 1
+        elif dx == dy:
+            conc += 1
+        else:
+            disc += 1
+    return conc, disc, tx, ty
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_gamma_and_tau_b_equal_a_brute_force_pair_count(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    x = rng.integers(1, 5, size=40).astype(float)
+    y = np.clip(x + rng.integers(-2, 3, size=40), 1, 5).astype(float)
+    conc, disc, tx, ty = _pairs(x, y)
+    gamma, _ = goodman_kruskal_gamma(x, y)
+    assert gamma == pytest.approx((conc - disc) / (conc + disc), abs=1e-12)
+    tau_b = (conc - disc) / np.sqrt((conc + disc + tx) * (conc + disc + ty))
+    assert correlations(x, y)["kendall_tau_b"] == pytest.approx(tau_b, abs=1e-12)
+
+
+def test_gamma_interval_covers_in_simulation() -> None:
+    """The asymptotic SE of gamma matches the spread of gamma across samples."""
+    rng = np.random.default_rng(5)
+    draws, ses = [], []
+    for _ in range(300):
+        x = rng.integers(1, 6, size=200).astype(float)
+        y = np.clip(x + rng.integers(-2, 3, size=200), 1, 5).astype(float)
+        g, se = goodman_kruskal_gamma(x, y)
+        draws.append(g)
+        ses.append(se)
+    assert np.mean(ses) == pytest.approx(np.std(draws, ddof=1), rel=0.15)
+
+
+def test_correlations_equal_scipy() -> None:
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 5, size=300) / 4
+    y = np.clip(x + rng.normal(0, 0.2, size=300), 0, 1)
+    got = correlations(x, y)
+    assert got["spearman"] == pytest.approx(stats.spearmanr(x, y).statistic, abs=1e-12)
+    assert got["pearson"] == pytest.approx(stats.pearsonr(x, y).statistic, abs=1e-12)
+    ci = stats.pearsonr(x, y).confidence_interval(0.95)
+    assert (got["pearson_ci_low"], got["pearson_ci_high"]) == pytest.approx(
+        (ci.low, ci.high), abs=1e-9
+    )
+    for name in ("spearman", "kendall_tau_b", "gk_gamma"):
+        assert got[f"{name}_ci_low"] < got[name] < got[f"{name}_ci_high"]
+
+
+def test_alpha_equals_krippendorff_on_reliability_data() -> None:
+    rng = np.random.default_rng(11)
+    truth = rng.integers(1, 6, size=60)
+    rows = []
+    for a, noise in enumerate([0, 1, 2]):
+        for item, t in enumerate(truth):
+            if rng.random() < 0.1:
+                continue  # missing label
+            rows.append(
+                (
+                    f"p{item}",
+                    "m",
+                    "d",
+                    f"a{a}",
+                    int(np.clip(t + rng.integers(-noise, noise + 1), 1, 5)),
+                )
+            )
+    labels = pd.DataFrame(
+        rows, columns=["prompt_id", "model", "dimension", "annotator_id", "score"]
+    )
+    got = annotator_agreement(labels, ["prompt_id", "model", "dimension"])
+    reliability = labels.pivot(index="annotator_id", columns="prompt_id", values="score")
+    for level in ("nominal", "ordinal", "interval"):
+        ref = krippendorff.alpha(
+            reliability_data=reliability.to_numpy(dtype=float), level_of_measurement=level
+        )
+        assert got[f"alpha_{level}"] == pytest.approx(ref, abs=1e-9)
+    agree = reliability.T.apply(
+        lambda r: r.dropna().nunique() == 1 if r.count() >= 2 else None, axis=1
+    )
+    assert got["observed_agreement"] == pytest.approx(agree.dropna().astype(float).mean())

@@ -1,0 +1,88 @@
+"""The agreement marts on the demo and Play Favorites warehouses."""
+
+from __future__ import annotations
+
+import krippendorff
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from judge_bias.build import BuildResult
+from tests.conftest import DEMO_DIR, needs_shared, query
+
+pytestmark = pytest.mark.dbt
+
+
+def test_annotator_alpha_equals_krippendorff_on_the_csv(demo_build: BuildResult) -> None:
+    got = query(demo_build.db_path, "select * from agreement_annotators").set_index("dimension")
+    humans = pd.read_csv(DEMO_DIR / "human_annotations.csv")
+    scales = pd.read_csv(DEMO_DIR / "rating_scales.csv")
+    score = {(d, lab): s for d, lab, s in scales[["dimension", "label", "score"]].values}
+    humans["score"] = [
+        score[(d, lab)] for d, lab in zip(humans["dimension"], humans["label"], strict=True)
+    ]
+    for dimension, part in humans.groupby("dimension"):
+        data = part.pivot(index="annotator_id", columns=["prompt_id", "model"], values="score")
+        for level in ("nominal", "ordinal", "interval"):
+            ref = krippendorff.alpha(
+                reliability_data=data.to_numpy(dtype=float), level_of_measurement=level
+            )
+            assert got.loc[dimension, f"alpha_{level}"] == pytest.approx(ref, abs=1e-9)
+    assert (got["n_annotators"] == 3).all() and got["notes"].isna().all()
+    # the 3-point scale rounds away most of the signal: lowest interval alpha
+    assert got["alpha_interval"].drop("all").idxmin() == "correctness"
+
+
+def test_self_vs_peer_equals_scipy_and_shows_the_planted_biases(demo_build: BuildResult) -> None:
+    fct = query(demo_build.db_path, "select * from fct_judge_ratings where judge_score is not null")
+    tests = query(demo_build.db_path, "select * from self_vs_peer_tests").set_index(
+        ["judge", "framing"]
+    )
+    pos = fct[fct["framing"] == "positive"]
+    judge = "aurora-large"
+    s = pos[(pos["judge"] == judge) & (pos["model"] == judge)].set_index(
+        ["prompt_id", "dimension"]
+    )["judge_score_norm"]
+    r = (
+        pos[(pos["model"] == judge) & (pos["judge"] != judge)]
+        .groupby(["prompt_id", "dimension"])["judge_score_norm"]
+        .mean()
+    )
+    g = (
+        pos[(pos["judge"] == judge) & (pos["model"] != judge)]
+        .groupby(["prompt_id", "dimension"])["judge_score_norm"]
+        .mean()
+    )
+    idx = s.index.intersection(r.index).intersection(g.index)
+    row = tests.loc[(judge, "positive")]
+    assert row["n"] == len(idx)
+    ref_r = stats.ttest_rel(s[idx], r[idx])
+    ref_g = stats.ttest_rel(s[idx], g[idx])
+    assert row["t_self_received"] == pytest.approx(ref_r.statistic, rel=1e-10)
+    assert row["p_self_received"] == pytest.approx(ref_r.pvalue, rel=1e-8)
+    assert row["t_self_given"] == pytest.approx(ref_g.statistic, rel=1e-10)
+    assert row["ci_low_self_given"] == pytest.approx(ref_g.confidence_interval(0.95).low)
+    assert row["self_enhancement_error_rate"] == pytest.approx(
+        abs(s[idx].mean() - r[idx].mean()) / r[idx].mean()
+    )
+    # planted: aurora-large +0.15, cirrus-max -0.12, aurora-small +0.10 shifted to 0 when inverted
+    assert tests.loc[("aurora-large", "positive"), "ci_low_self_received"] > 0
+    assert tests.loc[("cirrus-max", "positive"), "ci_high_self_received"] < 0
+    assert tests.loc[("aurora-small", "positive"), "ci_low_self_received"] > 0
+    frame = tests.loc[("aurora-small", "inverted - positive")]
+    assert frame["ci_high_self_received"] < 0 and frame["p_self_received"] < 0.001
+
+
+@needs_shared
+@pytest.mark.shared
+def test_play_favorites_agreement_tables_build(pf_build: BuildResult) -> None:
+    ann = query(pf_build.db_path, "select * from agreement_annotators")
+    assert ann["alpha_interval"].isna().all()
+    assert ann["notes"].str.contains("per-annotator labels are absent").all()
+    corr = query(pf_build.db_path, "select * from agreement_judge_human")
+    assert len(corr) == 9 * 2  # nine judges, Faithfulness and all
+    assert corr["spearman"].between(-1, 1).all() and (corr["n"] > 1700).all()
+    svp = query(pf_build.db_path, "select * from self_vs_peer_tests")
+    assert set(svp["framing"]) == {"positive"} and len(svp) == 9
+    np.testing.assert_array_less(svp["ci_low_self_received"], svp["ci_high_self_received"])

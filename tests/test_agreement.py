@@ -101,3 +101,30 @@ def test_alpha_equals_krippendorff_on_reliability_data() -> None:
         lambda r: r.dropna().nunique() == 1 if r.count() >= 2 else None, axis=1
     )
     assert got["observed_agreement"] == pytest.approx(agree.dropna().astype(float).mean())
+
+
+def test_two_coder_interval_alpha_closed_form_equals_krippendorff() -> None:
+    from judge_bias.agreement import interval_alpha_two_coders
+
+    rng = np.random.default_rng(4)
+    a = rng.uniform(0, 1, 500)
+    b = np.clip(a + rng.normal(0.1, 0.2, 500), 0, 1)
+    ref = krippendorff.alpha(reliability_data=np.vstack([a, b]), level_of_measurement="interval")
+    assert interval_alpha_two_coders(a, b) == pytest.approx(ref, abs=1e-9)
+
+
+def test_calibration_removes_offset_and_scale_only() -> None:
+    from judge_bias.agreement import calibrate, interval_alpha_two_coders
+
+    rng = np.random.default_rng(8)
+    human = rng.uniform(0, 1, 400)
+    noise = rng.normal(0, 0.1, 400)
+    judge = 0.3 + 0.5 * (human + noise)  # offset and scale on top of real disagreement
+    fixed = calibrate(judge, human)
+    assert fixed.mean() == pytest.approx(human.mean()) and fixed.std() == pytest.approx(human.std())
+    # what remains is the disagreement of a judge without offset and scale
+    ideal = calibrate(human + noise, human)
+    assert interval_alpha_two_coders(fixed, human) == pytest.approx(
+        interval_alpha_two_coders(ideal, human), abs=1e-12
+    )
+    assert interval_alpha_two_coders(judge, human) < interval_alpha_two_coders(fixed, human)

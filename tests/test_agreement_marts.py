@@ -86,3 +86,49 @@ def test_play_favorites_agreement_tables_build(pf_build: BuildResult) -> None:
     svp = query(pf_build.db_path, "select * from self_vs_peer_tests")
     assert set(svp["framing"]) == {"positive"} and len(svp) == 9
     np.testing.assert_array_less(svp["ci_low_self_received"], svp["ci_high_self_received"])
+
+
+def test_counterfactual_agreement_separates_calibration_from_disagreement(
+    demo_build: BuildResult,
+) -> None:
+    from judge_bias.agreement import interval_alpha_two_coders
+
+    cf = query(demo_build.db_path, "select * from agreement_counterfactual").set_index("judge")
+    fct = query(
+        demo_build.db_path,
+        "select * from fct_judge_ratings where framing = 'positive' "
+        "and judge_score_norm is not null and human_score_norm is not null",
+    )
+    part = fct[fct["judge"] == "borealis-lite"]
+    observed = interval_alpha_two_coders(
+        part["judge_score_norm"].to_numpy(), part["human_score_norm"].to_numpy()
+    )
+    assert cf.loc["borealis-lite", "alpha_observed"] == pytest.approx(observed, abs=1e-12)
+    assert (cf["alpha_observed_ci_low"] < cf["alpha_observed"]).all()
+    assert (cf["alpha_observed"] < cf["alpha_observed_ci_high"]).all()
+    # borealis-lite has the flattest planted slope (0.60): calibration helps it most
+    assert (cf["alpha_calibrated"] >= cf["alpha_observed"]).all()
+    assert cf["correctable_share"].idxmax() in {"borealis-lite", "cirrus-max"}
+
+
+def test_alpha_is_what_the_planted_annotator_noise_predicts(demo_build: BuildResult) -> None:
+    """Predict alpha by drawing many more items from the simulator's annotator model
+    (quality, leniency, noise, rounding to the scale), then compare."""
+    from judge_bias import simulate as sim
+
+    got = query(demo_build.db_path, "select * from agreement_annotators").set_index("dimension")
+    rng = np.random.default_rng(99)
+    n = 20_000
+    means = np.array([sim.MODEL_QUALITY[m] for m in sim.GENERATORS])
+    quality = np.clip(rng.choice(means, n) + rng.normal(0, 0.08, n) + rng.normal(0, 0.08, n), 0, 1)
+    for scale in sim.SCALES:
+        k = len(scale.labels)
+        labels = np.vstack(
+            [
+                np.clip(np.rint((quality + len_ + rng.normal(0, sd, n)) * (k - 1)), 0, k - 1)
+                for len_, sd in sim.ANNOTATORS.values()
+            ]
+        )
+        predicted = krippendorff.alpha(reliability_data=labels, level_of_measurement="interval")
+        # 720 demo items: the sampling sd of alpha is about 0.02-0.03
+        assert got.loc[scale.dimension, "alpha_interval"] == pytest.approx(predicted, abs=0.07)

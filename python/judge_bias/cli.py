@@ -64,8 +64,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from judge_bias.bench import run_build_bench
+    from judge_bias.bench import run_agreement_bench, run_build_bench
 
+    if args.agreement:
+        return run_agreement_bench(args.rows, args.rows)
     return run_build_bench(shared=args.shared, repeats=args.repeats)
 
 
@@ -108,6 +110,8 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("bench", help="time make-demo-style builds (demo and shared data)")
     s.add_argument("--shared", default=str(build_mod.PROJECT_DIR.parent / "shared" / "data"))
     s.add_argument("--repeats", type=int, default=1)
+    s.add_argument("--agreement", action="store_true", help="time the agreement marts instead")
+    s.add_argument("--rows", type=int, default=1_000_000, help="with --agreement: rows of each")
     s.set_defaults(func=_cmd_bench)
     s = sub.add_parser("coverage", help="coverage study of the self-bias intervals")
     s.add_argument("--reps", type=int, default=500)

@@ -128,3 +128,23 @@ def test_calibration_removes_offset_and_scale_only() -> None:
         interval_alpha_two_coders(ideal, human), abs=1e-12
     )
     assert interval_alpha_two_coders(judge, human) < interval_alpha_two_coders(fixed, human)
+
+
+def test_bootstrap_alpha_from_prompt_sums_equals_alpha_on_resampled_rows() -> None:
+    from judge_bias.agreement import _alpha_from_prompt_sums, interval_alpha_two_coders
+
+    rng = np.random.default_rng(2)
+    prompt = rng.integers(0, 30, 300)
+    a, b = rng.uniform(0, 1, 300), rng.uniform(0, 1, 300)
+    sums = {
+        "n": np.bincount(prompt, minlength=30).astype(float),
+        "a": np.bincount(prompt, a, 30), "b": np.bincount(prompt, b, 30),
+        "aa": np.bincount(prompt, a**2, 30), "bb": np.bincount(prompt, b**2, 30),
+        "d2": np.bincount(prompt, (a - b) ** 2, 30),
+    }  # fmt: skip
+    draw = rng.integers(0, 30, 30)  # prompts drawn with replacement
+    w = np.bincount(draw, minlength=30).astype(float)[None, :]
+    rows = np.concatenate([np.flatnonzero(prompt == p) for p in draw])
+    assert _alpha_from_prompt_sums(w, sums)[0] == pytest.approx(
+        interval_alpha_two_coders(a[rows], b[rows]), abs=1e-12
+    )

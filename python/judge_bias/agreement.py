@@ -21,35 +21,39 @@ LEVELS = ("nominal", "ordinal", "interval")
 Z95 = stats.norm.ppf(0.975)
 
 
-def value_counts(items: pd.Series, values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """Items x distinct values count matrix (krippendorff's value_counts) and the domain."""
-    domain = np.sort(values.unique())
-    table = pd.crosstab(items, values).reindex(columns=domain, fill_value=0)
-    return table.to_numpy(), domain
+def value_counts(items: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Items x distinct values count matrix (krippendorff's value_counts) and the
+    value domain; ``items`` are integer item codes 0..n_items-1."""
+    domain, value_code = np.unique(values, return_inverse=True)
+    counts = np.zeros((int(items.max()) + 1 if items.size else 0, domain.size))
+    np.add.at(counts, (items, value_code), 1)
+    return counts, domain
 
 
 def annotator_agreement(labels: pd.DataFrame, item_cols: list[str]) -> dict[str, object]:
     """Alpha at three levels and observed agreement over ``labels`` (one row per label,
     with a ``score`` column; items are identified by ``item_cols``)."""
     labels = labels.dropna(subset=["score"])
-    items = labels[item_cols].astype(str).agg("\x1f".join, axis=1)
-    per_item = labels.groupby(items)["score"].agg(["size", "min", "max"])
-    pairable = per_item[per_item["size"] >= 2]
+    items = labels.groupby(item_cols, sort=False).ngroup().to_numpy()
+    scores = labels["score"].to_numpy(dtype=float)
+    counts, domain = value_counts(items, scores)
+    n_per_item = counts.sum(axis=1)
+    pairable = n_per_item >= 2
+    all_agree = (counts == n_per_item[:, None]).any(axis=1)
     out: dict[str, object] = {
-        "n_items": int(len(pairable)),
+        "n_items": int(pairable.sum()),
         "n_annotators": int(labels["annotator_id"].nunique()),
         "n_labels": int(len(labels)),
-        "observed_agreement": float((pairable["min"] == pairable["max"]).mean())
-        if len(pairable)
-        else None,
+        "observed_agreement": float(all_agree[pairable].mean()) if pairable.any() else None,
     }
-    counts, domain = value_counts(items, labels["score"])
     for level in LEVELS:
-        if len(pairable) == 0 or len(domain) < 2:
+        if not pairable.any() or len(domain) < 2:
             out[f"alpha_{level}"] = None
             continue
         out[f"alpha_{level}"] = float(
-            krippendorff.alpha(value_counts=counts, value_domain=domain, level_of_measurement=level)
+            krippendorff.alpha(
+                value_counts=counts[pairable], value_domain=domain, level_of_measurement=level
+            )
         )
     return out
 
@@ -204,6 +208,15 @@ def calibrate(judge: np.ndarray, human: np.ndarray) -> np.ndarray:
     return human.mean() + (judge - judge.mean()) * human.std(ddof=1) / sd
 
 
+def _alpha_from_prompt_sums(w: np.ndarray, sums: dict[str, np.ndarray]) -> np.ndarray:
+    """interval_alpha_two_coders on the rows of prompts weighted by w (one row of
+    w per bootstrap replicate), from per-prompt sums: the bootstrap without copies."""
+    n = 2 * (w @ sums["n"])
+    mean = (w @ (sums["a"] + sums["b"])) / n
+    spread = w @ (sums["aa"] + sums["bb"]) - n * mean**2
+    return 1.0 - (n - 1) * (w @ sums["d2"]) / (n * spread)
+
+
 def counterfactual_agreement(
     fct: pd.DataFrame, n_boot: int = 200, seed: int = 20250101
 ) -> pd.DataFrame:
@@ -226,34 +239,34 @@ def counterfactual_agreement(
             calibrated[idx] = calibrate(
                 part["judge_score_norm"].to_numpy()[idx], part["human_score_norm"].to_numpy()[idx]
             )
-        part["calibrated"] = calibrated
         judge_s, human_s = part["judge_score_norm"].to_numpy(), part["human_score_norm"].to_numpy()
-        observed = interval_alpha_two_coders(judge_s, human_s)
-        after = interval_alpha_two_coders(part["calibrated"].to_numpy(), human_s)
-        prompts = part["prompt_id"].to_numpy()
-        groups = pd.Series(np.arange(len(part))).groupby(prompts).apply(np.asarray)
-        boot = []
-        for _ in range(n_boot):
-            take = np.concatenate(groups.iloc[rng.integers(0, len(groups), len(groups))].to_numpy())
-            boot.append(
-                (
-                    interval_alpha_two_coders(judge_s[take], human_s[take]),
-                    interval_alpha_two_coders(part["calibrated"].to_numpy()[take], human_s[take]),
-                )
-            )
-        boot_arr = np.array(boot)
-        lo, hi = np.percentile(boot_arr, [2.5, 97.5], axis=0)
+        prompt = pd.factorize(part["prompt_id"])[0]
+        n_prompts = int(prompt.max()) + 1
+        weights = rng.multinomial(n_prompts, np.full(n_prompts, 1.0 / n_prompts), size=n_boot)
+        estimates = []
+        for a in (judge_s, calibrated):
+            sums = {
+                key: np.bincount(prompt, weights=v, minlength=n_prompts)
+                for key, v in {
+                    "n": np.ones_like(a), "a": a, "b": human_s, "aa": a**2,
+                    "bb": human_s**2, "d2": (a - human_s) ** 2,
+                }.items()
+            }  # fmt: skip
+            point = interval_alpha_two_coders(a, human_s)
+            boot = _alpha_from_prompt_sums(weights.astype(float), sums)
+            estimates.append((point, *np.percentile(boot, [2.5, 97.5])))
+        (observed, o_lo, o_hi), (after, a_lo, a_hi) = estimates
         rows.append(
             {
                 "judge": judge,
                 "n_items": len(part),
-                "n_prompts": len(groups),
+                "n_prompts": n_prompts,
                 "alpha_observed": observed,
-                "alpha_observed_ci_low": lo[0],
-                "alpha_observed_ci_high": hi[0],
+                "alpha_observed_ci_low": o_lo,
+                "alpha_observed_ci_high": o_hi,
                 "alpha_calibrated": after,
-                "alpha_calibrated_ci_low": lo[1],
-                "alpha_calibrated_ci_high": hi[1],
+                "alpha_calibrated_ci_low": a_lo,
+                "alpha_calibrated_ci_high": a_hi,
                 "correctable_share": (after - observed) / (1 - observed) if observed < 1 else 0.0,
                 "n_boot": n_boot,
             }

@@ -16,7 +16,8 @@ pytestmark = pytest.mark.dbt
 
 def test_annotator_alpha_equals_krippendorff_on_the_csv(demo_build: BuildResult) -> None:
     got = query(demo_build.db_path, "select * from agreement_annotators").set_index("dimension")
-    humans = pd.read_csv(DEMO_DIR / "human_annotations.csv")
+    everyone = pd.read_csv(DEMO_DIR / "human_annotations.csv")
+    humans = everyone[everyone["role"] == "annotator"].copy()
     scales = pd.read_csv(DEMO_DIR / "rating_scales.csv")
     score = {(d, lab): s for d, lab, s in scales[["dimension", "label", "score"]].values}
     humans["score"] = [
@@ -132,3 +133,24 @@ def test_alpha_is_what_the_planted_annotator_noise_predicts(demo_build: BuildRes
         predicted = krippendorff.alpha(reliability_data=labels, level_of_measurement="interval")
         # 720 demo items: the sampling sd of alpha is about 0.02-0.03
         assert got.loc[scale.dimension, "alpha_interval"] == pytest.approx(predicted, abs=0.07)
+
+
+def test_gold_range_accuracy_and_spearman(demo_build: BuildResult) -> None:
+    got = query(demo_build.db_path, "select * from agreement_annotators").set_index("dimension")
+    humans = pd.read_csv(DEMO_DIR / "human_annotations.csv")
+    scales = pd.read_csv(DEMO_DIR / "rating_scales.csv")
+    score = {(d, lab): s for d, lab, s in scales[["dimension", "label", "score"]].values}
+    humans["score"] = [score[k] for k in zip(humans["dimension"], humans["label"], strict=True)]
+    humans = humans.dropna(subset=["score"])
+    item = ["prompt_id", "model", "dimension"]
+    for dimension, part in humans.groupby("dimension"):
+        gold = part[part["role"] == "expert"].groupby(item)["score"].agg(["min", "max", "mean"])
+        ann = part[part["role"] == "annotator"].join(gold, on=item, how="inner")
+        accuracy = ann["score"].between(ann["min"], ann["max"]).mean()
+        means = ann.groupby(item).agg(a=("score", "mean"), g=("mean", "first"))
+        row = got.loc[dimension]
+        assert row["n_gold_items"] == len(gold) == 180
+        assert row["gold_accuracy"] == pytest.approx(accuracy, abs=1e-12)
+        assert row["gold_spearman"] == pytest.approx(
+            stats.spearmanr(means["a"], means["g"]).statistic, abs=1e-12
+        )

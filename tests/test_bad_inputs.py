@@ -103,13 +103,23 @@ RATINGS: list[tuple[list[str], str | None]] = [
 ]
 HUMANS = [
     (
-        ["news_0000", "aurora/large-2025-01", "correctness", "ann_9", "Mostly right", ""],
+        ["news_0000", "aurora/large-2025-01", "correctness", "ann_9", "Mostly right", "", ""],
         "unknown_label",
     ),
-    (["news_0000", "nobody", "correctness", "ann_9", "Correct", ""], "unknown_model"),
-    (["news_0000", "aurora/large-2025-01", "correctness", "ann_1", "Correct", ""], "duplicate_key"),
-    (["news_0000", "aurora/large-2025-01", "helpfulness", "ann_9", "0", ""], "score_out_of_range"),
-    (["news_0000", "aurora/large-2025-01", "helpfulness", "ann_8", "3", "x"], "invalid_value"),
+    (["news_0000", "nobody", "correctness", "ann_9", "Correct", "", ""], "unknown_model"),
+    (
+        ["news_0000", "aurora/large-2025-01", "correctness", "ann_1", "Correct", "", ""],
+        "duplicate_key",
+    ),
+    (
+        ["news_0000", "aurora/large-2025-01", "helpfulness", "ann_9", "0", "", ""],
+        "score_out_of_range",
+    ),
+    (["news_0000", "aurora/large-2025-01", "helpfulness", "ann_8", "3", "", "x"], "invalid_value"),
+    (
+        ["news_0000", "aurora/large-2025-01", "helpfulness", "ann_7", "3", "boss", ""],
+        "invalid_value",
+    ),
 ]
 COMPLETIONS = [
     (["news_0000", "aurora/large-2025-01", "again", ""], "duplicate_key"),

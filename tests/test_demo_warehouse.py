@@ -51,6 +51,7 @@ def reference() -> pd.DataFrame:
     r["judge_score_norm"] = (r["judge_score"] - 1) / (r["scale_k"] - 1)
 
     h = _csv("human_annotations")
+    h = h[h["role"] == "annotator"]  # expert (gold) labels are not the reference
     h["s"] = [score(d, a, "positive") for d, a in zip(h["dimension"], h["label"], strict=True)]
     g = h.groupby(["prompt_id", "model", "dimension"])["s"]
     human = pd.DataFrame({"human_score": g.mean(), "n_annotators": g.count()})
@@ -109,6 +110,7 @@ def test_annotator_aggregation_matches_pandas(demo_build: BuildResult) -> None:
     fct = query(demo_build.db_path, "select distinct model from fct_judge_ratings")
     assert len(fct) == len(sim.GENERATORS)
     h = _csv("human_annotations")
+    h = h[h["role"] == "annotator"].copy()
     scales = _csv("rating_scales")
     score = {(d, lab): s for d, lab, s in scales[["dimension", "label", "score"]].values}
     h["s"] = [

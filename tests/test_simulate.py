@@ -46,8 +46,13 @@ def test_demo_exercises_everything_downstream() -> None:
     assert ratings["label"].str.startswith("NA:").any()
 
     humans = pd.read_csv(DEMO_DIR / "human_annotations.csv")
-    per_item = humans.groupby(["prompt_id", "model", "dimension"])["annotator_id"].nunique()
+    annotators = humans[humans["role"] == "annotator"]
+    per_item = annotators.groupby(["prompt_id", "model", "dimension"])["annotator_id"].nunique()
     assert (per_item == 3).all()
+    experts = humans[humans["role"] == "expert"]
+    per_gold_item = experts.groupby(["prompt_id", "model", "dimension"])["annotator_id"].nunique()
+    assert len(per_gold_item) == sim.GOLD_PROMPTS * len(sim.GENERATORS) * len(sim.SCALES)
+    assert (per_gold_item == len(sim.EXPERTS)).all()
     assert humans["label"].str.startswith("NA:").any()
 
     texts = pd.read_csv(DEMO_DIR / "completions.csv")["completion_text"]

@@ -1,11 +1,12 @@
 -- One row per completion x dimension: the accepted human labels aggregated.
+-- Expert (gold) labels are not part of the reference.
 -- A label that is itself a mean of k annotators (n_aggregated = k) counts k
 -- annotators; NA labels are counted apart and kept out of the statistics.
 with
 
 annotations as (
     select * from {{ ref('int_human_annotations_checked') }}
-    where reject_code is null
+    where reject_code is null and role = 'annotator'
 ),
 
 final as (

@@ -146,20 +146,51 @@ def judge_human_agreement(fct: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def gold_agreement(labels: pd.DataFrame, gold: pd.DataFrame, item: list[str]) -> dict[str, object]:
+    """Against expert (gold) labels: the gold range of an item is [min, max] of its
+    expert scores; accuracy is the share of annotator labels inside it, and the
+    Spearman correlation pairs the annotators' and the experts' mean per item."""
+    gold = gold.dropna(subset=["score"])
+    if gold.empty:
+        return {"n_gold_items": 0, "gold_accuracy": None, "gold_spearman": None}
+    ranges = gold.groupby(item)["score"].agg(["min", "max", "mean"])
+    joined = labels.dropna(subset=["score"]).join(ranges, on=item, how="inner")
+    inside = (joined["score"] >= joined["min"]) & (joined["score"] <= joined["max"])
+    means = joined.groupby(item).agg(annotators=("score", "mean"), gold=("mean", "first"))
+    spearman = (
+        float(stats.spearmanr(means["annotators"], means["gold"]).statistic)
+        if len(means) > 2
+        else None
+    )
+    return {
+        "n_gold_items": int(len(means)),
+        "gold_accuracy": float(inside.mean()) if len(joined) else None,
+        "gold_spearman": spearman,
+    }
+
+
 def annotator_agreement_table(labels: pd.DataFrame) -> pd.DataFrame:
     """agreement_annotators: per dimension on the raw scores, and pooled ('all')
     on the normalised scores. Pre-aggregated labels (n_aggregated > 1) are not
     per-annotator data: they are left out, and a dimension with nothing else says so."""
     item = ["prompt_id", "model", "dimension"]
+    experts = labels[labels["role"] == "expert"].rename(columns={"human_score": "score"})
+    labels = labels[labels["role"] != "expert"]
     pre = labels["n_aggregated"].fillna(1) > 1
     usable = labels[~pre].rename(columns={"human_score": "score"})
     rows = []
     dims = sorted(labels["dimension"].unique())
+
+    def normalised(frame: pd.DataFrame) -> pd.DataFrame:
+        span = frame["scale_max"] - frame["scale_min"]
+        return frame.assign(score=(frame["score"] - frame["scale_min"]) / span)
+
     for dimension in [*dims, "all"]:
-        part = usable if dimension == "all" else usable[usable["dimension"] == dimension]
-        if dimension == "all":
-            span = part["scale_max"] - part["scale_min"]
-            part = part.assign(score=(part["score"] - part["scale_min"]) / span)
+        if dimension == "all":  # pooled over scales: normalised scores
+            part, gold = normalised(usable), normalised(experts)
+        else:
+            part = usable[usable["dimension"] == dimension]
+            gold = experts[experts["dimension"] == dimension]
         n_pre = int(
             pre.sum() if dimension == "all" else (pre & (labels["dimension"] == dimension)).sum()
         )
@@ -168,6 +199,7 @@ def annotator_agreement_table(labels: pd.DataFrame) -> pd.DataFrame:
             "n_items": 0, "n_annotators": 0, "n_labels": 0, "observed_agreement": None,
             **{f"alpha_{lvl}": None for lvl in LEVELS},
         }  # fmt: skip
+        row |= gold_agreement(part, gold, item)
         notes = []
         if n_pre:
             notes.append(

@@ -55,8 +55,10 @@ KINDS: dict[str, InputKind] = {
             name="human_annotations",
             required=("prompt_id", "model", "dimension", "annotator_id", "label"),
             # n_aggregated: the label is already a mean over this many annotators
-            # (e.g. Play Favorites' gt is a mean of three).
-            optional=("n_aggregated",),
+            # (e.g. Play Favorites' gt is a mean of three). role: annotator (default)
+            # or expert; expert labels are the gold standard, kept out of the
+            # human reference and used for the gold range and accuracy.
+            optional=("n_aggregated", "role"),
             key=("prompt_id", "model", "dimension", "annotator_id"),
             description="One row per prompt x model x dimension x annotator.",
         ),

@@ -139,6 +139,8 @@ ANNOTATORS = {  # id -> (leniency, noise sd) on the latent scale
     "ann_2": (0.00, 0.10),
     "ann_3": (0.08, 0.15),
 }
+EXPERTS = {"expert_1": 0.03, "expert_2": 0.05}  # id -> noise sd, no leniency
+GOLD_PROMPTS = 30  # prompts whose completions the experts label (role = expert)
 NA_RATE = 0.03  # share of faithfulness labels that are "NA: ..." (humans and judges)
 DATASETS = (("news", "summarization"), ("forum", "qa"))
 
@@ -224,10 +226,25 @@ def simulate(out_dir: str | Path, seed: int = 20250101, n_prompts: int = 120) ->
                     else:
                         latent = q + leniency + rng.normal(0, sd)
                         label = scale.labels[_to_scale(np.array([latent]), k)[0] - 1]
-                    humans.append([prompt_id, MODELS[m][1], scale.dimension, ann, label])
+                    humans.append(
+                        [prompt_id, MODELS[m][1], scale.dimension, ann, label, "annotator"]
+                    )
+    # Gold labels: experts on the first GOLD_PROMPTS prompts, from their own stream so
+    # that adding them changed nothing else in the demo.
+    gold_rng = np.random.default_rng(seed + 1)
+    for prompt_id, *_ in prompts[:GOLD_PROMPTS]:
+        for m in GENERATORS:
+            for scale in SCALES:
+                k = len(scale.labels)
+                for expert, sd in EXPERTS.items():
+                    latent = quality[(prompt_id, m)] + gold_rng.normal(0, sd)
+                    label = scale.labels[_to_scale(np.array([latent]), k)[0] - 1]
+                    humans.append(
+                        [prompt_id, MODELS[m][1], scale.dimension, expert, label, "expert"]
+                    )
     _write_csv(
         out / "human_annotations.csv",
-        ["prompt_id", "model", "dimension", "annotator_id", "label"],
+        ["prompt_id", "model", "dimension", "annotator_id", "label", "role"],
         humans,
     )
 
@@ -347,6 +364,8 @@ def _write_truth(path: Path, seed: int, n_prompts: int) -> None:
             ["model_quality", m, MODELS[m][0], "", "mean_quality", MODEL_QUALITY[m], ""],
             ["model_verbosity", m, MODELS[m][0], "", "mean_words", MODEL_VERBOSITY[m], ""],
         ]
+    for expert, sd in EXPERTS.items():
+        rows.append(["expert", expert, "", "", "noise_sd", sd, f"first {GOLD_PROMPTS} prompts"])
     for ann, (leniency, sd) in ANNOTATORS.items():
         rows += [
             ["annotator", ann, "", "", "leniency", leniency, "latent scale"],

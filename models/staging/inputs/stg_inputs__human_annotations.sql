@@ -13,7 +13,8 @@ renamed as (
         {{ clean_text('annotator_id') }} as annotator_id,
         {{ clean_text('label') }} as label,
         {{ clean_text('n_aggregated') }} as n_aggregated_input,
-        coalesce(try_cast({{ clean_text('n_aggregated') }} as integer), 1) as n_aggregated
+        coalesce(try_cast({{ clean_text('n_aggregated') }} as integer), 1) as n_aggregated,
+        coalesce({{ text_key(clean_text('role')) }}, 'annotator') as role
     from source
 ),
 
@@ -31,6 +32,10 @@ final as (
                 ~ ' and coalesce(try_cast(n_aggregated_input as integer) < 1, true)',
                 'invalid_value',
                 "'n_aggregated ''' || n_aggregated_input || ''' is not a whole number >= 1'",
+            ), (
+                "role not in ('annotator', 'expert')",
+                'invalid_value',
+                "'role ''' || role || ''' is not annotator or expert'",
             )]
         ) }}
     from renamed

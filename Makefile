@@ -19,7 +19,7 @@ $(BIN)/judge-bias: requirements.lock pyproject.toml
 demo: $(BIN)/judge-bias
 	$(BIN)/judge-bias build --data data/demo
 	$(BIN)/judge-bias report --out warehouse/report.md
-	@echo "tables: warehouse/judge_bias.duckdb (schema main); report: warehouse/report.md"
+	@echo "tables: warehouse/judge_bias.duckdb (schema main); BI snapshot: warehouse/bi.duckdb; report: warehouse/report.md"
 
 lint: $(BIN)/judge-bias
 	$(BIN)/ruff check python tests

@@ -9,6 +9,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from judge_bias.snapshot import mart_tables, publish_snapshot
 from judge_bias.validation import ValidationReport, validate
 
 PROJECT_DIR = Path(os.environ.get("JUDGE_BIAS_PROJECT_DIR", Path(__file__).resolve().parents[2]))
@@ -24,6 +25,21 @@ class BuildError(RuntimeError):
 class BuildResult:
     db_path: Path
     validation: ValidationReport
+    bi_path: Path | None = None  # the published snapshot; None when validation failed
+
+
+def target_dir(db_path: Path) -> Path:
+    """Where dbt writes its artefacts for this warehouse."""
+    if db_path.resolve() == (PROJECT_DIR / DEFAULT_DB).resolve():
+        return PROJECT_DIR / "target"
+    return db_path.parent / f"{db_path.stem}.dbt" / "target"
+
+
+def default_bi_path(db_path: Path) -> Path:
+    """warehouse/bi.duckdb beside the default warehouse; <stem>.bi.duckdb otherwise."""
+    if db_path.resolve() == (PROJECT_DIR / DEFAULT_DB).resolve():
+        return db_path.with_name("bi.duckdb")
+    return db_path.with_name(f"{db_path.stem}.bi.duckdb")
 
 
 def dbt_env(db_path: Path) -> dict[str, str]:
@@ -48,17 +64,21 @@ def run_dbt(
         cmd += ["--vars", json.dumps({"data_dir": str(data_dir)})]
     if db_path.resolve() != (PROJECT_DIR / DEFAULT_DB).resolve():
         # Keep a side warehouse's dbt artefacts beside it, not in the project's target/.
-        side = db_path.parent / f"{db_path.stem}.dbt"
-        cmd += ["--target-path", str(side / "target"), "--log-path", str(side / "logs")]
+        target = target_dir(db_path)
+        cmd += ["--target-path", str(target), "--log-path", str(target.parent / "logs")]
     proc = subprocess.run(cmd, cwd=PROJECT_DIR, env=dbt_env(db_path), check=False)
     if proc.returncode != 0:
         raise BuildError(f"dbt {' '.join(args)} failed with exit code {proc.returncode}")
 
 
 def build(
-    data_dir: str | Path, db_path: str | Path | None = None, quiet: bool = False
+    data_dir: str | Path,
+    db_path: str | Path | None = None,
+    quiet: bool = False,
+    bi_path: str | Path | None = None,
 ) -> BuildResult:
-    """dbt build on ``data_dir`` into ``db_path``, then the validation suites."""
+    """dbt build on ``data_dir`` into ``db_path``, then the validation suites, then,
+    only when they pass, the BI snapshot."""
     data = Path(data_dir).resolve()
     if not data.is_dir():
         raise BuildError(f"--data {data_dir}: not a directory")
@@ -66,4 +86,8 @@ def build(
     db.parent.mkdir(parents=True, exist_ok=True)
     run_dbt(["build"], db, data, quiet=quiet)
     report = validate(db)
-    return BuildResult(db, report)
+    if not report.success:
+        return BuildResult(db, report)
+    bi = Path(bi_path).resolve() if bi_path else default_bi_path(db)
+    tables = mart_tables(target_dir(db) / "manifest.json")
+    return BuildResult(db, report, publish_snapshot(db, bi, tables))

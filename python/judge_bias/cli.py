@@ -28,18 +28,19 @@ def _cmd_import(args: argparse.Namespace) -> int:
 
 def _cmd_build(args: argparse.Namespace) -> int:
     try:
-        result = build_mod.build(args.data, args.db)
+        result = build_mod.build(args.data, args.db, bi_path=args.bi)
     except (build_mod.BuildError, InputError) as exc:
         print(f"judge-bias build: {exc}", file=sys.stderr)
         return 1
     print(result.validation.summary())
     if not result.validation.success:
-        print("judge-bias build: validation failed (see above)", file=sys.stderr)
+        print(
+            "judge-bias build: validation failed (see above); the BI snapshot was not updated",
+            file=sys.stderr,
+        )
         return 2
-    print(
-        f"warehouse: {result.db_path} (schema main: fct_judge_ratings, "
-        "agg_judge_model_scores, rejected_rows, input_row_counts, ...)"
-    )
+    print(f"warehouse: {result.db_path} (schema main: fct_judge_ratings, bias_estimates, ...)")
+    print(f"BI snapshot (validated marts, open it read-only): {result.bi_path}")
     return 0
 
 
@@ -96,6 +97,7 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("build", help="dbt build + validation on a data directory")
     s.add_argument("--data", default=str(build_mod.PROJECT_DIR / build_mod.DEFAULT_DATA))
     s.add_argument("--db", default=None, help="default: warehouse/judge_bias.duckdb")
+    s.add_argument("--bi", default=None, help="BI snapshot; default: warehouse/bi.duckdb")
     s.set_defaults(func=_cmd_build)
 
     s = sub.add_parser("validate", help="run the validation suites on a built warehouse")

@@ -8,38 +8,10 @@ ratings as (
     where judge_score_norm is not null
 ),
 
-per_dimension as (
-    select
-        judge,
-        model,
-        dimension,
-        judge_family,
-        model_family,
-        judge_score_norm,
-        human_score_norm,
-        is_self,
-        is_same_family
-    from ratings
-),
-
-pooled as (
-    select
-        judge,
-        model,
-        'all' as dimension,
-        judge_family,
-        model_family,
-        judge_score_norm,
-        human_score_norm,
-        is_self,
-        is_same_family
-    from ratings
-),
-
 both_grains as (
-    select * from per_dimension
+    select * from ratings
     union all
-    select * from pooled
+    select * replace ('all' as dimension) from ratings
 ),
 
 final as (

@@ -15,6 +15,8 @@ from judge_bias import simulate as sim
 from judge_bias.analyses import (
     Settings,
     by_task_group,
+    completion_means,
+    inputs_from_fact,
     leave_one_out,
     leave_one_out_data,
     llm_reference_data,
@@ -37,6 +39,11 @@ def fct(demo_build: BuildResult) -> pd.DataFrame:
 @pytest.fixture(scope="module")
 def df(fct: pd.DataFrame) -> pd.DataFrame:
     return prepare(fct)
+
+
+@pytest.fixture(scope="module")
+def inputs(fct: pd.DataFrame):
+    return inputs_from_fact(fct)
 
 
 def test_prepare_keeps_positive_frame_rows_with_both_scores(fct, df) -> None:
@@ -65,12 +72,12 @@ def test_llm_reference_removes_the_family_and_uses_its_judges_mean(df) -> None:
     assert "removed" in note and "Aurora" in note
 
 
-def test_leave_one_out_removes_model_as_judge_and_generator(df) -> None:
+def test_leave_one_out_removes_model_as_judge_and_generator(df, inputs) -> None:
     for m in ("aurora-large", "cirrus-mini", "delta-judge"):
         data = leave_one_out_data(df, m)
         assert not ((data["model"] == m) | (data["judge"] == m)).any()
         assert len(df) - len(data) == ((df["model"] == m) | (df["judge"] == m)).sum()
-    fits = leave_one_out(df, Settings())
+    fits = leave_one_out(inputs, Settings())
     assert {f.fit["slice"] for f in fits} == set(sim.GENERATORS) | set(sim.JUDGES)
     assert all(set(f.estimates["slice"]) <= {f.fit["slice"]} for f in fits)
 
@@ -78,17 +85,19 @@ def test_leave_one_out_removes_model_as_judge_and_generator(df) -> None:
 def test_without_weakest_picks_lowest_mean_human_score(df) -> None:
     completions = df.drop_duplicates(["prompt_id", "model", "dimension"])
     means = completions.groupby("model")["reference"].mean().sort_values()
-    assert weakest_models(df, Settings(weakest_k=2)) == list(means.index[:2])
-    assert weakest_models(df, Settings(weakest_models=("aurora-large",))) == ["aurora-large"]
+    model_means = completion_means(df)
+    assert weakest_models(model_means, Settings(weakest_k=2)) == list(means.index[:2])
+    explicit = Settings(weakest_models=("aurora-large",))
+    assert weakest_models(model_means, explicit) == ["aurora-large"]
     planted = sorted(sim.MODEL_QUALITY, key=sim.MODEL_QUALITY.get)[:2]
-    assert sorted(weakest_models(df, Settings())) == sorted(planted)
+    assert sorted(weakest_models(model_means, Settings())) == sorted(planted)
 
 
-def test_task_groups_mapping_overrides_task_type(df) -> None:
-    fits = by_task_group(df, Settings(task_groups={"news": "reading", "forum": "reading"}))
+def test_task_groups_mapping_overrides_task_type(df, inputs) -> None:
+    fits = by_task_group(inputs, Settings(task_groups={"news": "reading", "forum": "reading"}))
     assert [f.fit["slice"] for f in fits] == ["reading"]
     assert fits[0].fit["n_obs"] == len(df)
-    fits = by_task_group(df, Settings())
+    fits = by_task_group(inputs, Settings())
     assert sorted(f.fit["slice"] for f in fits) == ["qa", "summarization"]
 
 

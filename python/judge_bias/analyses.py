@@ -1,9 +1,12 @@
 """The registry of bias analyses run on fct_judge_ratings.
 
-Each analysis is a named function from the prepared fact table and the
-settings to a list of fits; adding one means registering one function here.
-Every analysis uses positive-frame ratings with both a judge and a human
-score (the inverted frame is measured by the self-vs-peer tests).
+Each analysis is a named function from the fit inputs and the settings to a
+list of fits; adding one means registering one function here. The inputs are
+not rows but sufficient statistics (judge_bias.sufficient), which the
+warehouse aggregates (models/intermediate/bias/) and which ``inputs_from_fact``
+computes in memory from a fact-table DataFrame. Every analysis uses
+positive-frame ratings with both a judge and a human score (the inverted frame
+is measured by the self-vs-peer tests).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from judge_bias.regression import (
     Spec,
     fit_bias_regression,
 )
+from judge_bias.sufficient import n_rows, stats_from_rows
 
 FACT_COLUMNS = [
     "judge",
@@ -60,7 +64,39 @@ class Settings:
             raise ValueError(f"ci_level must be between 0 and 1, not {self.ci_level}")
 
 
-Analysis = Callable[[pd.DataFrame, Settings], list[FitOutput]]
+# The statistics each standard-error type needs (judge_bias.sufficient): per
+# cell for HC0/HC1, per cell and prompt for cluster, per rating for HC3.
+GRAIN = {"HC0": "cell", "HC1": "cell", "cluster": "prompt", "HC3": "row"}
+ORDINAL_COLUMNS = [
+    "dimension",
+    "judge",
+    "judge_family",
+    "is_self",
+    "is_same_family",
+    "judge_score",
+    "reference",
+]
+
+
+@dataclass
+class FitInputs:
+    """What the analyses read: a stats frame (human and LLM references), the mean
+    human reference of each model's completions and the distinct ordinal rows."""
+
+    stats: pd.DataFrame
+    model_means: pd.Series
+    ordinal: pd.DataFrame
+
+    @property
+    def human(self) -> pd.DataFrame:
+        return self.stats[self.stats["reference_kind"] == "human"]
+
+    def llm(self, family: str) -> pd.DataFrame:
+        s = self.stats
+        return s[(s["reference_kind"] == "llm") & (s["reference_family"] == family)]
+
+
+Analysis = Callable[[FitInputs, Settings], list[FitOutput]]
 ANALYSES: dict[str, Analysis] = {}
 
 
@@ -92,8 +128,8 @@ def _fit(df: pd.DataFrame, s: Settings, analysis: str, slice_: str = "all", **kw
 
 
 @register("main")
-def main(df: pd.DataFrame, s: Settings) -> list[FitOutput]:
-    return [_fit(df, s, "main")]
+def main(inputs: FitInputs, s: Settings) -> list[FitOutput]:
+    return [_fit(inputs.human, s, "main")]
 
 
 def _by(df: pd.DataFrame, s: Settings, analysis: str, column: pd.Series, spec: Spec) -> list:
@@ -104,35 +140,39 @@ def _by(df: pd.DataFrame, s: Settings, analysis: str, column: pd.Series, spec: S
         out.append(_fit(df[column == value], s, analysis, str(value), spec=spec))
     if column.isna().any():
         out[0].fit["notes"] = "; ".join(
-            filter(None, [out[0].fit["notes"], f"{int(column.isna().sum())} rows with no value"])
+            filter(None, [out[0].fit["notes"], f"{n_rows(df[column.isna()])} rows with no value"])
         )
     return out
 
 
 @register("by_dimension")
-def by_dimension(df: pd.DataFrame, s: Settings) -> list[FitOutput]:
+def by_dimension(inputs: FitInputs, s: Settings) -> list[FitOutput]:
+    df = inputs.human
     return _by(df, s, "by_dimension", df["dimension"], Spec(dimension_effects=False))
 
 
 @register("by_dataset")
-def by_dataset(df: pd.DataFrame, s: Settings) -> list[FitOutput]:
+def by_dataset(inputs: FitInputs, s: Settings) -> list[FitOutput]:
+    df = inputs.human
     return _by(df, s, "by_dataset", df["dataset"], Spec())
 
 
 @register("by_task_group")
-def by_task_group(df: pd.DataFrame, s: Settings) -> list[FitOutput]:
+def by_task_group(inputs: FitInputs, s: Settings) -> list[FitOutput]:
     """Slices by the task_groups var (dataset -> group), else by prompts.task_type."""
+    df = inputs.human
     group = df["dataset"].map(s.task_groups) if s.task_groups else df["task_type"]
     return _by(df, s, "by_task_group", group, Spec())
 
 
 @register("length_controlled")
-def length_controlled(df: pd.DataFrame, s: Settings) -> list[FitOutput]:
-    return [_fit(df, s, "length_controlled", spec=Spec(length=True))]
+def length_controlled(inputs: FitInputs, s: Settings) -> list[FitOutput]:
+    return [_fit(inputs.human, s, "length_controlled", spec=Spec(length=True))]
 
 
 @register("ordinal")
-def ordinal(df: pd.DataFrame, s: Settings) -> list[FitOutput]:
+def ordinal(inputs: FitInputs, s: Settings) -> list[FitOutput]:
+    df = inputs.ordinal
     return [
         fit_ordinal(df[df["dimension"] == d], "ordinal", str(d), s.ci_level)
         for d in sorted(df["dimension"].unique())
@@ -165,29 +205,50 @@ def llm_reference_data(df: pd.DataFrame, family: str) -> tuple[pd.DataFrame, str
     return out, note
 
 
+def llm_reference_note(human: pd.DataFrame, llm: pd.DataFrame, family: str) -> str:
+    """What the llm_reference fit of ``family`` removed, counted on the statistics."""
+    by_family = human["judge_family"] == family
+    rest = human[~by_family & (human["model_family"] != family)]
+    return (
+        f"reference = mean score of the {family} judges; removed "
+        f"{n_rows(human[by_family])} ratings by {family} judges and "
+        f"{n_rows(human[~by_family & (human['model_family'] == family)])} "
+        f"further ratings of {family} completions; {n_rows(rest) - n_rows(llm)} ratings of "
+        f"completions the {family} judges did not rate"
+    )
+
+
 @register("llm_reference")
-def llm_reference(df: pd.DataFrame, s: Settings) -> list[FitOutput]:
+def llm_reference(inputs: FitInputs, s: Settings) -> list[FitOutput]:
     out = []
-    for family in sorted(df["judge_family"].unique()):
-        data, note = llm_reference_data(df, family)
+    human = inputs.human
+    for family in sorted(human["judge_family"].unique()):
+        data = inputs.llm(family)
+        note = llm_reference_note(human, data, family)
         out.append(_fit(data, s, "llm_reference", family, extra_notes=[note]))
     return out
 
 
-def weakest_models(df: pd.DataFrame, s: Settings) -> list[str]:
-    """The explicit list when given, else the k models with the lowest mean human score."""
+def completion_means(df: pd.DataFrame) -> pd.Series:
+    """Mean human reference of each model's completions (prepared rows), by model."""
+    per_completion = df.drop_duplicates(["prompt_id", "model", "dimension"])
+    return per_completion.groupby("model")["reference"].mean()
+
+
+def weakest_models(model_means: pd.Series, s: Settings) -> list[str]:
+    """The explicit list when given, else the k models with the lowest mean human score
+    (ties broken by name)."""
     if s.weakest_models:
         return list(s.weakest_models)
-    per_completion = df.drop_duplicates(["prompt_id", "model", "dimension"])
-    means = per_completion.groupby("model")["reference"].mean().sort_values(kind="stable")
-    return list(means.index[: s.weakest_k])
+    return list(model_means.sort_index().sort_values(kind="stable").index[: s.weakest_k])
 
 
 @register("without_weakest")
-def without_weakest(df: pd.DataFrame, s: Settings) -> list[FitOutput]:
-    weakest = weakest_models(df, s)
+def without_weakest(inputs: FitInputs, s: Settings) -> list[FitOutput]:
+    df = inputs.human
+    weakest = weakest_models(inputs.model_means, s)
     data = df[~df["model"].isin(weakest)]
-    note = f"removed the completions of {', '.join(weakest)} ({len(df) - len(data)} ratings)"
+    note = f"removed the completions of {', '.join(weakest)} ({n_rows(df) - n_rows(data)} ratings)"
     return [_fit(data, s, "without_weakest", extra_notes=[note])]
 
 
@@ -197,23 +258,54 @@ def leave_one_out_data(df: pd.DataFrame, model: str) -> pd.DataFrame:
 
 
 @register("leave_one_out")
-def leave_one_out(df: pd.DataFrame, s: Settings) -> list[FitOutput]:
+def leave_one_out(inputs: FitInputs, s: Settings) -> list[FitOutput]:
     out = []
+    df = inputs.human
     for m in sorted(set(df["model"]) | set(df["judge"])):
         data = leave_one_out_data(df, m)
-        note = f"removed {len(df) - len(data)} ratings where model or judge is {m}"
+        note = f"removed {n_rows(df) - n_rows(data)} ratings where model or judge is {m}"
         out.append(_fit(data, s, "leave_one_out", m, extra_notes=[note]))
     return out
 
 
-def run_analyses(
-    fct: pd.DataFrame, settings: Settings, names: list[str] | None = None
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Every registered analysis (or ``names``): (estimates, fits) tables."""
+def with_llm_references(df: pd.DataFrame) -> pd.DataFrame:
+    """Prepared rows with the human reference, then for each judge family the rows
+    of its llm_reference fit (as int_bias_ratings builds them in the warehouse)."""
+    parts = [df.assign(reference_kind="human", reference_family=None)]
+    for family in sorted(df["judge_family"].unique()):
+        data, _ = llm_reference_data(df, family)
+        parts.append(data.assign(reference_kind="llm", reference_family=family))
+    return pd.concat(parts, ignore_index=True)
+
+
+def inputs_from_fact(fct: pd.DataFrame, se_type: str = "HC0") -> FitInputs:
+    """The fit inputs computed in memory from a fct_judge_ratings DataFrame."""
     df = prepare(fct)
+    stats = stats_from_rows(with_llm_references(df), GRAIN[se_type])
+    ordinal_rows = df.groupby(ORDINAL_COLUMNS, dropna=False).size().rename("n_rows").reset_index()
+    return FitInputs(stats, completion_means(df), ordinal_rows)
+
+
+def inputs_from_tables(
+    stats: pd.DataFrame, model_means: pd.DataFrame, ordinal_rows: pd.DataFrame
+) -> FitInputs:
+    """The fit inputs from the warehouse's tables (int_bias_cell_stats or
+    int_bias_prompt_stats, int_bias_model_means, int_bias_ordinal_counts)."""
+    means = model_means.set_index("model")["mean_reference"].astype(float)
+    return FitInputs(stats, means, ordinal_rows)
+
+
+def run_analyses(
+    inputs: FitInputs | pd.DataFrame, settings: Settings, names: list[str] | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every registered analysis (or ``names``): (estimates, fits) tables.
+
+    ``inputs`` are the warehouse's statistics, or a fct_judge_ratings DataFrame."""
+    if isinstance(inputs, pd.DataFrame):
+        inputs = inputs_from_fact(inputs, settings.se_type)
     fits: list[FitOutput] = []
     for name in names or list(ANALYSES):
-        fits += ANALYSES[name](df, settings)
+        fits += ANALYSES[name](inputs, settings)
     estimates = pd.concat(
         [f.estimates for f in fits if len(f.estimates)] or [pd.DataFrame(columns=ESTIMATE_COLUMNS)],
         ignore_index=True,
@@ -258,4 +350,4 @@ def settings_from_config(config_get: Callable[[str], object]) -> Settings:
     )
 
 
-__all__ = ["ANALYSES", "FACT_COLUMNS", "Settings", "run_analyses"]
+__all__ = ["ANALYSES", "FACT_COLUMNS", "GRAIN", "FitInputs", "Settings", "run_analyses"]

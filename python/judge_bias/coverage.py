@@ -21,7 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from judge_bias.regression import Spec, build_design, fit_ols, wald_table
+from judge_bias.regression import wald_table
+from judge_bias.sufficient import fit_stats, stats_from_rows
 
 NOMINAL = 0.90
 TARGET = (0.87, 0.93)
@@ -92,10 +93,10 @@ def run_coverage(reps: int = 500, seed: int = 1, n_prompts: int = 150) -> pd.Dat
     rows = []
     for scenario in SCENARIOS:
         for _ in range(reps):
-            design = build_design(draw(rng, scenario, n_prompts), Spec(dimension_effects=False))
+            stats = stats_from_rows(draw(rng, scenario, n_prompts), "row")
             for se_type in ("HC0", "cluster"):
-                res = fit_ols(design.X, design.y, se_type, design.groups)
-                table = wald_table(design.terms, res.params, res.cov, NOMINAL)
+                res = fit_stats(stats, se_type, dimension_effects=False)
+                table = wald_table(res.terms, res.params, res.cov, NOMINAL)
                 for t in table[table["term_type"].isin(["self", "family"])].itertuples():
                     planted = SELF[t.judge] if t.term_type == "self" else FAMILY[t.family]
                     rows.append(

@@ -20,13 +20,7 @@ import pandas as pd
 import statsmodels.api as sm
 from statsmodels.miscmodels.ordinal_model import OrderedModel
 
-from judge_bias.regression import (
-    ESTIMATE_COLUMNS,
-    FitOutput,
-    Spec,
-    build_design,
-    wald_table,
-)
+from judge_bias.regression import ESTIMATE_COLUMNS, FitOutput, dense_design, wald_table
 
 
 class WeightedOrderedModel(OrderedModel):
@@ -40,26 +34,37 @@ class WeightedOrderedModel(OrderedModel):
         return float(np.sum(self.freq_weights * self.loglikeobs(params)))
 
 
-def compress(y: np.ndarray, X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Distinct (y, X) rows and how often each occurs."""
-    rows, counts = np.unique(np.column_stack([y, X]), axis=0, return_counts=True)
-    return rows[:, 0], rows[:, 1:], counts
+def compress(
+    y: np.ndarray, X: np.ndarray, weights: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct (y, X) rows and how often each occurs (summing ``weights`` if given)."""
+    rows, inverse = np.unique(np.column_stack([y, X]), axis=0, return_inverse=True)
+    w = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=float)
+    return rows[:, 0], rows[:, 1:], np.bincount(inverse.ravel(), weights=w)
 
 
 def ordinal_design(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, list, list[str]]:
-    """(endog codes, exog, terms, notes): the main design minus the first judge offset."""
-    design = build_design(df.assign(rating=df["judge_score"]), Spec(dimension_effects=False))
-    first = next(i for i, t in enumerate(design.terms) if t.term_type == "judge_offset")
-    keep = [i for i in range(len(design.terms)) if i != first]
-    notes = [*design.notes, f"judge offsets relative to {design.terms[first].judge}"]
-    return design.y, design.X[:, keep], [design.terms[i] for i in keep], notes
+    """(endog codes, exog, terms, notes): the main design minus the first judge offset.
+
+    ``df`` holds rows, or distinct rows with their count in ``n_rows``."""
+    frame = df.assign(rating=df["judge_score"], length_feature=np.nan)
+    X, terms, notes = dense_design(frame, dimension_effects=False)
+    first = next(i for i, t in enumerate(terms) if t.term_type == "judge_offset")
+    keep = [i for i in range(len(terms)) if i != first]
+    notes = [*notes, f"judge offsets relative to {terms[first].judge}"]
+    y = df["judge_score"].to_numpy(dtype=float)
+    return y, X[:, keep], [terms[i] for i in keep], notes
 
 
 def fit_ordinal(df: pd.DataFrame, analysis: str, slice_: str, ci_level: float) -> FitOutput:
+    """Ordered (or binary) logit of the raw judge score on rows, or on distinct rows
+    with their counts in ``n_rows`` (as int_bias_ordinal_counts gives them)."""
+    weights = df["n_rows"].to_numpy(dtype=float) if "n_rows" in df else None
+    n_obs = int(weights.sum()) if weights is not None else len(df)
     fit: dict[str, object] = {
         "analysis": analysis,
         "slice": slice_,
-        "n_obs": len(df),
+        "n_obs": n_obs,
         "r_squared": None,
         "se_type": "model",
         "ci_level": ci_level,
@@ -72,7 +77,7 @@ def fit_ordinal(df: pd.DataFrame, analysis: str, slice_: str, ci_level: float) -
     y, X, terms, notes = ordinal_design(df)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        yc, Xc, freq = compress(y, X)
+        yc, Xc, freq = compress(y, X, weights)
         if len(levels) == 2:
             exog = np.column_stack([np.ones(len(yc)), Xc])
             res = sm.GLM(
@@ -98,6 +103,6 @@ def fit_ordinal(df: pd.DataFrame, analysis: str, slice_: str, ci_level: float) -
     table.insert(0, "slice", slice_)
     table.insert(0, "analysis", analysis)
     table["se_type"] = "model"
-    table["n_obs"] = len(df)
+    table["n_obs"] = n_obs
     fit |= {"model_type": model_type, "n_params": len(res.params), "notes": "; ".join(notes)}
     return FitOutput(table[ESTIMATE_COLUMNS], fit)

@@ -1,4 +1,6 @@
-from judge_bias.analyses import FACT_COLUMNS, results_long, run_analyses, settings_from_config
+from judge_bias.analyses import GRAIN, inputs_from_tables, results_long, run_analyses
+from judge_bias.analyses import settings_from_config
+from judge_bias.sufficient import stats_from_rows
 
 
 def model(dbt, session):
@@ -10,7 +12,20 @@ def model(dbt, session):
         "weakest_models": dbt.config.get("weakest_models"),
         "task_groups": dbt.config.get("task_groups"),
     }
-    fct = dbt.ref("fct_judge_ratings").select(", ".join(FACT_COLUMNS)).df()
-    # every analysis of the registry, fitted once: bias_estimates and bias_fits split it
-    estimates, fits = run_analyses(fct, settings_from_config(config.get))
+    settings = settings_from_config(config.get)
+    # the OLS fits read aggregates, never the ratings: per cell (HC0, HC1), per
+    # cell and prompt (cluster); HC3 needs each row's leverage and reads the rows
+    grain = GRAIN[settings.se_type]
+    if grain == "cell":
+        stats = dbt.ref("int_bias_cell_stats").df()
+    elif grain == "prompt":
+        stats = dbt.ref("int_bias_prompt_stats").df()
+    else:
+        stats = stats_from_rows(dbt.ref("int_bias_ratings").df(), "row")
+    inputs = inputs_from_tables(
+        stats,
+        dbt.ref("int_bias_model_means").df(),
+        dbt.ref("int_bias_ordinal_counts").df(),
+    )
+    estimates, fits = run_analyses(inputs, settings)
     return results_long(estimates, fits)

@@ -1,0 +1,357 @@
+"""OLS bias regressions from sufficient statistics: the database aggregates, Python solves.
+
+Every column of the bias design is an indicator of a categorical cell times
+one of z = (1, reference, length_feature): judge offsets, self, family and
+dimension indicators multiply 1, the judge slopes multiply the reference and
+the judge length slopes multiply the length feature. For the rows of one
+*design cell* (judge, self, same family, dimension) the design row is
+x = A_d z with a fixed p x 3 matrix A_d, so
+
+    X'X = sum_d A_d (sum z z') A_d'        X'y = sum_d A_d (sum y z)
+
+and the sandwich "meats" need only aggregates as well:
+
+- HC0/HC1: sum e^2 z z' per cell, with e = y - z'b_d and b_d = A_d' beta,
+  expands into moments of (y, reference, length) of degree <= 4 (y to the
+  power <= 2), summed once per cell by the database;
+- cluster by prompt: the score of prompt g is sum_d A_d (sum y z - (sum z z') b_d)
+  over the rows of g and d: first and second moments per prompt and cell;
+- HC3 needs each row's leverage z'A_d'(X'X)^-1 A_d z: it runs on row-grain
+  statistics (one row per rating, n x 3 numbers, still no n x p matrix).
+
+A *stats frame* is a DataFrame with the key columns of ``KEY_COLUMNS`` (a
+superset of what any analysis filters on), optionally prompt_id, and one
+column per moment ``m_y{a}r{b}l{c}`` = sum of y^a reference^b length^c over
+the rows it stands for (length taken as 0 where it is missing; has_length
+says which). The SQL of the same aggregation is the dbt macro
+``bias_moment_sums`` (macros/sufficient_stats.sql); ``stats_from_rows`` is
+its pandas twin for in-memory data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import scipy.linalg
+import scipy.sparse
+
+KEY_COLUMNS = [
+    "reference_kind",  # human, or llm (the mean score of reference_family's judges)
+    "reference_family",
+    "judge",
+    "judge_family",
+    "model",
+    "model_family",
+    "is_self",
+    "is_same_family",
+    "dimension",
+    "dataset",
+    "task_type",
+    "has_length",
+]
+MAX_DEGREE = 4
+MAX_Y = 2
+LOW_DEGREE = 2  # enough for X'X, X'y, y'y and cluster scores
+
+
+def moment_name(a: int, b: int, c: int) -> str:
+    """The column holding sum y^a * reference^b * length^c."""
+    return f"m_y{a}r{b}l{c}"
+
+
+def moments(max_degree: int = MAX_DEGREE) -> list[tuple[int, int, int]]:
+    """(a, b, c) exponents with a <= 2 and a + b + c <= max_degree, in the macro's order."""
+    return [
+        (a, b, c)
+        for a in range(MAX_Y + 1)
+        for b in range(max_degree + 1)
+        for c in range(max_degree + 1)
+        if a + b + c <= max_degree
+    ]
+
+
+COUNT = moment_name(0, 0, 0)
+
+
+def stats_from_rows(rows: pd.DataFrame, grain: str = "row") -> pd.DataFrame:
+    """The stats frame of prepared rows (rating, reference, length_feature, keys).
+
+    grain ``cell``: one row per key (all moments, for HC0/HC1); ``prompt``: per
+    key and prompt (low moments, for cluster); ``row``: one row per rating
+    (all moments; supports every standard-error type).
+    """
+    if grain not in ("cell", "prompt", "row"):
+        raise ValueError(f"grain must be cell, prompt or row, not {grain!r}")
+    frame = rows.copy()
+    if "length_feature" not in frame:
+        frame["length_feature"] = np.nan
+    if "reference_kind" not in frame:
+        frame["reference_kind"] = "human"
+    for col in KEY_COLUMNS:
+        if col not in frame:
+            frame[col] = None  # a key no analysis of this frame filters on
+    frame["has_length"] = frame["length_feature"].notna()
+    y = frame["rating"].to_numpy(dtype=float)
+    r = frame["reference"].to_numpy(dtype=float)
+    ln = np.nan_to_num(frame["length_feature"].to_numpy(dtype=float), nan=0.0)
+    degree = LOW_DEGREE if grain == "prompt" else MAX_DEGREE
+    values = {moment_name(a, b, c): y**a * r**b * ln**c for a, b, c in moments(degree)}
+    keep_prompt = "prompt_id" in frame and grain != "cell"
+    keys = KEY_COLUMNS + (["prompt_id"] if keep_prompt else [])
+    out = pd.concat([frame[keys].reset_index(drop=True), pd.DataFrame(values)], axis=1)
+    if grain == "row":
+        return out
+    by = KEY_COLUMNS + (["prompt_id"] if grain == "prompt" else [])
+    return out.groupby(by, dropna=False, sort=False, as_index=False).sum(numeric_only=False)
+
+
+def has_moments(frame: pd.DataFrame) -> bool:
+    return COUNT in frame.columns
+
+
+def n_rows(frame: pd.DataFrame) -> int:
+    """How many ratings a stats frame stands for."""
+    return int(frame[COUNT].sum()) if len(frame) else 0
+
+
+@dataclass(frozen=True)
+class Term:
+    """One column of the design: what it estimates and for whom."""
+
+    name: str
+    term_type: str  # self, family, judge_offset, judge_slope, dimension, length
+    judge: str | None = None
+    family: str | None = None
+    dimension: str | None = None
+
+
+@dataclass
+class CellDesign:
+    """The design in cell form: A (cells x p x 3), each stats row's cell, terms."""
+
+    A: np.ndarray
+    cell: np.ndarray
+    terms: list[Term]
+    notes: list[str] = field(default_factory=list)
+
+
+def cell_design(stats: pd.DataFrame, dimension_effects: bool, length: bool) -> CellDesign:
+    """Terms (as the authors' formula codes them) and the matrices A_d."""
+    notes: list[str] = []
+    judge = stats["judge"].astype(str).to_numpy()
+    is_self = stats["is_self"].astype(bool).to_numpy()
+    same_family = stats["is_same_family"].astype(bool).to_numpy()
+    judge_family = stats["judge_family"].astype(str).to_numpy()
+    dims = stats["dimension"].astype(str).to_numpy()
+    judges = sorted(set(judge))
+    family_of = dict(zip(judge, judge_family, strict=True))
+    terms: list[Term] = []
+    col: dict[tuple, int] = {}
+
+    def add(key: tuple, term: Term) -> None:
+        col[key] = len(terms)
+        terms.append(term)
+
+    for j in judges:
+        add(("offset", j), Term(f"judge[{j}]", "judge_offset", judge=j, family=family_of[j]))
+    for j in judges:
+        add(("slope", j), Term(f"judge[{j}]:reference", "judge_slope", j, family_of[j]))
+    self_judges = set(judge[is_self])
+    for j in judges:
+        if j in self_judges:
+            add(("self", j), Term(f"self[{j}]", "self", judge=j, family=family_of[j]))
+        else:
+            notes.append(f"self[{j}] not identifiable: the judge never rates its own model")
+    family_rows = set(judge_family[same_family])
+    for fam in sorted(set(family_of.values())):
+        if fam in family_rows:
+            add(("family", fam), Term(f"family[{fam}]", "family", family=fam))
+        else:
+            notes.append(
+                f"family[{fam}] not identifiable: its judges rate no other model of the family"
+            )
+    levels = sorted(set(dims))
+    if dimension_effects:
+        for d in levels[1:]:  # treatment coding, first level as baseline (as patsy)
+            add(("dimension", d), Term(f"dimension[{d}]", "dimension", dimension=d))
+        if len(levels) > 1:
+            notes.append(f"dimension effects relative to '{levels[0]}'")
+    if length:
+        for j in judges:
+            add(("length", j), Term(f"judge[{j}]:length", "length", j, family_of[j]))
+
+    cells = pd.DataFrame(
+        {
+            "judge": judge,
+            "is_self": is_self,
+            "same_family": same_family,
+            "dimension": dims if dimension_effects else "",
+        }
+    )
+    codes, uniques = pd.MultiIndex.from_frame(cells).factorize()
+    A = np.zeros((len(uniques), len(terms), 3))
+    for d, (j, s, f, dim) in enumerate(uniques):
+        A[d, col[("offset", j)], 0] = 1.0
+        A[d, col[("slope", j)], 1] = 1.0
+        if s:
+            A[d, col[("self", j)], 0] = 1.0
+        if f:
+            A[d, col[("family", family_of[j])], 0] = 1.0
+        if ("dimension", dim) in col:
+            A[d, col[("dimension", dim)], 0] = 1.0
+        if length:
+            A[d, col[("length", j)], 2] = 1.0
+    return CellDesign(A, np.asarray(codes), terms, notes)
+
+
+def _moment(stats: pd.DataFrame, a: int, zs: tuple[int, ...]) -> np.ndarray:
+    """sum y^a * prod(z_k for k in zs) per stats row (z = 1, reference, length)."""
+    return stats[moment_name(a, zs.count(1), zs.count(2))].to_numpy(dtype=float)
+
+
+def _zz(stats: pd.DataFrame) -> np.ndarray:
+    """sum z z' per stats row: (rows, 3, 3)."""
+    out = np.empty((len(stats), 3, 3))
+    for k in range(3):
+        for m in range(k, 3):
+            out[:, k, m] = out[:, m, k] = _moment(stats, 0, (k, m))
+    return out
+
+
+def _zy(stats: pd.DataFrame) -> np.ndarray:
+    return np.column_stack([_moment(stats, 1, (k,)) for k in range(3)])
+
+
+def _by_cell(values: np.ndarray, cell: np.ndarray, n_cells: int) -> np.ndarray:
+    """Sum the rows of ``values`` (rows, ...) within cells."""
+    out = np.zeros((n_cells, *values.shape[1:]))
+    np.add.at(out, cell, values)
+    return out
+
+
+def independent_columns(gram: np.ndarray, tol: float = 1e-9) -> list[int]:
+    """Columns kept in order, leaving out each that is (almost) a linear combination
+    of the kept earlier ones: its residual sum of squares on them is below ``tol``
+    times its own (1 - R^2 < tol)."""
+    keep: list[int] = []
+    for k in range(gram.shape[0]):
+        own = gram[k, k]
+        if own <= 0:
+            continue
+        if keep:
+            g = gram[keep, k]
+            resid = own - g @ scipy.linalg.solve(gram[np.ix_(keep, keep)], g, assume_a="pos")
+        else:
+            resid = own
+        if resid > tol * own:
+            keep.append(k)
+    return keep
+
+
+@dataclass
+class StatsFit:
+    terms: list[Term]
+    params: np.ndarray
+    cov: np.ndarray
+    n_obs: int
+    r_squared: float
+    notes: list[str]
+
+
+def fit_stats(
+    stats: pd.DataFrame, se_type: str, dimension_effects: bool = True, length: bool = False
+) -> StatsFit:
+    """OLS of the bias design on a stats frame, with the ``se_type`` sandwich.
+
+    Equals statsmodels ``ols(...).fit(cov_type=se_type)`` on the rows the
+    frame stands for (HC1 = HC0 * n / (n - p); cluster with statsmodels'
+    G / (G - 1) * (n - 1) / (n - p)). The caller checks the sizes first.
+    """
+    design = cell_design(stats, dimension_effects, length)
+    A, cell = design.A, design.cell
+    n_cells = A.shape[0]
+    zz = _zz(stats)
+    zy = _zy(stats)
+    zz_d = _by_cell(zz, cell, n_cells)
+    gram = np.einsum("dpk,dkl,dql->pq", A, zz_d, A)
+    keep = independent_columns(gram)
+    if len(keep) < len(design.terms):
+        dropped = [t.name for i, t in enumerate(design.terms) if i not in set(keep)]
+        design.notes.append(
+            f"{', '.join(dropped)} not identifiable: collinear with other terms in this data"
+        )
+        A = A[:, keep, :]
+        gram = gram[np.ix_(keep, keep)]
+    terms = [design.terms[i] for i in keep]
+    xy = np.einsum("dpk,dk->p", A, _by_cell(zy, cell, n_cells))
+    n = float(stats[COUNT].sum())
+    p = len(terms)
+    params = scipy.linalg.solve(gram, xy, assume_a="pos")
+    bread = scipy.linalg.inv(gram)
+    b = np.einsum("dpk,p->dk", A, params)[cell]  # each stats row's z-coefficients
+    if se_type in ("HC0", "HC1"):
+        meat = _meat_hc0(stats, A, cell, b)
+        if se_type == "HC1":
+            meat *= n / (n - p)
+    elif se_type == "cluster":
+        meat = _meat_cluster(stats, A, cell, zz, zy, b, n, p)
+    elif se_type == "HC3":
+        meat = _meat_hc3(stats, A, cell, b, bread)
+    else:
+        raise ValueError(f"unknown se_type {se_type!r}")
+    cov = bread @ meat @ bread
+    yy = stats[moment_name(2, 0, 0)].to_numpy(dtype=float).sum()
+    sum_y = zy[:, 0].sum()
+    ssr = yy - 2.0 * params @ xy + params @ gram @ params
+    sst = yy - sum_y**2 / n
+    return StatsFit(terms, params, cov, int(n), 1.0 - ssr / sst, design.notes)
+
+
+def _meat_hc0(stats: pd.DataFrame, A: np.ndarray, cell: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """sum_d A_d (sum e^2 z z') A_d' from the degree-4 moments:
+    e^2 = y^2 - 2 y z'b + (z'b)^2, expanded term by term."""
+    if moment_name(0, MAX_DEGREE, 0) not in stats:
+        raise ValueError("HC0/HC1 need degree-4 moments: use cell- or row-grain statistics")
+    w = np.zeros((len(stats), 3, 3))
+    for k in range(3):
+        for m in range(k, 3):
+            acc = _moment(stats, 2, (k, m)).copy()
+            for i in range(3):
+                acc -= 2.0 * b[:, i] * _moment(stats, 1, (i, k, m))
+                for j in range(3):
+                    acc += b[:, i] * b[:, j] * _moment(stats, 0, (i, j, k, m))
+            w[:, k, m] = w[:, m, k] = acc
+    w_d = _by_cell(w, cell, A.shape[0])
+    return np.einsum("dpk,dkl,dql->pq", A, w_d, A)
+
+
+def _meat_cluster(stats, A, cell, zz, zy, b, n: float, p: int) -> np.ndarray:
+    """Scores summed within prompts: s_g = sum_d A_d (sum y z - (sum z z') b_d)."""
+    if "prompt_id" not in stats:
+        raise ValueError("cluster standard errors need prompt-grain statistics (prompt_id)")
+    u = zy - np.einsum("ikl,il->ik", zz, b)
+    prompt, prompts = pd.factorize(stats["prompt_id"])
+    g = len(prompts)
+    n_cells = A.shape[0]
+    cols = (cell[:, None] * 3 + np.arange(3)[None, :]).ravel()
+    rows = np.repeat(prompt, 3)
+    U = scipy.sparse.csr_matrix((u.ravel(), (rows, cols)), shape=(g, n_cells * 3))
+    a_flat = A.transpose(0, 2, 1).reshape(n_cells * 3, -1)  # (cell, k) x p
+    scores = np.asarray(U @ a_flat)
+    return scores.T @ scores * (g / (g - 1)) * ((n - 1) / (n - p))
+
+
+def _meat_hc3(stats, A, cell, b, bread) -> np.ndarray:
+    """Each row's squared residual over (1 - leverage)^2: row-grain statistics only."""
+    if not (stats[COUNT].to_numpy() == 1).all():
+        raise ValueError("HC3 needs each row's leverage: use row-grain statistics")
+    z = np.column_stack([np.ones(len(stats)), _moment(stats, 0, (1,)), _moment(stats, 0, (2,))])
+    y = _moment(stats, 1, ())
+    m = np.einsum("dpk,pq,dql->dkl", A, bread, A)  # A_d' (X'X)^-1 A_d
+    leverage = np.einsum("ik,ikl,il->i", z, m[cell], z)
+    e = y - np.einsum("ik,ik->i", z, b)
+    w = e**2 / (1.0 - leverage) ** 2
+    w_d = _by_cell(w[:, None, None] * z[:, :, None] * z[:, None, :], cell, A.shape[0])
+    return np.einsum("dpk,dkl,dql->pq", A, w_d, A)

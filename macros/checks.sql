@@ -39,3 +39,37 @@ prompt_file as (
         'rating_scales': ('base_inputs__rating_scales', 'int_rating_scales_checked'),
     }) }}
 {%- endmacro %}
+
+{% macro name_lookup(relation, alias_column, model_column, family_column) -%}
+    {#- Each distinct alias of relation.alias_column resolved once through the
+        `aliases` CTE of reference_ctes() (matching keys are regular expressions:
+        cheaper per distinct value than per row). -#}
+    select
+        names.{{ alias_column }},
+        aliases.model as {{ model_column }},
+        aliases.family as {{ family_column }}
+    from (select distinct {{ alias_column }} from {{ relation }}) as names
+    left join aliases
+        on {{ text_key('names.' ~ alias_column) }} = aliases.alias_key
+{%- endmacro %}
+
+{% macro answer_lookup(relation, answer_column) -%}
+    {#- Each distinct (dimension_input, answer) of relation resolved once to its
+        dimension, scale and score (scored_label_columns), through the `scales`
+        and `labels` CTEs of reference_ctes(). -#}
+    select
+        given.dimension_input,
+        given.{{ answer_column }},
+        scales.dimension,
+        scales.scale_min,
+        scales.scale_max,
+        scales.scale_labels,
+        {{ scored_label_columns('given.' ~ answer_column) }}
+    from (select distinct dimension_input, {{ answer_column }} from {{ relation }}) as given
+    left join scales
+        on {{ text_key('given.dimension_input') }} = scales.dimension_key
+    left join labels
+        on
+            scales.dimension_key = labels.dimension_key
+            and {{ label_key('given.' ~ answer_column) }} = labels.label_key
+{%- endmacro %}

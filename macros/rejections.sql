@@ -39,26 +39,35 @@
 {% macro flag_duplicates(relation, key_columns, key_description) -%}
     {#- Select everything from relation (a CTE name), rejecting as duplicate_key every
         otherwise accepted row whose key repeats an earlier accepted row's key.
-        The first row (lowest row_number) is kept; the reason names it. -#}
+        The first row (lowest row_number) is kept; the reason names it. The
+        repeated keys are found by one aggregation and joined back (a window over
+        every row is several times slower on large inputs). -#}
     select
-        * exclude (_first_row, reject_code, reject_reason),
+        {{ relation }}.* exclude (reject_code, reject_reason),
         coalesce(
-            reject_code,
-            case when row_number <> _first_row then 'duplicate_key' end
+            {{ relation }}.reject_code,
+            case when {{ relation }}.row_number <> _repeated._first_row then 'duplicate_key' end
         ) as reject_code,
         coalesce(
-            reject_reason,
+            {{ relation }}.reject_reason,
             case
-                when row_number <> _first_row
-                    then 'duplicate key: same {{ key_description }} as row ' || _first_row
+                when {{ relation }}.row_number <> _repeated._first_row
+                    then 'duplicate key: same {{ key_description }} as row ' || _repeated._first_row
             end
         ) as reject_reason
-    from (
+    from {{ relation }}
+    left join (
         select
-            *,
-            min(row_number) over (
-                partition by reject_code is null, {{ key_columns | join(', ') }}
-            ) as _first_row
+            {{ key_columns | join(', ') }},
+            min(row_number) as _first_row
         from {{ relation }}
-    )
+        where reject_code is null
+        group by {{ key_columns | join(', ') }}
+        having count(*) > 1
+    ) as _repeated
+        on
+            {{ relation }}.reject_code is null
+            {%- for col in key_columns %}
+            and {{ relation }}.{{ col }} is not distinct from _repeated.{{ col }}
+            {%- endfor %}
 {%- endmacro %}

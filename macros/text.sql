@@ -28,9 +28,10 @@
     regexp_full_match(coalesce({{ key_expression }}, ''), '(na|n/a)(\s*[:\-].*)?')
 {%- endmacro %}
 
-{% macro raw_values_json(relation) -%}
+{% macro raw_values_json(relation, alias) -%}
     {#- One JSON object with every input column of a base table (not the loader's
-        own underscore columns), for rejected_rows.raw_values. -#}
+        own underscore columns) read through the table alias, for
+        rejected_rows.raw_values. -#}
     {%- if execute -%}
         {%- set cols = adapter.get_columns_in_relation(relation) | rejectattr('name', 'in', ['_row_number', '_source_file', '_parse_error', '_raw_line']) | list -%}
         {%- if cols | length == 0 -%}
@@ -38,7 +39,7 @@
         {%- else -%}
             json_object(
             {%- for col in cols %}
-                '{{ col.name | replace("'", "''") }}', "{{ col.name | replace('"', '""') }}"{{ "," if not loop.last }}
+                '{{ col.name | replace("'", "''") }}', {{ alias }}."{{ col.name | replace('"', '""') }}"{{ "," if not loop.last }}
             {%- endfor %}
             )
         {%- endif -%}

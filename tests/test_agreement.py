@@ -148,3 +148,18 @@ def test_bootstrap_alpha_from_prompt_sums_equals_alpha_on_resampled_rows() -> No
     assert _alpha_from_prompt_sums(w, sums)[0] == pytest.approx(
         interval_alpha_two_coders(a[rows], b[rows]), abs=1e-12
     )
+
+
+def test_correlations_from_counts_equal_scipy_on_the_rows() -> None:
+    """Distinct pairs with their counts give what scipy gives on the expanded rows."""
+    rng = np.random.default_rng(8)
+    x = rng.integers(0, 5, size=2000) / 4
+    y = np.clip(np.round((x + rng.normal(0, 0.25, size=2000)) * 6) / 6, 0, 1)
+    pairs = pd.DataFrame({"x": x, "y": y}).value_counts().reset_index(name="n")
+    got = correlations(pairs["x"].to_numpy(), pairs["y"].to_numpy(), pairs["n"].to_numpy())
+    assert got["n"] == 2000
+    assert got["spearman"] == pytest.approx(stats.spearmanr(x, y).statistic, abs=1e-12)
+    assert got["pearson"] == pytest.approx(stats.pearsonr(x, y).statistic, abs=1e-12)
+    tau = stats.kendalltau(x, y, variant="b").statistic
+    assert got["kendall_tau_b"] == pytest.approx(tau, abs=1e-12)
+    assert got == pytest.approx(correlations(x, y), abs=1e-12)

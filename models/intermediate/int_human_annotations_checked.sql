@@ -8,29 +8,38 @@ annotations as (
 
 {{ reference_ctes() }}
 
+-- Names, dimensions and labels resolved once per distinct value, then joined.
+model_names as (
+    {{ name_lookup('annotations', 'model_alias', 'model', 'model_family') }}
+),
+
+answers as (
+    {{ answer_lookup('annotations', 'label') }}
+),
+
 joined as (
     select
         annotations.* exclude (reject_code, reject_reason),
         annotations.reject_code as staging_reject_code,
         annotations.reject_reason as staging_reject_reason,
-        models.model,
-        models.family as model_family,
-        scales.dimension,
-        scales.scale_min,
-        scales.scale_max,
-        scales.scale_labels,
+        model_names.model,
+        model_names.model_family,
+        answers.dimension,
+        answers.scale_min,
+        answers.scale_max,
+        answers.scale_labels,
         prompts.prompt_id as known_prompt_id,
         prompt_file.has_prompts,
-        {{ scored_label_columns('annotations.label') }}
+        answers.is_na,
+        answers.score_source,
+        answers.score_as_given
     from annotations
-    left join scales
-        on {{ text_key('annotations.dimension_input') }} = scales.dimension_key
-    left join labels
+    left join model_names
+        on annotations.model_alias is not distinct from model_names.model_alias
+    left join answers
         on
-            scales.dimension_key = labels.dimension_key
-            and {{ label_key('annotations.label') }} = labels.label_key
-    left join aliases as models
-        on {{ text_key('annotations.model_alias') }} = models.alias_key
+            annotations.dimension_input is not distinct from answers.dimension_input
+            and annotations.label is not distinct from answers.label
     cross join prompt_file
     left join prompts
         on annotations.prompt_id = prompts.prompt_id

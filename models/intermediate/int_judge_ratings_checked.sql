@@ -10,33 +10,48 @@ ratings as (
 
 {{ reference_ctes() }}
 
+-- Names, dimensions and answers are resolved once per distinct value (the
+-- regular expressions of the matching keys are the expensive part), then
+-- joined back to the rows.
+judge_names as (
+    {{ name_lookup('ratings', 'judge_alias', 'judge', 'judge_family') }}
+),
+
+model_names as (
+    {{ name_lookup('ratings', 'model_alias', 'model', 'model_family') }}
+),
+
+answers as (
+    {{ answer_lookup('ratings', 'answer') }}
+),
+
 joined as (
     select
         ratings.* exclude (reject_code, reject_reason),
         ratings.reject_code as staging_reject_code,
         ratings.reject_reason as staging_reject_reason,
-        judges.model as judge,
-        judges.family as judge_family,
-        models.model,
-        models.family as model_family,
-        scales.dimension,
-        scales.scale_min,
-        scales.scale_max,
-        scales.scale_labels,
+        judge_names.judge,
+        judge_names.judge_family,
+        model_names.model,
+        model_names.model_family,
+        answers.dimension,
+        answers.scale_min,
+        answers.scale_max,
+        answers.scale_labels,
         prompts.prompt_id as known_prompt_id,
         prompt_file.has_prompts,
-        {{ scored_label_columns('ratings.answer') }}
+        answers.is_na,
+        answers.score_source,
+        answers.score_as_given
     from ratings
-    left join scales
-        on {{ text_key('ratings.dimension_input') }} = scales.dimension_key
-    left join labels
+    left join judge_names
+        on ratings.judge_alias is not distinct from judge_names.judge_alias
+    left join model_names
+        on ratings.model_alias is not distinct from model_names.model_alias
+    left join answers
         on
-            scales.dimension_key = labels.dimension_key
-            and {{ label_key('ratings.answer') }} = labels.label_key
-    left join aliases as judges
-        on {{ text_key('ratings.judge_alias') }} = judges.alias_key
-    left join aliases as models
-        on {{ text_key('ratings.model_alias') }} = models.alias_key
+            ratings.dimension_input is not distinct from answers.dimension_input
+            and ratings.answer is not distinct from answers.answer
     cross join prompt_file
     left join prompts
         on ratings.prompt_id = prompts.prompt_id

@@ -65,54 +65,79 @@ def _fisher_interval(r: float, se: float) -> tuple[float, float]:
     return float(np.tanh(z - Z95 * se)), float(np.tanh(z + Z95 * se))
 
 
-def goodman_kruskal_gamma(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    """Gamma and its asymptotic standard error, from the x-by-y contingency table."""
+def contingency(
+    x: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(distinct x, distinct y, table of counts): rows, or distinct pairs with counts."""
     xs, xi = np.unique(x, return_inverse=True)
     ys, yi = np.unique(y, return_inverse=True)
-    n = np.zeros((len(xs), len(ys)))
-    np.add.at(n, (xi, yi), 1)
-    # cumulative sums: counts strictly below-left and above-right of each cell
-    c = np.cumsum(np.cumsum(n, axis=0), axis=1)
+    table = np.zeros((len(xs), len(ys)))
+    np.add.at(table, (xi, yi), 1.0 if weights is None else np.asarray(weights, dtype=float))
+    return xs, ys, table
 
-    def block(a0: int, a1: int, b0: int, b1: int) -> float:
-        """Sum of n[a0:a1, b0:b1] from the 2-D cumulative sums."""
-        if a1 <= a0 or b1 <= b0:
-            return 0.0
-        total = c[a1 - 1, b1 - 1]
-        if a0 > 0:
-            total -= c[a0 - 1, b1 - 1]
-        if b0 > 0:
-            total -= c[a1 - 1, b0 - 1]
-        if a0 > 0 and b0 > 0:
-            total += c[a0 - 1, b0 - 1]
-        return total
 
-    rows, cols = n.shape
-    conc = np.zeros_like(n)
-    disc = np.zeros_like(n)
-    for i in range(rows):
-        for j in range(cols):
-            conc[i, j] = block(0, i, 0, j) + block(i + 1, rows, j + 1, cols)
-            disc[i, j] = block(0, i, j + 1, cols) + block(i + 1, rows, 0, j)
-    p, q = float((n * conc).sum()), float((n * disc).sum())
+def _concordance(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each cell, the counts of concordant and discordant cells (strictly
+    below-left plus above-right; below-right plus above-left), from 2-D cumulative
+    sums (zero-padded: cum[i, j] = sum of table[:i, :j])."""
+    rows, cols = table.shape
+    cum = np.zeros((rows + 1, cols + 1))
+    cum[1:, 1:] = table.cumsum(axis=0).cumsum(axis=1)
+    i, j = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
+    below_left = cum[i, j]
+    above_right = cum[rows, cols] - cum[i + 1, cols] - cum[rows, j + 1] + cum[i + 1, j + 1]
+    below_right = cum[i, cols] - cum[i, j + 1]
+    above_left = cum[rows, j] - cum[i + 1, j]
+    return below_left + above_right, below_right + above_left
+
+
+def gamma_from_table(table: np.ndarray) -> tuple[float, float]:
+    """Goodman-Kruskal gamma and its asymptotic standard error from a contingency table."""
+    conc, disc = _concordance(table)
+    p, q = float((table * conc).sum()), float((table * disc).sum())
     if p + q == 0:
         return np.nan, np.nan
     gamma = (p - q) / (p + q)
-    ase = 4.0 / (p + q) ** 2 * np.sqrt(float((n * (q * conc - p * disc) ** 2).sum()))
+    ase = 4.0 / (p + q) ** 2 * np.sqrt(float((table * (q * conc - p * disc) ** 2).sum()))
     return gamma, ase
 
 
-def correlations(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
-    """Spearman, Pearson, Kendall tau-b and gamma with 95% intervals."""
-    n = len(x)
+def goodman_kruskal_gamma(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Gamma and its asymptotic standard error, from the x-by-y contingency table."""
+    return gamma_from_table(contingency(x, y)[2])
+
+
+def _midranks(totals: np.ndarray) -> np.ndarray:
+    """Average rank of each distinct value (sorted) given how often each occurs."""
+    return np.cumsum(totals) - (totals - 1.0) / 2.0
+
+
+def _weighted_pearson(a: np.ndarray, b: np.ndarray, w: np.ndarray) -> float:
+    n = w.sum()
+    da, db = a - (w @ a) / n, b - (w @ b) / n
+    return float((w * da * db).sum() / np.sqrt((w * da * da).sum() * (w * db * db).sum()))
+
+
+def correlations_from_table(xs: np.ndarray, ys: np.ndarray, table: np.ndarray) -> dict:
+    """Spearman (average ranks), Pearson, Kendall tau-b and gamma with 95% intervals,
+    from the contingency table of the pairs: equal to scipy's on the expanded rows."""
+    n = int(round(table.sum()))
     out: dict[str, float] = {"n": n}
     names = ("spearman", "pearson", "kendall_tau_b", "gk_gamma")
-    if n < 5 or np.unique(x).size < 2 or np.unique(y).size < 2:
+    row_tot, col_tot = table.sum(axis=1), table.sum(axis=0)
+    if n < 5 or (row_tot > 0).sum() < 2 or (col_tot > 0).sum() < 2:
         return out | {k: np.nan for nm in names for k in (nm, f"{nm}_ci_low", f"{nm}_ci_high")}
-    rs = float(stats.spearmanr(x, y).statistic)
-    rp = float(stats.pearsonr(x, y).statistic)
-    tau = float(stats.kendalltau(x, y, variant="b").statistic)
-    gamma, gamma_se = goodman_kruskal_gamma(x, y)
+    i, j = np.nonzero(table)
+    w = table[i, j]
+    rp = _weighted_pearson(xs[i].astype(float), ys[j].astype(float), w)
+    rs = _weighted_pearson(_midranks(row_tot)[i], _midranks(col_tot)[j], w)
+    conc, disc = _concordance(table)
+    pairs = n * (n - 1) / 2.0
+    s_diff = float((table * (conc - disc)).sum()) / 2.0
+    ties_x = float((row_tot * (row_tot - 1)).sum()) / 2.0
+    ties_y = float((col_tot * (col_tot - 1)).sum()) / 2.0
+    tau = s_diff / np.sqrt((pairs - ties_x) * (pairs - ties_y))
+    gamma, gamma_se = gamma_from_table(table)
     intervals = {
         "spearman": (rs, _fisher_interval(rs, np.sqrt((1 + rs**2 / 2) / (n - 3)))),
         "pearson": (rp, _fisher_interval(rp, 1 / np.sqrt(n - 3))),
@@ -127,20 +152,30 @@ def correlations(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
     return out
 
 
+def correlations(x: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> dict:
+    """Spearman, Pearson, Kendall tau-b and gamma with 95% intervals, on rows (or
+    distinct pairs with their counts in ``weights``)."""
+    return correlations_from_table(*contingency(x, y, weights))
+
+
 def judge_human_agreement(fct: pd.DataFrame) -> pd.DataFrame:
     """Correlations per judge x dimension and per judge over all dimensions
-    (positive frame, normalised scores, rows with both scores)."""
-    df = fct[
-        (fct["framing"] == "positive")
-        & fct["judge_score_norm"].notna()
-        & fct["human_score_norm"].notna()
-    ]
+    (positive frame, normalised scores, rows with both scores).
+
+    ``fct`` holds ratings, or distinct (judge, dimension, judge_score_norm,
+    human_score_norm) with their counts in ``n_rows`` (framing then omitted)."""
+    df = fct
+    if "framing" in df:
+        df = df[df["framing"] == "positive"]
+    df = df[df["judge_score_norm"].notna() & df["human_score_norm"].notna()]
     rows = []
     for judge, part in df.groupby("judge"):
         slices = [(d, p) for d, p in part.groupby("dimension")] + [("all", part)]
         for dimension, p in slices:
             stats_ = correlations(
-                p["judge_score_norm"].to_numpy(float), p["human_score_norm"].to_numpy(float)
+                p["judge_score_norm"].to_numpy(float),
+                p["human_score_norm"].to_numpy(float),
+                p["n_rows"].to_numpy(float) if "n_rows" in p else None,
             )
             rows.append({"judge": judge, "dimension": dimension} | stats_)
     return pd.DataFrame(rows)
@@ -250,22 +285,25 @@ def _alpha_from_prompt_sums(w: np.ndarray, sums: dict[str, np.ndarray]) -> np.nd
 
 
 def counterfactual_agreement(
-    fct: pd.DataFrame, n_boot: int = 200, seed: int = 20250101
+    fct: pd.DataFrame, n_boot: int = 200, seed: int = 20250101, per_completion: bool = False
 ) -> pd.DataFrame:
     """Interval alpha between each judge and the human reference, observed and after
     calibration (offset and scale removed, per dimension), with percentile bootstrap
-    95% intervals over prompts: how much disagreement calibration could remove."""
-    df = fct[
-        (fct["framing"] == "positive")
-        & fct["judge_score_norm"].notna()
-        & fct["human_score_norm"].notna()
-    ]
+    95% intervals over prompts: how much disagreement calibration could remove.
+
+    ``per_completion``: ``fct`` already holds one row per judge x completion (the
+    mean of its runs, as the dbt model aggregates it in SQL)."""
+    df = fct
+    if "framing" in df:
+        df = df[df["framing"] == "positive"]
+    df = df[df["judge_score_norm"].notna() & df["human_score_norm"].notna()]
     rng = np.random.default_rng(seed)
     rows = []
     for judge, part in df.groupby("judge"):
-        part = part.groupby(["prompt_id", "model", "dimension"], as_index=False)[
-            ["judge_score_norm", "human_score_norm"]
-        ].mean()
+        if not per_completion:
+            part = part.groupby(["prompt_id", "model", "dimension"], as_index=False)[
+                ["judge_score_norm", "human_score_norm"]
+            ].mean()
         calibrated = np.empty(len(part))
         for _, idx in part.groupby("dimension").indices.items():
             calibrated[idx] = calibrate(

@@ -157,3 +157,144 @@ def run_agreement_bench(n_ratings: int = 1_000_000, n_annotations: int = 1_000_0
             f"inputs, tests included: {wall:.1f} s"
         )
     return 0
+
+
+# --- OLS engine ladder (issue: scale) -------------------------------------------------
+OLS_LADDER = (100_000, 1_000_000, 3_000_000, 10_000_000)
+# The reference (pandas + statsmodels formula) needs about 1.5 GB per million ratings.
+REFERENCE_MAX_ROWS = 3_000_000
+BENCH_TABLE = "bench_ratings"
+
+
+def write_ols_bench_table(db: Path, n: int, seed: int = 1) -> None:
+    """n ratings in int_bias_ratings' schema (human reference): 6 judges that are also
+    the 6 models, 3 families of two, 2 dimensions, prompts of 72 ratings each, planted
+    self-bias 0.05 and family bias 0.02."""
+    import duckdb
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    names = np.array([f"m{i}" for i in range(6)])
+    families = np.array(["F0", "F0", "F1", "F1", "F2", "F2"])
+    i = np.arange(n)
+    judge, model, dim = (i // 12) % 6, (i // 2) % 6, i % 2
+    prompt = i // 72
+    reference = np.round(rng.uniform(0, 1, n) * 4) / 4
+    is_self = judge == model
+    same_family = (families[judge] == families[model]) & ~is_self
+    rating = np.clip(
+        0.1 + 0.8 * reference + 0.05 * is_self + 0.02 * same_family + rng.normal(0, 0.15, n),
+        0,
+        1,
+    )
+    frame = pd.DataFrame(
+        {
+            "reference_kind": "human",
+            "reference_family": pd.Series([None] * n, dtype="str"),
+            "judge": names[judge],
+            "judge_family": families[judge],
+            "model": names[model],
+            "model_family": families[model],
+            "is_self": is_self,
+            "is_same_family": same_family,
+            "dimension": np.array(["d1", "d2"])[dim],
+            "dataset": "bench",
+            "task_type": "bench",
+            "prompt_id": np.char.add("p", prompt.astype(str)),
+            "run_id": "1",
+            "judge_score": rating,
+            "rating": rating,
+            "reference": reference,
+            "length_feature": np.tanh(rng.normal(0, 1, n)),
+        }
+    )
+    con = duckdb.connect(str(db), config={"enable_progress_bar": False})
+    try:
+        con.register("frame", frame)
+        con.execute(f"create or replace table {BENCH_TABLE} as select * from frame")
+    finally:
+        con.close()
+
+
+def compiled_cell_stats_sql() -> str:
+    """The SQL of int_bias_cell_stats exactly as dbt compiles it, reading the bench table."""
+    import re
+
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "compile.duckdb"
+        build_mod.run_dbt(
+            ["compile", "--select", "int_bias_cell_stats"], db, quiet=True, capture=True
+        )
+        compiled = build_mod.target_dir(db) / "compiled"
+        sql = next(compiled.rglob("int_bias_cell_stats.sql")).read_text()
+    return re.sub(r'("[^"]+"\.)?"main"\."int_bias_ratings"', BENCH_TABLE, sql)
+
+
+def _in_child(step: str, db: Path, sql: str) -> dict:
+    """Run one step of judge_bias.bench_steps in a fresh process (which imports only
+    what the step needs): its peak memory is its own."""
+    import multiprocessing
+
+    from judge_bias import bench_steps
+
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(1) as pool:
+        return pool.apply(getattr(bench_steps, step), (str(db), sql))
+
+
+def _patsy_to_ours(name: str) -> str:
+    if name.startswith("reference:judge["):
+        return f"judge[{name[len('reference:judge[') : -1]}]:reference"
+    for factor, ours in (("same_judge", "self"), ("same_family", "family")):
+        if factor in name:
+            return f"{ours}[{name.split('[T.')[1]}"
+    if name.startswith("dimension[T."):
+        return f"dimension[{name.split('[T.')[1]}"
+    return name
+
+
+def run_ols_bench(rows: list[int] | None = None, reference_max: int = REFERENCE_MAX_ROWS) -> int:
+    """The scale ladder: for each size, time and peak memory of the bare scan, the engine
+    (int_bias_cell_stats' SQL + the HC0 fit) and, up to ``reference_max`` rows, the
+    reference formula fit, with the ratios and the largest relative difference of the
+    estimates and standard errors."""
+    sql = compiled_cell_stats_sql()
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "ols_bench.duckdb"
+        base = _in_child("baseline", db, sql)["peak_mb"]
+        print(f"process baseline (interpreter + engine imports): {base:.0f} MB peak RSS")
+        for n in rows or OLS_LADDER:
+            write_ols_bench_table(db, n)
+            scan = _in_child("scan", db, sql)
+            engine = _in_child("engine", db, sql)
+            line = (
+                f"{n:>11,} rows | scan {scan['seconds']:7.3f} s {scan['peak_mb']:6.0f} MB | "
+                f"engine {engine['seconds']:7.3f} s {engine['peak_mb']:6.0f} MB | "
+                f"engine/scan {engine['seconds'] / scan['seconds']:5.2f}"
+            )
+            if n <= reference_max:
+                ref = _in_child("reference", db, sql)
+                ours = engine["estimates"]
+                names = {_patsy_to_ours(k): k for k in ref["params"]}
+                assert set(names) == set(ours), set(names) ^ set(ours)
+                diff_est = max(
+                    abs(ours[t]["estimate"] - ref["params"][k]) / max(abs(ref["params"][k]), 1e-12)
+                    for t, k in names.items()
+                )
+                diff_se = max(
+                    abs(ours[t]["std_error"] - ref["bse"][k]) / ref["bse"][k]
+                    for t, k in names.items()
+                )
+                line += (
+                    f" | reference {ref['seconds']:7.2f} s {ref['peak_mb']:6.0f} MB | "
+                    f"reference/engine time {ref['seconds'] / engine['seconds']:6.0f}x, "
+                    f"memory {ref['peak_mb'] / engine['peak_mb']:5.1f}x "
+                    f"({(ref['peak_mb'] - base) / max(engine['peak_mb'] - base, 1):5.1f}x "
+                    f"above the baseline) | max rel diff estimates {diff_est:.1e}, "
+                    f"SEs {diff_se:.1e}"
+                )
+            else:
+                line += " | reference skipped (would not fit in memory)"
+            print(line, flush=True)
+    return 0

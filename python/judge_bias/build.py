@@ -56,9 +56,14 @@ def dbt_env(db_path: Path) -> dict[str, str]:
 
 
 def run_dbt(
-    args: list[str], db_path: Path, data_dir: Path | None = None, quiet: bool = False
+    args: list[str],
+    db_path: Path,
+    data_dir: Path | None = None,
+    quiet: bool = False,
+    capture: bool = False,
 ) -> None:
-    """Run one dbt command in the project; raise BuildError when it fails."""
+    """Run one dbt command in the project; raise BuildError when it fails
+    (``capture``: keep dbt's output off the terminal)."""
     cmd = [str(Path(sys.executable).with_name("dbt")), *(["--quiet"] if quiet else []), *args]
     if data_dir is not None:
         cmd += ["--vars", json.dumps({"data_dir": str(data_dir)})]
@@ -66,7 +71,9 @@ def run_dbt(
         # Keep a side warehouse's dbt artefacts beside it, not in the project's target/.
         target = target_dir(db_path)
         cmd += ["--target-path", str(target), "--log-path", str(target.parent / "logs")]
-    proc = subprocess.run(cmd, cwd=PROJECT_DIR, env=dbt_env(db_path), check=False)
+    proc = subprocess.run(
+        cmd, cwd=PROJECT_DIR, env=dbt_env(db_path), check=False, capture_output=capture
+    )
     if proc.returncode != 0:
         raise BuildError(f"dbt {' '.join(args)} failed with exit code {proc.returncode}")
 

@@ -162,16 +162,11 @@ def _load_csv(
 def _load_parquet(
     con: duckdb.DuckDBPyConnection, path: Path, spec: InputKind
 ) -> duckdb.DuckDBPyRelation:
+    # a view, not a copy: the file is read once, when dbt materialises the result
     tmp = f"_jb_read_{spec.name}"
-    con.execute(
-        f"create or replace temp table {tmp} as "
-        "select * from read_parquet(?, file_row_number = true)",
-        [str(path)],
-    )
+    con.read_parquet(str(path), file_row_number=True).create_view(tmp, replace=True)
     file_columns = [
-        d[0]
-        for d in con.sql(f"select * from {tmp} limit 0").description
-        if d[0] != "file_row_number"
+        c for c in con.sql(f"select * from {tmp} limit 0").columns if c != "file_row_number"
     ]
     mapping = _map_columns(path, spec, file_columns)
     source = str(path).replace("'", "''")

@@ -1,5 +1,10 @@
-from judge_bias.analyses import GRAIN, inputs_from_tables, results_long, run_analyses
-from judge_bias.analyses import settings_from_config
+from judge_bias.analyses import (
+    GRAIN,
+    inputs_from_tables,
+    results_long,
+    run_analyses,
+    settings_from_config,
+)
 from judge_bias.sufficient import stats_from_rows
 
 

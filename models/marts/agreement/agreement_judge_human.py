@@ -1,6 +1,10 @@
 from judge_bias.agreement import judge_human_agreement
 
+SCORED = "framing = 'positive' and judge_score_norm is not null and human_score_norm is not null"
+PAIR = "judge, dimension, judge_score_norm, human_score_norm"
+
 
 def model(dbt, session):
-    columns = "judge, dimension, framing, judge_score_norm, human_score_norm"
-    return judge_human_agreement(dbt.ref("fct_judge_ratings").select(columns).df())
+    # the correlations need only the contingency table: distinct score pairs and counts
+    ratings = dbt.ref("fct_judge_ratings").filter(SCORED)
+    return judge_human_agreement(ratings.aggregate(f"{PAIR}, count(*) as n_rows", PAIR).df())

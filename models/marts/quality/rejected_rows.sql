@@ -1,4 +1,5 @@
--- Every input row that did not make it into the warehouse, with the reason.
+-- Every input row that did not make it into the warehouse, with the reason and
+-- its input values (rebuilt from the loader's table, for rejected rows only).
 {% set checked = checked_inputs() %}
 with
 
@@ -6,13 +7,18 @@ with
     {{ source }} as (
         select
             '{{ source }}' as source,
-            source_file,
-            row_number,
-            reject_code as reason_code,
-            reject_reason as reason,
-            raw_values
-        from {{ ref(model) }}
-        where reject_code is not null
+            checked.source_file,
+            checked.row_number,
+            checked.reject_code as reason_code,
+            checked.reject_reason as reason,
+            case
+                when base._parse_error is not null then to_json(base._raw_line)
+                else {{ raw_values_json(ref(base), 'base') }}
+            end as raw_values
+        from {{ ref(model) }} as checked
+        inner join {{ ref(base) }} as base
+            on checked.row_number = base._row_number
+        where checked.reject_code is not null
     ),
 {% endfor %}
 

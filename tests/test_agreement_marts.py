@@ -154,3 +154,44 @@ def test_gold_range_accuracy_and_spearman(demo_build: BuildResult) -> None:
         assert row["gold_spearman"] == pytest.approx(
             stats.spearmanr(means["a"], means["g"]).statistic, abs=1e-12
         )
+
+
+def test_counterfactual_from_sql_sums_equals_alpha_on_the_completions(
+    demo_build: BuildResult,
+) -> None:
+    """The mart (from int_agreement_prompt_sums) against interval alpha computed on the
+    completions themselves: observed, and with calibrate() applied per dimension."""
+    from judge_bias.agreement import calibrate, interval_alpha_two_coders
+
+    mart = query(demo_build.db_path, "select * from agreement_counterfactual").set_index("judge")
+    fct = query(
+        demo_build.db_path,
+        "select * from fct_judge_ratings where framing = 'positive' "
+        "and judge_score_norm is not null and human_score_norm is not null",
+    )
+    for judge, part in fct.groupby("judge"):
+        comp = part.groupby(["prompt_id", "model", "dimension"], as_index=False)[
+            ["judge_score_norm", "human_score_norm"]
+        ].mean()
+        a, b = comp["judge_score_norm"].to_numpy(), comp["human_score_norm"].to_numpy()
+        cal = a.copy()
+        for _, idx in comp.groupby("dimension").indices.items():
+            cal[idx] = calibrate(a[idx], b[idx])
+        row = mart.loc[judge]
+        assert row["n_items"] == len(comp) and row["n_prompts"] == comp["prompt_id"].nunique()
+        assert row["alpha_observed"] == pytest.approx(interval_alpha_two_coders(a, b), abs=1e-10)
+        assert row["alpha_calibrated"] == pytest.approx(
+            interval_alpha_two_coders(cal, b), abs=1e-10
+        )
+
+
+def test_self_vs_peer_items_from_sql_equal_pandas(demo_build: BuildResult) -> None:
+    from judge_bias.self_vs_peer import _items
+
+    key = ["judge", "framing", "prompt_id", "dimension"]
+    sql = query(demo_build.db_path, "select * from int_self_vs_peer_items").sort_values(key)
+    mem = _items(query(demo_build.db_path, "select * from fct_judge_ratings")).sort_values(key)
+    assert len(sql) == len(mem) > 0
+    assert sql[key].reset_index(drop=True).equals(mem[key].reset_index(drop=True))
+    for col in ("s", "r", "g"):
+        np.testing.assert_allclose(sql[col].to_numpy(), mem[col].to_numpy(), rtol=1e-12)

@@ -11,6 +11,7 @@ import pytest
 from judge_bias.build import BuildResult
 from judge_bias.cli import main
 from judge_bias.validation import validate
+from tests.conftest import query
 
 pytestmark = pytest.mark.dbt
 
@@ -51,3 +52,14 @@ def test_failure_names_table_expectation_and_offending_rows(corrupted: Path) -> 
 def test_cli_validate_exits_non_zero(corrupted: Path, capsys: pytest.CaptureFixture) -> None:
     assert main(["validate", "--db", str(corrupted)]) == 2
     assert "fct_judge_ratings.judge_score_norm" in capsys.readouterr().out
+
+
+def test_large_tables_are_validated_on_a_sample(demo_build, monkeypatch) -> None:
+    from judge_bias import validation
+
+    monkeypatch.setattr(validation, "MAX_VALIDATED_ROWS", 1000)
+    report = validation.validate(demo_build.db_path, ["marts"])
+    n_fct = query(demo_build.db_path, "select count(*) as n from fct_judge_ratings")["n"][0]
+    assert report.sampled["fct_judge_ratings"] == (1000, n_fct)
+    assert report.success
+    assert "random sample of 1,000 of its" in report.summary()

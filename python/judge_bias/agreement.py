@@ -285,51 +285,79 @@ def _alpha_from_prompt_sums(w: np.ndarray, sums: dict[str, np.ndarray]) -> np.nd
 
 
 def counterfactual_agreement(
-    fct: pd.DataFrame, n_boot: int = 200, seed: int = 20250101, per_completion: bool = False
+    fct: pd.DataFrame, n_boot: int = 200, seed: int = 20250101
 ) -> pd.DataFrame:
     """Interval alpha between each judge and the human reference, observed and after
     calibration (offset and scale removed, per dimension), with percentile bootstrap
     95% intervals over prompts: how much disagreement calibration could remove.
 
-    ``per_completion``: ``fct`` already holds one row per judge x completion (the
-    mean of its runs, as the dbt model aggregates it in SQL)."""
-    df = fct
-    if "framing" in df:
-        df = df[df["framing"] == "positive"]
-    df = df[df["judge_score_norm"].notna() & df["human_score_norm"].notna()]
+    On rows: the per judge x dimension x prompt sums the warehouse aggregates
+    (int_agreement_prompt_sums), computed here in pandas."""
+    df = fct[
+        (fct["framing"] == "positive")
+        & fct["judge_score_norm"].notna()
+        & fct["human_score_norm"].notna()
+    ]
+    completions = df.groupby(["judge", "prompt_id", "model", "dimension"], as_index=False)[
+        ["judge_score_norm", "human_score_norm"]
+    ].mean()
+    a, b = completions["judge_score_norm"], completions["human_score_norm"]
+    sums = (
+        completions.assign(n=1, sum_a=a, sum_b=b, sum_aa=a * a, sum_bb=b * b, sum_ab=a * b)
+        .groupby(["judge", "dimension", "prompt_id"], as_index=False)[
+            ["n", "sum_a", "sum_b", "sum_aa", "sum_bb", "sum_ab"]
+        ]
+        .sum()
+    )
+    return counterfactual_from_prompt_sums(sums, n_boot, seed)
+
+
+def counterfactual_from_prompt_sums(
+    sums: pd.DataFrame, n_boot: int = 200, seed: int = 20250101
+) -> pd.DataFrame:
+    """counterfactual_agreement from per judge x dimension x prompt sums
+    (int_agreement_prompt_sums: n, sum_a, sum_b, sum_aa, sum_bb, sum_ab over the
+    completions; a = judge, b = human score). The calibrated score
+    c = mean_b + (a - mean_a) * sd_b / sd_a of each judge x dimension is linear in
+    a, so its sums follow from the same moments; the rest is per-prompt sums, as in
+    the row version."""
     rng = np.random.default_rng(seed)
     rows = []
-    for judge, part in df.groupby("judge"):
-        if not per_completion:
-            part = part.groupby(["prompt_id", "model", "dimension"], as_index=False)[
-                ["judge_score_norm", "human_score_norm"]
-            ].mean()
-        calibrated = np.empty(len(part))
-        for _, idx in part.groupby("dimension").indices.items():
-            calibrated[idx] = calibrate(
-                part["judge_score_norm"].to_numpy()[idx], part["human_score_norm"].to_numpy()[idx]
-            )
-        judge_s, human_s = part["judge_score_norm"].to_numpy(), part["human_score_norm"].to_numpy()
+    for judge, part in sums.groupby("judge", sort=True):
+        m = {c: part[c].to_numpy(dtype=float) for c in
+             ("n", "sum_a", "sum_b", "sum_aa", "sum_bb", "sum_ab")}  # fmt: skip
+        dim = pd.factorize(part["dimension"])[0]
+        tot = {c: np.bincount(dim, weights=v) for c, v in m.items()}
+        mean_a, mean_b = tot["sum_a"] / tot["n"], tot["sum_b"] / tot["n"]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            sd_a = np.sqrt((tot["sum_aa"] - tot["n"] * mean_a**2) / (tot["n"] - 1))
+            sd_b = np.sqrt((tot["sum_bb"] - tot["n"] * mean_b**2) / (tot["n"] - 1))
+            k = np.where(sd_a > 0, sd_b / sd_a, 0.0)  # calibrate(): constant when sd_a = 0
+        alpha0 = (mean_b - mean_a * k)[dim]
+        k = k[dim]
+        raw = {"n": m["n"], "a": m["sum_a"], "b": m["sum_b"], "aa": m["sum_aa"],
+               "bb": m["sum_bb"], "d2": m["sum_aa"] - 2 * m["sum_ab"] + m["sum_bb"]}  # fmt: skip
+        c_sum = m["n"] * alpha0 + k * m["sum_a"]
+        cc_sum = m["n"] * alpha0**2 + 2 * alpha0 * k * m["sum_a"] + k**2 * m["sum_aa"]
+        cb_sum = alpha0 * m["sum_b"] + k * m["sum_ab"]
+        cal = raw | {"a": c_sum, "aa": cc_sum, "d2": cc_sum - 2 * cb_sum + m["sum_bb"]}
         prompt = pd.factorize(part["prompt_id"])[0]
         n_prompts = int(prompt.max()) + 1
         weights = rng.multinomial(n_prompts, np.full(n_prompts, 1.0 / n_prompts), size=n_boot)
         estimates = []
-        for a in (judge_s, calibrated):
-            sums = {
+        for moments_ in (raw, cal):
+            per_prompt = {
                 key: np.bincount(prompt, weights=v, minlength=n_prompts)
-                for key, v in {
-                    "n": np.ones_like(a), "a": a, "b": human_s, "aa": a**2,
-                    "bb": human_s**2, "d2": (a - human_s) ** 2,
-                }.items()
-            }  # fmt: skip
-            point = interval_alpha_two_coders(a, human_s)
-            boot = _alpha_from_prompt_sums(weights.astype(float), sums)
+                for key, v in moments_.items()
+            }
+            point = _alpha_from_prompt_sums(np.ones((1, n_prompts)), per_prompt)[0]
+            boot = _alpha_from_prompt_sums(weights.astype(float), per_prompt)
             estimates.append((point, *np.percentile(boot, [2.5, 97.5])))
         (observed, o_lo, o_hi), (after, a_lo, a_hi) = estimates
         rows.append(
             {
                 "judge": judge,
-                "n_items": len(part),
+                "n_items": int(m["n"].sum()),
                 "n_prompts": n_prompts,
                 "alpha_observed": observed,
                 "alpha_observed_ci_low": o_lo,

@@ -68,8 +68,10 @@ def _se(x: np.ndarray) -> float:
     return float(np.std(x, ddof=1) / np.sqrt(len(x))) if len(x) > 1 else np.nan
 
 
-def self_vs_peer_tests(fct: pd.DataFrame) -> pd.DataFrame:
-    items = _items(fct)
+def self_vs_peer_tests(fct: pd.DataFrame | None = None, items: pd.DataFrame | None = None):
+    """The tests from ratings (``fct``) or from the items table the warehouse builds
+    (int_self_vs_peer_items: judge, framing, prompt_id, dimension, s, r, g)."""
+    items = _items(fct) if items is None else items
     rows = []
     for (judge, framing), it in items.groupby(["judge", "framing"]):
         s, r, g = (it[c].to_numpy() for c in ("s", "r", "g"))

@@ -2,5 +2,5 @@ from judge_bias.self_vs_peer import self_vs_peer_tests
 
 
 def model(dbt, session):
-    columns = "judge, model, prompt_id, dimension, framing, judge_score_norm"
-    return self_vs_peer_tests(dbt.ref("fct_judge_ratings").select(columns).df())
+    # S, R and G per judge x framing x item are computed in SQL (int_self_vs_peer_items)
+    return self_vs_peer_tests(items=dbt.ref("int_self_vs_peer_items").df())

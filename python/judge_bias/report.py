@@ -40,7 +40,7 @@ PAIRWISE_METRICS = {
     "first_slot_rate": ("first-slot rate", 0.5, "share of verdicts for the first slot"),
     "self_preference_rate": ("self-preference rate", 0.5, "share of own-vs-other pairs won"),
     "eo_bias": ("equal-opportunity bias", 0.0, "P(prefer y1 | own) - P(prefer y1 | other)"),
-    "length_slope": ("length slope", 0.0, "log-odds per unit length difference"),
+    "length_slope": ("length slope", 0.0, "slope on the length difference (0 = no effect)"),
 }
 
 
@@ -346,27 +346,15 @@ def panel_by_dimension(wh: Warehouse) -> Panel:
     return p
 
 
-def panel_heatmap(wh: Warehouse) -> Panel:
-    p = Panel(
-        "heatmap",
-        "Mean score each judge gives each model (all dimensions)",
-        caption=(
-            "Rows are judges (and the human reference, bottom), columns the rated models; the "
-            "number in a cell is the mean normalised score (0-1) and the colour its position "
-            "within the row (yellow = the row's highest mean, dark blue = its lowest), so a row "
-            "reads as that judge's ranking; boxed cells are a judge rating its own model."
-        ),
-    )
-    if reason := wh.missing("agg_judge_model_scores"):
-        p.absent = reason
-        return p
+def heatmap_data(wh: Warehouse) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """Judge x model mean scores (dimension 'all') with the human row, and the same grid
+    min-max normalised within each row (0.5 where a row is constant)."""
     agg = wh.df(
         "select judge, judge_family, model, model_family, mean_judge_score_norm as score "
         "from agg_judge_model_scores where dimension = 'all'"
     )
     if agg.empty:
-        p.absent = "agg_judge_model_scores has no pooled (dimension = 'all') rows"
-        return p
+        return None
     human = pd.DataFrame(columns=["model", "score"])
     if "fct_judge_ratings" in wh.tables:
         # Each completion x dimension counts once, whichever judges rated it.
@@ -396,6 +384,30 @@ def panel_heatmap(wh: Warehouse) -> Panel:
     span = grid.max(axis=1) - lo
     norm = grid.sub(lo, axis=0).div(span.where(span > 0), axis=0).fillna(0.5)
     norm = norm.where(grid.notna())
+    return grid, norm
+
+
+def panel_heatmap(wh: Warehouse) -> Panel:
+    p = Panel(
+        "heatmap",
+        "Mean score each judge gives each model (all dimensions)",
+        caption=(
+            "Rows are judges (and the human reference, bottom), columns the rated models; the "
+            "number in a cell is the mean normalised score (0-1) and the colour its position "
+            "within the row (yellow = the row's highest mean, dark blue = its lowest), so a row "
+            "reads as that judge's ranking; boxed cells are a judge rating its own model."
+        ),
+    )
+    if reason := wh.missing("agg_judge_model_scores"):
+        p.absent = reason
+        return p
+    data = heatmap_data(wh)
+    if data is None:
+        p.absent = "agg_judge_model_scores has no pooled (dimension = 'all') rows"
+        return p
+    grid, norm = data
+    models = list(grid.columns)
+    span = grid.max(axis=1) - grid.min(axis=1)
     from matplotlib import colormaps
     from matplotlib.patches import Rectangle
 
@@ -929,6 +941,8 @@ def panel_pairwise(wh: Warehouse) -> Panel:
         _zero_line(ax, ref)
         ax.set_title(label, fontsize=10)
         ax.set_xlabel(meaning, fontsize=8)
+    for ax in axes[::ncols]:
+        ax.set_ylabel("judge")
     for ax in axes[len(metrics) :]:
         ax.set_visible(False)
     p.figure = fig

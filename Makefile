@@ -18,8 +18,8 @@ $(BIN)/judge-bias: requirements.lock pyproject.toml
 
 demo: $(BIN)/judge-bias
 	$(BIN)/judge-bias build --data data/demo
-	$(BIN)/judge-bias report --out warehouse/report.md
-	@echo "tables: warehouse/judge_bias.duckdb (schema main); BI snapshot: warehouse/bi.duckdb; report: warehouse/report.md"
+	$(BIN)/judge-bias report --out warehouse/report.html
+	@echo "tables: warehouse/judge_bias.duckdb (schema main); BI snapshot: warehouse/bi.duckdb; report (open in a browser): $(CURDIR)/warehouse/report.html"
 
 lint: $(BIN)/judge-bias
 	$(BIN)/ruff check python tests

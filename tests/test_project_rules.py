@@ -4,11 +4,14 @@ installed offline): primary-key tests, documented marts, fan-out, view chains.""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from functools import cache
+from pathlib import Path
 
 import pytest
 
-from judge_bias.build import BuildResult
+from judge_bias.build import PROJECT_DIR, BuildResult, dbt_env
 from tests.conftest import query
 
 pytestmark = pytest.mark.dbt
@@ -70,3 +73,60 @@ def test_fan_out_and_view_chains(manifest: dict) -> None:
         return 1 + max((view_chain(p) for p in parents), default=0)
 
     assert max(view_chain(k) for k in models) <= MAX_VIEW_CHAIN
+
+
+def _marts(manifest: dict) -> dict[str, dict]:
+    return {k: v for k, v in _models(manifest).items() if v["path"].startswith("marts/")}
+
+
+def test_exposures_for_the_report_and_the_bi_snapshot(manifest: dict) -> None:
+    exposures = {e["name"]: e for e in manifest["exposures"].values()}
+    assert {"html_report", "bi_snapshot"} <= set(exposures)
+    marts = _marts(manifest)
+    for exposure in exposures.values():
+        deps = exposure["depends_on"]["nodes"]
+        assert deps, exposure["name"]
+        assert set(deps) <= set(marts), (exposure["name"], set(deps) - set(marts))
+        assert exposure["description"].strip() and exposure["owner"]["name"]
+    # The snapshot copies every mart: its exposure must list them all.
+    assert set(exposures["bi_snapshot"]["depends_on"]["nodes"]) == set(marts)
+    # The report reads at least the tables its panels are drawn from.
+    report_deps = {marts[k]["name"] for k in exposures["html_report"]["depends_on"]["nodes"]}
+    assert report_deps >= {
+        "bias_estimates",
+        "agg_judge_model_scores",
+        "debiased_leaderboard",
+        "agreement_judge_human",
+        "input_row_counts",
+        "rejected_rows",
+    }
+
+
+def test_dbt_docs_generate_offline(demo_build: BuildResult, tmp_path: Path) -> None:
+    """dbt docs generate on the built demo warehouse: manifest with the exposures and a
+    catalog with every mart and its columns (no network needed)."""
+    target = tmp_path / "target"
+    cmd = [
+        str(Path(sys.executable).with_name("dbt")),
+        "--quiet",
+        "docs",
+        "generate",
+        "--target-path",
+        str(target),
+        "--log-path",
+        str(tmp_path / "logs"),
+        "--vars",
+        json.dumps({"data_dir": str(PROJECT_DIR / "data" / "demo")}),
+    ]
+    env = dbt_env(demo_build.db_path)
+    env.update(HTTP_PROXY="http://127.0.0.1:9", HTTPS_PROXY="http://127.0.0.1:9")  # no network
+    proc = subprocess.run(cmd, cwd=PROJECT_DIR, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    manifest = json.loads((target / "manifest.json").read_text())
+    catalog = json.loads((target / "catalog.json").read_text())
+    assert {e["name"] for e in manifest["exposures"].values()} >= {"html_report", "bi_snapshot"}
+    assert not catalog.get("errors")
+    for key, mart in _marts(manifest).items():
+        assert key in catalog["nodes"], mart["name"]
+        assert catalog["nodes"][key]["columns"], mart["name"]
+    assert (target / "index.html").exists()

@@ -8,9 +8,13 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from judge_bias.provenance import validation_path, write_validation_record
 from judge_bias.snapshot import mart_tables, publish_snapshot
-from judge_bias.validation import ValidationReport, validate
+
+if TYPE_CHECKING:
+    from judge_bias.validation import ValidationReport
 
 PROJECT_DIR = Path(os.environ.get("JUDGE_BIAS_PROJECT_DIR", Path(__file__).resolve().parents[2]))
 DEFAULT_DB = Path("warehouse") / "judge_bias.duckdb"
@@ -40,6 +44,13 @@ def default_bi_path(db_path: Path) -> Path:
     if db_path.resolve() == (PROJECT_DIR / DEFAULT_DB).resolve():
         return db_path.with_name("bi.duckdb")
     return db_path.with_name(f"{db_path.stem}.bi.duckdb")
+
+
+def validate(db_path: Path) -> ValidationReport:
+    """The validation suites (Great Expectations is imported only when they run)."""
+    from judge_bias.validation import validate as run_suites
+
+    return run_suites(db_path)
 
 
 def dbt_env(db_path: Path) -> dict[str, str]:
@@ -91,10 +102,14 @@ def build(
         raise BuildError(f"--data {data_dir}: not a directory")
     db = Path(db_path).resolve() if db_path else (PROJECT_DIR / DEFAULT_DB)
     db.parent.mkdir(parents=True, exist_ok=True)
+    validation_path(db).unlink(missing_ok=True)  # never leave a stale record behind
     run_dbt(["build"], db, data, quiet=quiet)
     report = validate(db)
     if not report.success:
+        write_validation_record(db, data, report, None)
         return BuildResult(db, report)
     bi = Path(bi_path).resolve() if bi_path else default_bi_path(db)
     tables = mart_tables(target_dir(db) / "manifest.json")
-    return BuildResult(db, report, publish_snapshot(db, bi, tables))
+    published = publish_snapshot(db, bi, tables)
+    write_validation_record(db, data, report, published)
+    return BuildResult(db, report, published)

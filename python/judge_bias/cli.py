@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from judge_bias import build as build_mod
 from judge_bias.importers import IMPORTERS
@@ -53,14 +52,11 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from judge_bias.report import text_report
+    from judge_bias.report import write_report
 
-    text = text_report(args.db)
-    if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
-        print(f"report: {args.out}")
-    else:
-        print(text)
+    out = args.out or str(build_mod.PROJECT_DIR / "warehouse" / "report.html")
+    path = write_report(args.db, out, png_dir=args.png_dir)
+    print(f"report: {path.resolve()}")
     return 0
 
 
@@ -104,9 +100,12 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--db", default=str(build_mod.PROJECT_DIR / build_mod.DEFAULT_DB))
     s.set_defaults(func=_cmd_validate)
 
-    s = sub.add_parser("report", help="summarise a built warehouse")
+    s = sub.add_parser("report", help="one self-contained HTML report of a built warehouse")
     s.add_argument("--db", default=str(build_mod.PROJECT_DIR / build_mod.DEFAULT_DB))
-    s.add_argument("--out", default=None)
+    s.add_argument(
+        "--out", default=None, help="default: warehouse/report.html; FILE.md: plain Markdown"
+    )
+    s.add_argument("--png-dir", default=None, help="also save each figure as PNG there")
     s.set_defaults(func=_cmd_report)
 
     s = sub.add_parser("bench", help="time make-demo-style builds (demo and shared data)")

@@ -1,0 +1,329 @@
+"""The HTML report: self-contained, every panel drawn on the demo build, the generated
+text checked against the tables, missing and optional tables handled."""
+
+from __future__ import annotations
+
+import base64
+import re
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+
+from judge_bias.build import BuildResult
+from judge_bias.cli import main
+from judge_bias.report import (
+    HUMAN,
+    Warehouse,
+    heatmap_data,
+    leaderboard_rank_agreement,
+    write_report,
+)
+from tests.conftest import query
+
+pytestmark = pytest.mark.dbt
+
+FIGURE_PANELS = (
+    "forest",
+    "by_dimension",
+    "heatmap",
+    "robustness",
+    "agreement_annotators",
+    "agreement_judge_human",
+    "self_vs_peer",
+    "agreement_counterfactual",
+)
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+class _Doc(HTMLParser):
+    """Sections (by id) with their img sources, every src/href, and <li> texts by class."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[tuple[str, str, str]] = []  # (tag, attribute, value)
+        self.images: dict[str, list[str]] = {}
+        self.section: str | None = None
+        self.items: dict[str, list[str]] = {}  # li class -> the <b> texts inside
+        self.li: str | None = None
+        self.in_b = False
+        self.tags: set[str] = set()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        self.tags.add(tag)
+        for name in ("src", "href"):
+            if a.get(name) is not None:
+                self.links.append((tag, name, a[name] or ""))
+        if tag == "section":
+            self.section = a.get("id")
+        if tag == "img" and self.section:
+            self.images.setdefault(self.section, []).append(a.get("src") or "")
+        if tag == "li" and a.get("class"):
+            self.li = a["class"]
+            self.items.setdefault(self.li, [])
+        if tag == "b":
+            self.in_b = True
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "li":
+            self.li = None
+        if tag == "b":
+            self.in_b = False
+
+    def handle_data(self, data: str) -> None:
+        if self.in_b and self.li:
+            self.items[self.li].append(data)
+
+
+def _parse(html: str) -> _Doc:
+    doc = _Doc()
+    doc.feed(html)
+    return doc
+
+
+@pytest.fixture(scope="module")
+def demo_report(demo_build: BuildResult, tmp_path_factory: pytest.TempPathFactory) -> tuple:
+    out = tmp_path_factory.mktemp("report")
+    path = write_report(demo_build.db_path, out / "report.html", png_dir=out / "png")
+    return path.read_text(encoding="utf-8"), out / "png"
+
+
+def _copy_db(demo_build: BuildResult, tmp_path: Path) -> Path:
+    db = tmp_path / "copy.duckdb"
+    shutil.copy(demo_build.db_path, db)
+    return db
+
+
+def test_every_panel_has_an_embedded_png(demo_report: tuple) -> None:
+    html, png_dir = demo_report
+    doc = _parse(html)
+    for key in FIGURE_PANELS:
+        srcs = doc.images.get(key)
+        assert srcs, f"panel {key} has no figure"
+        data = base64.b64decode(srcs[0].removeprefix("data:image/png;base64,"))
+        assert data.startswith(PNG_MAGIC) and len(data) > 5_000
+        assert (png_dir / f"{key}.png").read_bytes() == data
+    assert 'id="leaderboard"' in html and 'class="leaderboard"' in html
+    # No pairwise/perturbation inputs in the demo: the panels say why they are absent.
+    for key, table in (("pairwise", "pairwise_bias"), ("perturbation", "perturbation_bias")):
+        section = re.search(rf'<section id="{key}">(.*?)</section>', html, re.S).group(1)
+        assert "Panel not drawn" in section and table in section and "<img" not in section
+
+
+def test_report_is_self_contained(demo_report: tuple) -> None:
+    html, _ = demo_report
+    doc = _parse(html)
+    assert doc.links, "expected images and internal links"
+    for tag, attr, value in doc.links:
+        if attr == "src":
+            assert value.startswith("data:image/png;base64,"), (tag, value[:60])
+        else:
+            assert value.startswith("#"), (tag, value)
+    assert not {"script", "link", "iframe"} & doc.tags
+    assert "url(" not in html and "@import" not in html
+
+
+def _main_terms(db: Path, term: str) -> pd.DataFrame:
+    return query(
+        db,
+        "select coalesce(judge, family) as name, estimate, ci_low, ci_high, significant "
+        f"from bias_estimates where analysis = 'main' and slice = 'all' and term_type = '{term}'",
+    )
+
+
+def test_significance_text_matches_bias_estimates(
+    demo_build: BuildResult, demo_report: tuple
+) -> None:
+    html, _ = demo_report
+    items = _parse(html).items
+    for term in ("self", "family"):
+        rows = _main_terms(demo_build.db_path, term)
+        # Independent of the significant column too: the interval excludes zero.
+        assert (rows.significant == ((rows.ci_low > 0) | (rows.ci_high < 0))).all()
+        pos = set(rows.name[rows.significant & (rows.estimate > 0)])
+        neg = set(rows.name[rows.significant & (rows.estimate < 0)])
+        ns = set(rows.name[~rows.significant])
+        assert set(items.get(f"sig-{term}-positive", [])) == pos
+        assert set(items.get(f"sig-{term}-negative", [])) == neg
+        assert set(items.get(f"sig-{term}-not-significant", [])) == ns
+        assert pos | neg, "the demo plants significant biases"
+    # The judge whose self-bias cannot be estimated is named as such.
+    judges = set(query(demo_build.db_path, "select distinct judge from fct_judge_ratings").judge)
+    missing = judges - set(_main_terms(demo_build.db_path, "self").name)
+    assert set(items.get("sig-self-not-estimable", [])) == missing
+    # Self vs peers: exactly the judges with p < 0.05 under the positive frame.
+    svp = query(demo_build.db_path, "select * from self_vs_peer_tests where framing = 'positive'")
+    assert set(items["sig-self-vs-peer"]) == set(svp.judge[svp.p_self_received < 0.05])
+
+
+def test_provenance_shows_counts_and_validation(
+    demo_build: BuildResult, demo_report: tuple
+) -> None:
+    html, _ = demo_report
+    prov = re.search(r'<section id="provenance">(.*)</section>', html, re.S).group(1)
+    v = demo_build.validation
+    met = sum(f.success for f in v.findings)
+    assert f"Validation passed: {met} of {len(v.findings)} expectations met" in prov
+    counts = query(demo_build.db_path, "select * from input_row_counts")
+    table = re.search(r"<table>(.*?)</table>", prov, re.S).group(1)
+    for r in counts.itertuples():
+        cells = f"<td>{r.source}</td><td>{r.rows_read}</td><td>{r.rows_accepted}</td>"
+        assert cells in table
+    n_rejected = query(demo_build.db_path, "select count(*) as n from rejected_rows").n[0]
+    assert ("No input row was rejected" in prov) == (n_rejected == 0)
+
+
+def test_heatmap_grid_and_human_row(demo_build: BuildResult) -> None:
+    con = duckdb.connect(str(demo_build.db_path), read_only=True)
+    try:
+        grid, norm = heatmap_data(Warehouse(con))
+        fact = con.execute("select * from fct_judge_ratings").df()
+    finally:
+        con.close()
+    # Judge rows: plain pandas means over the fact table (NA labels have no score).
+    scored = fact.dropna(subset=["judge_score_norm"])
+    expected = scored.groupby(["judge", "model"]).judge_score_norm.mean().unstack()
+    pd.testing.assert_frame_equal(
+        grid.drop(index=HUMAN).sort_index().sort_index(axis=1),
+        expected.sort_index().sort_index(axis=1),
+        check_names=False,
+        atol=1e-12,
+    )
+    # Human row: each completion x dimension once.
+    once = fact.dropna(subset=["human_score_norm"]).drop_duplicates(
+        ["prompt_id", "model", "dimension"]
+    )
+    human = once.groupby("model").human_score_norm.mean()
+    np.testing.assert_allclose(grid.loc[HUMAN, human.index], human.to_numpy(), atol=1e-12)
+    # Per-row normalisation: each row spans 0..1 and keeps the order of the means.
+    np.testing.assert_allclose(norm.min(axis=1), 0, atol=1e-12)
+    np.testing.assert_allclose(norm.max(axis=1), 1, atol=1e-12)
+    for row in grid.index:
+        assert (grid.loc[row].rank() == norm.loc[row].rank()).all()
+
+
+def test_leaderboard_rank_agreement_against_pandas(demo_build: BuildResult) -> None:
+    lb = query(demo_build.db_path, "select * from debiased_leaderboard")
+    for judge, rows in lb.groupby("judge"):
+        got = leaderboard_rank_agreement(rows)
+        ranks = rows[["mean_score", "mean_debiased_score", "mean_human_score"]].rank()
+        before = np.corrcoef(ranks.mean_score, ranks.mean_human_score)[0, 1]
+        after = np.corrcoef(ranks.mean_debiased_score, ranks.mean_human_score)[0, 1]
+        assert got == pytest.approx((before, after), abs=1e-12), judge
+    assert leaderboard_rank_agreement(lb.head(2)) is None
+
+
+def test_missing_and_empty_tables_are_explained(demo_build: BuildResult, tmp_path: Path) -> None:
+    db = _copy_db(demo_build, tmp_path)
+    con = duckdb.connect(str(db))
+    for t in ("bias_estimates", "debiased_leaderboard", "agreement_counterfactual"):
+        con.execute(f"drop table {t}")
+    con.execute("delete from agreement_judge_human")
+    con.close()
+    html = write_report(db, tmp_path / "r.html").read_text(encoding="utf-8")
+    doc = _parse(html)
+    for key, reason in (
+        ("forest", "table bias_estimates is not in this database"),
+        ("by_dimension", "table bias_estimates is not in this database"),
+        ("robustness", "table bias_estimates is not in this database"),
+        ("leaderboard", "table debiased_leaderboard is not in this database"),
+        ("agreement_counterfactual", "table agreement_counterfactual is not in this database"),
+        ("agreement_judge_human", "table agreement_judge_human has no rows"),
+    ):
+        section = re.search(rf'<section id="{key}">(.*?)</section>', html, re.S).group(1)
+        assert f"Panel not drawn: {reason}" in section, key
+        assert key not in doc.images
+    assert "heatmap" in doc.images and "self_vs_peer" in doc.images
+    assert "No bias estimates in this database" in html
+    assert "No validation record (copy.validation.json)" in html
+
+
+def test_pairwise_and_perturbation_panels_when_tables_exist(
+    demo_build: BuildResult, tmp_path: Path
+) -> None:
+    db = _copy_db(demo_build, tmp_path)
+    judges = sorted(query(db, "select distinct judge from fct_judge_ratings").judge)
+    rng = np.random.default_rng(7)
+    rows = []
+    for i, j in enumerate(judges):
+        for opponent in ("all", "someone"):
+            eo = 0.12 - 0.05 * i
+            rows.append(
+                {
+                    "judge": j,
+                    "opponent": opponent,
+                    "n_pairs": 100,
+                    "position_consistency": 0.8,
+                    "position_consistency_ci_low": 0.7,
+                    "position_consistency_ci_high": 0.9,
+                    "first_slot_rate": 0.55,
+                    "first_slot_rate_ci_low": 0.5,
+                    "first_slot_rate_ci_high": 0.6,
+                    "self_preference_rate": rng.uniform(0.4, 0.7),
+                    "self_preference_rate_ci_low": 0.35,
+                    "self_preference_rate_ci_high": 0.75,
+                    # 'someone' rows all significant: they must not leak into the pooled text
+                    "eo_bias": eo if opponent == "all" else 0.5,
+                    "eo_bias_ci_low": eo - 0.06 if opponent == "all" else 0.4,
+                    "eo_bias_ci_high": eo + 0.06 if opponent == "all" else 0.6,
+                    "length_slope": 0.1,
+                    "length_slope_ci_low": -0.1,
+                    "length_slope_ci_high": 0.3,
+                }
+            )
+    pairwise = pd.DataFrame(rows)
+    perturbation = pd.DataFrame(
+        [
+            {
+                "judge": j,
+                "bias_type": b,
+                "robustness_rate": 0.9 - 0.1 * k,
+                "consistency_rate": 0.95,
+                "accuracy_original": 0.8,
+                "accuracy_perturbed": 0.7,
+                "error_rate": 0.1,
+            }
+            for j in judges
+            for k, b in enumerate(("verbosity", "authority"))
+        ]
+    )
+    con = duckdb.connect(str(db))
+    con.register("p", pairwise)
+    con.register("q", perturbation)
+    con.execute("create table pairwise_bias as select * from p")
+    con.execute("create table perturbation_bias as select * from q")
+    con.close()
+
+    html = write_report(db, tmp_path / "r.html").read_text(encoding="utf-8")
+    doc = _parse(html)
+    assert "pairwise" in doc.images and "perturbation" in doc.images
+    pooled = pairwise[pairwise.opponent == "all"]
+    sig = pooled.judge[(pooled.eo_bias_ci_low > 0) | (pooled.eo_bias_ci_high < 0)]
+    assert 0 < len(sig) < len(judges)
+    assert set(doc.items["sig-eo"]) == set(sig)
+
+    # Present but empty: explained, not drawn.
+    con = duckdb.connect(str(db))
+    con.execute("delete from pairwise_bias")
+    con.close()
+    html = write_report(db, tmp_path / "r2.html").read_text(encoding="utf-8")
+    assert "Panel not drawn: table pairwise_bias has no rows" in html
+    assert "pairwise" not in _parse(html).images
+
+
+def test_cli_report_default_html_and_markdown(
+    demo_build: BuildResult, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "r.html"
+    assert main(["report", "--db", str(demo_build.db_path), "--out", str(out)]) == 0
+    assert f"report: {out.resolve()}" in capsys.readouterr().out
+    assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    md = tmp_path / "r.md"
+    assert main(["report", "--db", str(demo_build.db_path), "--out", str(md)]) == 0
+    assert md.read_text(encoding="utf-8").startswith("# judge-bias warehouse")
+    assert main(["report", "--db", str(tmp_path / "none.duckdb"), "--out", str(out)]) == 1

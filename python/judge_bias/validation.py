@@ -39,6 +39,14 @@ REASON_CODES = (
     "duplicate_key",
 )
 FACT_KEY = ("judge", "prompt_id", "model", "dimension", "framing", "run_id")
+# The pairwise verdict vocabulary of the staging (macro pairwise_verdict), as text.
+VERDICT_REGEX = (
+    r"(?i)^[\s*\"'`]*(?:\[\[\s*)?(?:first|second|tie|draw|equal|=|1|2|a|b)(?:\s*\]\])?"
+    r"[\s*\"'`.]*$"
+)
+NUMBER_REGEX = r"^\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*$"
+PROBABILITY_REGEX = r"^\s*(?:0?\.\d+|0(?:\.\d*)?|1(?:\.0*)?)\s*$"
+CONDITION_REGEX = r"(?i)^\s*(?:original|repeat|perturbed)\s*$"
 
 
 @dataclass
@@ -109,6 +117,32 @@ def _input_suite() -> dict[str, list[gxe.Expectation]]:
         if len(key) > 1 and len(key) == len(kind.key):
             exps.append(gxe.ExpectCompoundColumnsToBeUnique(column_list=key, severity=WARNING))
         suite[table] = exps
+    # Pairwise and perturbation files: values the staging would reject (reported).
+    suite["base_inputs__pairwise_judgments"] += [
+        *(
+            gxe.ExpectColumnValuesToMatchRegex(column=c, regex=VERDICT_REGEX, severity=WARNING)
+            for c in ("verdict", "human_verdict")
+        ),
+        gxe.ExpectColumnValuesToMatchRegex(
+            column="p_first", regex=PROBABILITY_REGEX, severity=WARNING
+        ),
+        *(
+            gxe.ExpectColumnValuesToMatchRegex(column=c, regex=NUMBER_REGEX, severity=WARNING)
+            for c in ("perplexity_first", "perplexity_second")
+        ),
+        gxe.ExpectCompoundColumnsToBeUnique(
+            column_list=list(KINDS["pairwise_judgments"].key), severity=WARNING
+        ),
+    ]
+    suite["base_inputs__perturbation_judgments"] += [
+        gxe.ExpectColumnValuesToMatchRegex(
+            column="condition", regex=CONDITION_REGEX, severity=WARNING
+        ),
+        gxe.ExpectColumnValuesToMatchRegex(column="score", regex=NUMBER_REGEX, severity=WARNING),
+        gxe.ExpectCompoundColumnsToBeUnique(
+            column_list=list(KINDS["perturbation_judgments"].key), severity=WARNING
+        ),
+    ]
     # A header-only judge_ratings is legal (pairwise-only data such as the
     # self-recognition import): reported, not a failure.
     suite["base_inputs__judge_ratings"].append(

@@ -39,26 +39,34 @@
 {% macro flag_duplicates(relation, key_columns, key_description) -%}
     {#- Select everything from relation (a CTE name), rejecting as duplicate_key every
         otherwise accepted row whose key repeats an earlier accepted row's key.
-        The first row (lowest row_number) is kept; the reason names it. -#}
+        The first row (lowest row_number) is kept; the reason names it. The first
+        row per key comes from a grouped aggregate joined back (a hash join), not a
+        window over the wide rows, which is several times faster at a million rows. -#}
     select
-        * exclude (_first_row, reject_code, reject_reason),
+        _rows.* exclude (reject_code, reject_reason),
         coalesce(
-            reject_code,
-            case when row_number <> _first_row then 'duplicate_key' end
+            _rows.reject_code,
+            case when _rows.row_number <> _firsts._first_row then 'duplicate_key' end
         ) as reject_code,
         coalesce(
-            reject_reason,
+            _rows.reject_reason,
             case
-                when row_number <> _first_row
-                    then 'duplicate key: same {{ key_description }} as row ' || _first_row
+                when _rows.row_number <> _firsts._first_row
+                    then 'duplicate key: same {{ key_description }} as row ' || _firsts._first_row
             end
         ) as reject_reason
-    from (
+    from {{ relation }} as _rows
+    left join (
         select
-            *,
-            min(row_number) over (
-                partition by reject_code is null, {{ key_columns | join(', ') }}
-            ) as _first_row
+            {{ key_columns | join(', ') }},
+            min(row_number) as _first_row
         from {{ relation }}
-    )
+        where reject_code is null
+        group by {{ key_columns | join(', ') }}
+    ) as _firsts
+        on
+            _rows.reject_code is null
+            {%- for col in key_columns %}
+            and _rows.{{ col }} is not distinct from _firsts.{{ col }}
+            {%- endfor %}
 {%- endmacro %}

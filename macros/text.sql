@@ -53,8 +53,15 @@
         ignored) after removing MT-Bench style [[ ]]: first = first, 1, a;
         second = second, 2, b; tie = tie, draw, equal, =. "0" is not accepted
         (it means the first slot in 0-based logs and a tie in others). -#}
-    case regexp_replace(
-        coalesce({{ label_key(expression) }}, ''), '^\[\[\s*(.*?)\s*\]\]$', '\1'
+    case coalesce(
+        -- fast path for the plain spellings (no regular expression per row)
+        case
+            when lower({{ expression }}) in ('first', 'second', 'tie', '1', '2', 'a', 'b')
+                then lower({{ expression }})
+        end,
+        regexp_replace(
+            coalesce({{ label_key(expression) }}, ''), '^\[\[\s*(.*?)\s*\]\]$', '\1'
+        )
     )
         when 'first' then 'first'
         when '1' then 'first'

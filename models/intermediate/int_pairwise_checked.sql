@@ -92,17 +92,32 @@ keyed as (
             and deduplicated.model_second = lengths_second.model
 ),
 
+accepted as (
+    select
+        judge,
+        prompt_id,
+        model_first,
+        model_second,
+        run_id
+    from keyed
+    where reject_code is null
+),
+
 final as (
     select
-        *,
-        -- accepted rows are unique per ordered pair, so two accepted rows with
-        -- the same pair_key are the two orders of one pair
-        coalesce(
-            reject_code is null
-            and count(*) filter (where reject_code is null) over (partition by pair_key) = 2,
-            false
-        ) as has_swapped
+        keyed.*,
+        -- accepted rows are unique per ordered pair, so the join finds at most one
+        -- row: the same pair in the other order
+        swapped.judge is not null as has_swapped
     from keyed
+    left join accepted as swapped
+        on
+            keyed.reject_code is null
+            and keyed.judge = swapped.judge
+            and keyed.prompt_id = swapped.prompt_id
+            and keyed.run_id = swapped.run_id
+            and keyed.model_first = swapped.model_second
+            and keyed.model_second = swapped.model_first
 )
 
 select * from final

@@ -45,6 +45,7 @@ VERDICT_REGEX = (
     r"[\s*\"'`.]*$"
 )
 NUMBER_REGEX = r"^\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*$"
+UNSIGNED_NUMBER_REGEX = r"^\s*\+?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*$"
 PROBABILITY_REGEX = r"^\s*(?:0?\.\d+|0(?:\.\d*)?|1(?:\.0*)?)\s*$"
 CONDITION_REGEX = r"(?i)^\s*(?:original|repeat|perturbed)\s*$"
 
@@ -127,7 +128,9 @@ def _input_suite() -> dict[str, list[gxe.Expectation]]:
             column="p_first", regex=PROBABILITY_REGEX, severity=WARNING
         ),
         *(
-            gxe.ExpectColumnValuesToMatchRegex(column=c, regex=NUMBER_REGEX, severity=WARNING)
+            gxe.ExpectColumnValuesToMatchRegex(
+                column=c, regex=UNSIGNED_NUMBER_REGEX, severity=WARNING
+            )
             for c in ("perplexity_first", "perplexity_second")
         ),
         gxe.ExpectCompoundColumnsToBeUnique(

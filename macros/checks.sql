@@ -35,6 +35,10 @@ prompt_file as (
         'completions': ('base_inputs__completions', 'int_completions_checked'),
         'human_annotations': ('base_inputs__human_annotations', 'int_human_annotations_checked'),
         'judge_ratings': ('base_inputs__judge_ratings', 'int_judge_ratings_checked'),
+        'pairwise_judgments': ('base_inputs__pairwise_judgments', 'int_pairwise_checked'),
+        'perturbation_judgments': (
+            'base_inputs__perturbation_judgments', 'int_perturbation_checked'
+        ),
         'models': ('base_inputs__models', 'int_models_checked'),
         'rating_scales': ('base_inputs__rating_scales', 'int_rating_scales_checked'),
     }) }}

@@ -47,3 +47,32 @@
         cast(null as json)
     {%- endif -%}
 {%- endmacro %}
+
+{% macro pairwise_verdict(expression) -%}
+    {#- A pairwise verdict as first, second or tie; null when it is none of them.
+        Matched on label_key (case, whitespace, quotes, ** and a final full stop
+        ignored) after removing MT-Bench style [[ ]]: first = first, 1, a;
+        second = second, 2, b; tie = tie, draw, equal, =. "0" is not accepted
+        (it means the first slot in 0-based logs and a tie in others). -#}
+    case coalesce(
+        -- fast path for the plain spellings (no regular expression per row)
+        case
+            when lower({{ expression }}) in ('first', 'second', 'tie', '1', '2', 'a', 'b')
+                then lower({{ expression }})
+        end,
+        regexp_replace(
+            coalesce({{ label_key(expression) }}, ''), '^\[\[\s*(.*?)\s*\]\]$', '\1'
+        )
+    )
+        when 'first' then 'first'
+        when '1' then 'first'
+        when 'a' then 'first'
+        when 'second' then 'second'
+        when '2' then 'second'
+        when 'b' then 'second'
+        when 'tie' then 'tie'
+        when 'draw' then 'tie'
+        when 'equal' then 'tie'
+        when '=' then 'tie'
+    end
+{%- endmacro %}

@@ -132,6 +132,36 @@ MODELS = [
     ([ODD, ODD, "Odd"], None),
 ]
 SCALES = [(["helpfulness", "Superb", "high", "false"], "invalid_value")]
+AL, BP = "aurora/large-2025-01", "borealis-pro-v1"
+# judge, prompt_id, model_first, model_second, verdict, human_verdict, p_first,
+# perplexity_first, perplexity_second, run_id
+PAIRWISE = [
+    ([AL, "news_0000", AL, BP, "maybe", "", "", "", "", "2"], "invalid_value"),
+    ([AL, "news_0001", AL, BP, "0", "", "", "", "", "2"], "invalid_value"),
+    ([AL, "news_0000", AL, "aurora-large", "first", "", "", "", "", "2"], "invalid_value"),
+    ([AL, "news_0002", AL, BP, "first", "", "1.5", "", "", "2"], "invalid_value"),
+    (["nobody-judge", "news_0000", AL, BP, "first", "", "", "", "", "2"], "unknown_model"),
+    ([AL, "news_0003", AL, "mystery-model", "first", "", "", "", "", "2"], "unknown_model"),
+    ([AL, "news_0004", AL, BP, "first", "3", "", "", "", "2"], "invalid_value"),
+    ([AL, "news_0005", AL, BP, "first", "", "", "-2", "", "2"], "invalid_value"),
+    ([AL, "news_0006", AL, BP, "", "", "", "", "", "2"], "missing_value"),
+    ([AL, "nope_9999", AL, BP, "first", "", "", "", "", "2"], "unknown_prompt"),
+    # accepted: both orders of one pair (B, then [[A]]), a tie, human "draw", p_first 0
+    ([AL, "news_0000", AL, BP, " **B** ", "draw", "0", "", "", "3"], None),
+    ([AL, "news_0000", BP, AL, "[[A]]", "Second", "", "", "", "3"], None),
+    ([AL, "news_0002", AL, BP, "Tie", "", "", "12.5", "3", "3"], None),
+]
+# judge, item_id, bias_type, condition, verdict, score, ground_truth, run_id
+PERTURBATION = [
+    ([AL, "x_001", "position", "original", "", "", "A", "2"], "missing_value"),
+    ([AL, "x_001", "position", "sideways", "A", "", "A", "2"], "invalid_value"),
+    (["nobody-judge", "x_001", "position", "original", "A", "", "A", "2"], "unknown_model"),
+    ([AL, "x_002", "self-enhancement", "original", "", "abc", "", "2"], "invalid_value"),
+    ([AL, "x_003", "self-enhancement", "original", "", "5", "A", "2"], "invalid_value"),
+    ([AL, "x_004", "", "original", "A", "", "", "2"], "missing_value"),
+    # accepted: case and whitespace in condition, verdict and bias_type
+    ([AL, "x_005", " Position ", "Perturbed ", " A ", "", " a", "3"], None),
+]
 
 
 def _append(path: Path, rows: list[tuple[list[str], str | None]], header: list[str]) -> list:
@@ -162,6 +192,8 @@ def broken(tmp_path_factory: pytest.TempPathFactory) -> tuple[BuildResult, set, 
         "prompts": PROMPTS,
         "models": MODELS,
         "rating_scales": SCALES,
+        "pairwise_judgments": PAIRWISE,
+        "perturbation_judgments": PERTURBATION,
     }
     # give two files an optional column the demo does not use
     for source, column in (("completions", "length_tokens"), ("human_annotations", "n_aggregated")):
@@ -187,6 +219,14 @@ def broken(tmp_path_factory: pytest.TempPathFactory) -> tuple[BuildResult, set, 
         ("judge_ratings", n + 1, "duplicate_key"),
         ("judge_ratings", n + 2, "malformed_row"),
     }
+    # an exact copy of data row 1 of the pairwise and perturbation files
+    for source in ("pairwise_judgments", "perturbation_judgments"):
+        path = data / f"{source}.csv"
+        with path.open(newline="", encoding="utf-8") as fh:
+            table = list(csv.reader(fh))
+        with path.open("a", newline="", encoding="utf-8") as fh:
+            csv.writer(fh, lineterminator="\n").writerow(table[1])
+        expected.add((source, len(table), "duplicate_key"))
     # the rating scale row rejected above ('Superb') makes nothing else fail
     result = build(data, tmp_path_factory.mktemp("broken_db") / "broken.duckdb")
     return result, expected, data
@@ -236,6 +276,45 @@ def test_tricky_but_valid_rows_are_accepted(broken) -> None:
     inverted = by[("cirrus-max", "correctness")]  # "3" under the inverted frame on 1..3
     assert inverted.judge_score == 1 and inverted.framing == "inverted"
     assert len(fct) == 5
+
+
+def test_validation_warns_about_bad_pairwise_and_perturbation_values(broken) -> None:
+    result, _, _ = broken
+    warned = {(f.table, f.column) for f in result.validation.warnings}
+    assert {
+        ("base_inputs__pairwise_judgments", "verdict"),
+        ("base_inputs__pairwise_judgments", "human_verdict"),
+        ("base_inputs__pairwise_judgments", "p_first"),
+        ("base_inputs__pairwise_judgments", "perplexity_first"),
+        ("base_inputs__perturbation_judgments", "condition"),
+        ("base_inputs__perturbation_judgments", "score"),
+    } <= warned
+
+
+def test_tricky_but_valid_pairwise_and_perturbation_rows(broken) -> None:
+    result, _, _ = broken
+    pw = query(
+        result.db_path,
+        "select * from int_pairwise_checked where run_id = '3' order by row_number",
+    )
+    assert pw["reject_code"].isna().all()
+    assert list(pw["verdict"]) == ["second", "first", "tie"]
+    assert list(pw["human_verdict"].fillna("")) == ["tie", "second", ""]
+    assert list(pw["has_swapped"]) == [True, True, False]
+    assert pw["pair_key"].iloc[0] == pw["pair_key"].iloc[1] != pw["pair_key"].iloc[2]
+    assert pw["p_first"].iloc[0] == 0.0 and pw["perplexity_second"].iloc[2] == 3.0
+    assert list(pw["is_self_first"]) == [True, False, True]
+    dup = query(
+        result.db_path,
+        "select reason from rejected_rows where source = 'pairwise_judgments' "
+        "and reason_code = 'duplicate_key'",
+    )
+    assert dup["reason"].iloc[0].endswith("as row 1")
+    pt = query(result.db_path, "select * from int_perturbation_checked where run_id = '3'")
+    assert pt[["bias_type", "condition", "verdict", "ground_truth"]].values.tolist() == [
+        ["position", "perturbed", "a", "a"]
+    ]
+    assert pt["reject_code"].isna().all()
 
 
 @pytest.mark.parametrize(

@@ -19,6 +19,31 @@ from scipy import stats
 
 LEVELS = ("nominal", "ordinal", "interval")
 Z95 = stats.norm.ppf(0.975)
+CORRELATIONS = ("spearman", "pearson", "kendall_tau_b", "gk_gamma")
+JUDGE_HUMAN_COLUMNS: dict[str, str] = {"judge": "str", "dimension": "str", "n": "int64"} | {
+    k: "float64" for nm in CORRELATIONS for k in (nm, f"{nm}_ci_low", f"{nm}_ci_high")
+}
+COUNTERFACTUAL_COLUMNS: dict[str, str] = {
+    "judge": "str",
+    "n_items": "int64",
+    "n_prompts": "int64",
+    "alpha_observed": "float64",
+    "alpha_observed_ci_low": "float64",
+    "alpha_observed_ci_high": "float64",
+    "alpha_calibrated": "float64",
+    "alpha_calibrated_ci_low": "float64",
+    "alpha_calibrated_ci_high": "float64",
+    "correctable_share": "float64",
+    "n_boot": "int64",
+}
+
+
+def frame(rows: list[dict[str, object]], columns: dict[str, str]) -> pd.DataFrame:
+    """rows as a DataFrame; with no rows, an empty one with the typed columns (a
+    warehouse without judge ratings still gets every mart, with its columns)."""
+    if rows:
+        return pd.DataFrame(rows)
+    return pd.DataFrame({c: pd.Series(dtype=t) for c, t in columns.items()})
 
 
 def value_counts(items: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -123,7 +148,7 @@ def correlations_from_table(xs: np.ndarray, ys: np.ndarray, table: np.ndarray) -
     from the contingency table of the pairs: equal to scipy's on the expanded rows."""
     n = int(round(table.sum()))
     out: dict[str, float] = {"n": n}
-    names = ("spearman", "pearson", "kendall_tau_b", "gk_gamma")
+    names = CORRELATIONS
     row_tot, col_tot = table.sum(axis=1), table.sum(axis=0)
     if n < 5 or (row_tot > 0).sum() < 2 or (col_tot > 0).sum() < 2:
         return out | {k: np.nan for nm in names for k in (nm, f"{nm}_ci_low", f"{nm}_ci_high")}
@@ -178,7 +203,7 @@ def judge_human_agreement(fct: pd.DataFrame) -> pd.DataFrame:
                 p["n_rows"].to_numpy(float) if "n_rows" in p else None,
             )
             rows.append({"judge": judge, "dimension": dimension} | stats_)
-    return pd.DataFrame(rows)
+    return frame(rows, JUDGE_HUMAN_COLUMNS)
 
 
 def gold_agreement(labels: pd.DataFrame, gold: pd.DataFrame, item: list[str]) -> dict[str, object]:
@@ -369,4 +394,4 @@ def counterfactual_from_prompt_sums(
                 "n_boot": n_boot,
             }
         )
-    return pd.DataFrame(rows)
+    return frame(rows, COUNTERFACTUAL_COLUMNS)

@@ -74,7 +74,16 @@ KINDS: dict[str, InputKind] = {
         InputKind(
             name="pairwise_judgments",
             required=("judge", "prompt_id", "model_first", "model_second", "verdict"),
-            optional=("p_first", "human_verdict", "run_id"),
+            # verdict: first, second or tie (also 1/2, A/B, draw/equal/=, any case).
+            # p_first: the judge's probability for the first slot (0..1);
+            # perplexity_*: each completion's perplexity under the judge (> 0).
+            optional=(
+                "p_first",
+                "human_verdict",
+                "run_id",
+                "perplexity_first",
+                "perplexity_second",
+            ),
             key=("judge", "prompt_id", "model_first", "model_second", "run_id"),
             description="One row per judge x prompt x ordered pair x run.",
         ),
@@ -82,9 +91,11 @@ KINDS: dict[str, InputKind] = {
             name="perturbation_judgments",
             required=("judge", "item_id", "bias_type", "condition"),
             one_of=(("verdict", "score"),),
-            optional=("ground_truth",),
-            key=("judge", "item_id", "bias_type", "condition"),
-            description="One row per judge x item x bias type x condition.",
+            # condition: original, repeat (identical rerun) or perturbed.
+            # ground_truth: the correct verdict (text) or the reference score (number).
+            optional=("ground_truth", "run_id"),
+            key=("judge", "item_id", "bias_type", "condition", "run_id"),
+            description="One row per judge x item x bias type x condition x run.",
         ),
         InputKind(
             name="models",

@@ -39,6 +39,15 @@ REASON_CODES = (
     "duplicate_key",
 )
 FACT_KEY = ("judge", "prompt_id", "model", "dimension", "framing", "run_id")
+# The pairwise verdict vocabulary of the staging (macro pairwise_verdict), as text.
+VERDICT_REGEX = (
+    r"(?i)^[\s*\"'`]*(?:\[\[\s*)?(?:first|second|tie|draw|equal|=|1|2|a|b)(?:\s*\]\])?"
+    r"[\s*\"'`.]*$"
+)
+NUMBER_REGEX = r"^\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*$"
+UNSIGNED_NUMBER_REGEX = r"^\s*\+?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*$"
+PROBABILITY_REGEX = r"^\s*(?:0?\.\d+|0(?:\.\d*)?|1(?:\.0*)?)\s*$"
+CONDITION_REGEX = r"(?i)^\s*(?:original|repeat|perturbed)\s*$"
 
 
 @dataclass
@@ -116,8 +125,38 @@ def _input_suite() -> dict[str, list[gxe.Expectation]]:
         if len(key) > 1 and len(key) == len(kind.key):
             exps.append(gxe.ExpectCompoundColumnsToBeUnique(column_list=key, severity=WARNING))
         suite[table] = exps
+    # Pairwise and perturbation files: values the staging would reject (reported).
+    suite["base_inputs__pairwise_judgments"] += [
+        *(
+            gxe.ExpectColumnValuesToMatchRegex(column=c, regex=VERDICT_REGEX, severity=WARNING)
+            for c in ("verdict", "human_verdict")
+        ),
+        gxe.ExpectColumnValuesToMatchRegex(
+            column="p_first", regex=PROBABILITY_REGEX, severity=WARNING
+        ),
+        *(
+            gxe.ExpectColumnValuesToMatchRegex(
+                column=c, regex=UNSIGNED_NUMBER_REGEX, severity=WARNING
+            )
+            for c in ("perplexity_first", "perplexity_second")
+        ),
+        gxe.ExpectCompoundColumnsToBeUnique(
+            column_list=list(KINDS["pairwise_judgments"].key), severity=WARNING
+        ),
+    ]
+    suite["base_inputs__perturbation_judgments"] += [
+        gxe.ExpectColumnValuesToMatchRegex(
+            column="condition", regex=CONDITION_REGEX, severity=WARNING
+        ),
+        gxe.ExpectColumnValuesToMatchRegex(column="score", regex=NUMBER_REGEX, severity=WARNING),
+        gxe.ExpectCompoundColumnsToBeUnique(
+            column_list=list(KINDS["perturbation_judgments"].key), severity=WARNING
+        ),
+    ]
+    # A header-only judge_ratings is legal (pairwise-only data such as the
+    # self-recognition import): reported, not a failure.
     suite["base_inputs__judge_ratings"].append(
-        gxe.ExpectTableRowCountToBeBetween(min_value=1, severity=CRITICAL)
+        gxe.ExpectTableRowCountToBeBetween(min_value=1, severity=WARNING)
     )
     return suite
 
@@ -126,7 +165,7 @@ def _mart_suite() -> dict[str, list[gxe.Expectation]]:
     unit = {"min_value": 0.0, "max_value": 1.0, "severity": CRITICAL}
     return {
         "fct_judge_ratings": [
-            gxe.ExpectTableRowCountToBeBetween(min_value=1, severity=CRITICAL),
+            gxe.ExpectTableRowCountToBeBetween(min_value=1, severity=WARNING),
             *(gxe.ExpectColumnValuesToNotBeNull(column=c, severity=CRITICAL) for c in FACT_KEY),
             gxe.ExpectCompoundColumnsToBeUnique(column_list=list(FACT_KEY), severity=CRITICAL),
             gxe.ExpectColumnValuesToBeBetween(column="judge_score_norm", **unit),

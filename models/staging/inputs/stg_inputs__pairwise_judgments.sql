@@ -1,0 +1,75 @@
+-- Pairwise judgments, trimmed and cast; verdicts mapped to first, second or tie
+-- (macro pairwise_verdict). Row-level reject reasons: malformed records, empty
+-- required values, verdicts outside the vocabulary, p_first outside [0, 1],
+-- perplexities that are not numbers > 0.
+with
+
+source as (
+    select * from {{ ref('base_inputs__pairwise_judgments') }}
+),
+
+renamed as (
+    select
+        {{ loader_columns(ref('base_inputs__pairwise_judgments')) }},
+        {{ clean_text('judge') }} as judge_alias,
+        {{ clean_text('prompt_id') }} as prompt_id,
+        {{ clean_text('model_first') }} as model_first_alias,
+        {{ clean_text('model_second') }} as model_second_alias,
+        {{ clean_text('verdict') }} as verdict_input,
+        {{ pairwise_verdict('verdict') }} as verdict,
+        {{ clean_text('human_verdict') }} as human_verdict_input,
+        {{ pairwise_verdict('human_verdict') }} as human_verdict,
+        {{ clean_text('p_first') }} as p_first_input,
+        try_cast({{ clean_text('p_first') }} as double) as p_first,
+        {{ clean_text('perplexity_first') }} as perplexity_first_input,
+        try_cast({{ clean_text('perplexity_first') }} as double) as perplexity_first,
+        {{ clean_text('perplexity_second') }} as perplexity_second_input,
+        try_cast({{ clean_text('perplexity_second') }} as double) as perplexity_second,
+        coalesce({{ clean_text('run_id') }}, '1') as run_id
+    from source
+),
+
+final as (
+    select
+        *,
+        {{ reject_columns(
+            [parse_error_check()]
+            + missing_value_checks([
+                ('judge', 'judge_alias'), 'prompt_id', ('model_first', 'model_first_alias'),
+                ('model_second', 'model_second_alias'), ('verdict', 'verdict_input'),
+            ])
+            + [
+                (
+                    'verdict is null', 'invalid_value',
+                    "'verdict ''' || verdict_input || ''' is not first, second or tie"
+                    ~ " (nor 1, 2, A, B, draw, equal, =)'",
+                ),
+                (
+                    'human_verdict_input is not null and human_verdict is null', 'invalid_value',
+                    "'human_verdict ''' || human_verdict_input || ''' is not first, second"
+                    ~ " or tie (nor 1, 2, A, B, draw, equal, =)'",
+                ),
+                (
+                    'p_first_input is not null and coalesce(p_first not between 0 and 1, true)',
+                    'invalid_value',
+                    "'p_first ''' || p_first_input || ''' is not a number between 0 and 1'",
+                ),
+                (
+                    'perplexity_first_input is not null and coalesce('
+                    ~ 'perplexity_first <= 0 or not isfinite(perplexity_first), true)',
+                    'invalid_value',
+                    "'perplexity_first ''' || perplexity_first_input || ''' is not a number > 0'",
+                ),
+                (
+                    'perplexity_second_input is not null and coalesce('
+                    ~ 'perplexity_second <= 0 or not isfinite(perplexity_second), true)',
+                    'invalid_value',
+                    "'perplexity_second ''' || perplexity_second_input"
+                    ~ " || ''' is not a number > 0'",
+                ),
+            ]
+        ) }}
+    from renamed
+)
+
+select * from final

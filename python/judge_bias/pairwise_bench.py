@@ -55,12 +55,30 @@ def simulate_pairwise_rows(
     n_prompts = n_prompts or max(1, n_pairs // 10)
     n_models = len(models)
     lengths = rng.integers(20, 400, size=(n_prompts, n_models)).astype(float)
-    sd = lengths.std(axis=1, ddof=1)
     quality = rng.normal(size=(n_prompts, n_models)) + np.linspace(0.3, -0.3, n_models)
-    prompt = rng.integers(0, n_prompts, size=n_pairs)
-    judge = rng.integers(0, len(judges), size=n_pairs)
-    a = rng.integers(0, n_models, size=n_pairs)
-    b = (a + rng.integers(1, n_models, size=n_pairs)) % n_models  # b != a
+    # distinct unordered pairs per judge and prompt (the input rejects duplicates):
+    # draw more than needed, keep the first draw of each, top up if short
+    max_pairs = n_prompts * len(judges) * n_models * (n_models - 1) // 2
+    if n_pairs > max_pairs:
+        raise ValueError(f"{n_pairs} distinct pairs asked, at most {max_pairs} exist")
+    prompt = judge = a = b = np.empty(0, dtype=np.int64)
+    while len(prompt) < n_pairs:
+        m = 2 * n_pairs
+        prompt = np.concatenate([prompt, rng.integers(0, n_prompts, size=m)])
+        judge = np.concatenate([judge, rng.integers(0, len(judges), size=m)])
+        a_new = rng.integers(0, n_models, size=m)
+        a = np.concatenate([a, a_new])
+        b = np.concatenate([b, (a_new + rng.integers(1, n_models, size=m)) % n_models])
+        code = ((prompt * len(judges) + judge) * n_models + np.minimum(a, b)) * n_models + (
+            np.maximum(a, b)
+        )
+        keep = np.sort(np.unique(code, return_index=True)[1])
+        prompt, judge, a, b = prompt[keep], judge[keep], a[keep], b[keep]
+    prompt, judge, a, b = prompt[:n_pairs], judge[:n_pairs], a[:n_pairs], b[:n_pairs]
+    # the feature's sd: lengths of the prompt's completions seen in any pair
+    seen = np.zeros((n_prompts, n_models), dtype=bool)
+    seen[prompt, a] = seen[prompt, b] = True
+    sd = np.nanstd(np.where(seen, lengths, np.nan), axis=1, ddof=1)
     # both orders: rows 0..n_pairs-1 are (a, b), the rest (b, a)
     first, second = np.concatenate([a, b]), np.concatenate([b, a])
     prompt2, judge2 = np.tile(prompt, 2), np.tile(judge, 2)

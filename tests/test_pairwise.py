@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import runpy
 from collections import defaultdict
@@ -394,3 +395,50 @@ def test_bench_writes_a_data_directory_and_times(tmp_path: Path) -> None:
     assert not completions.duplicated(["prompt_id", "model"]).any()
     timing = time_pairwise(4000)
     assert timing["rows"] == 4000 and timing["pairwise_bias_s"] > 0
+
+
+XSUM = PROJECT_DIR.parent / "shared" / "data" / "self_recognition_xsum"
+
+
+@pytest.mark.shared
+@pytest.mark.skipif(not XSUM.exists(), reason="../shared/data is not present")
+@pytest.mark.parametrize("judge", ["gpt4", "gpt35", "llama"])
+def test_xsum_self_recognition_rates_equal_a_count_from_the_json(judge: str) -> None:
+    """Each record -> two judgments (own summary first, then second) as the
+    importer writes them; the rates must equal counts taken from the JSON."""
+    records = json.loads((XSUM / f"{judge}_results.json").read_text())
+    out = []
+    for r in records:
+        key = f"{judge}|{r['key']}|{r['model']}"
+        base = {"judge": judge, "prompt_id": r["key"], "run_id": "1", "pair_key": key}
+        out.append(
+            base | {"model_first": judge, "model_second": r["model"],
+                    "verdict": "first" if r["forward_comparison"] == "1" else "second",
+                    "p_first": r["self_preference"], "is_self_first": True,
+                    "is_self_second": False}
+        )  # fmt: skip
+        out.append(
+            base | {"model_first": r["model"], "model_second": judge,
+                    "verdict": "first" if r["backward_comparison"] == "1" else "second",
+                    "p_first": 1 - r["self_preference"], "is_self_first": False,
+                    "is_self_second": True}
+        )  # fmt: skip
+    got = pairwise_bias(pd.DataFrame(out)).set_index("opponent")
+    for opponent in ["all", *sorted({r["model"] for r in records})]:
+        rs = [r for r in records if opponent in ("all", r["model"])]
+        fwd_own = sum(r["forward_comparison"] == "1" for r in rs)  # own summary shown first
+        bwd_own = sum(r["backward_comparison"] == "2" for r in rs)
+        both_same = sum(
+            (r["forward_comparison"] == "1") == (r["backward_comparison"] == "2") for r in rs
+        )
+        row = got.loc[opponent]
+        assert row["n_pairs"] == len(rs) and row["n_swapped_pairs"] == len(rs)
+        assert row["position_consistency"] == pytest.approx(both_same / len(rs), abs=1e-12)
+        first = fwd_own + (len(rs) - bwd_own)  # backward "1" = the other summary, first
+        assert row["first_slot_rate"] == pytest.approx(first / (2 * len(rs)), abs=1e-12)
+        assert row["self_preference_rate"] == pytest.approx(
+            (fwd_own + bwd_own) / (2 * len(rs)), abs=1e-12
+        )
+        assert row["self_preference_prob"] == pytest.approx(
+            np.mean([r["self_preference"] for r in rs]), abs=1e-12
+        )

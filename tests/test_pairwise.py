@@ -20,8 +20,11 @@ from judge_bias.intervals import clustered_rates, wilson
 from judge_bias.pairwise import (
     PAIRWISE_BIAS_COLUMNS,
     PERPLEXITY_BIN_COLUMNS,
+    length_feature,
+    length_slopes,
     pairwise_bias,
     perplexity_bins,
+    prepare,
 )
 from judge_bias.pairwise_bench import simulate_pairwise_rows, time_pairwise, write_pairwise_data
 
@@ -442,3 +445,19 @@ def test_xsum_self_recognition_rates_equal_a_count_from_the_json(judge: str) -> 
         assert row["self_preference_prob"] == pytest.approx(
             np.mean([r["self_preference"] for r in rs]), abs=1e-12
         )
+
+
+def test_grouped_length_fit_equals_logit_on_the_rows() -> None:
+    """x with ties (rounded) takes the compressed GLM path; same fit as the rows."""
+    rows = simulate_pairwise_rows(6000, seed=12, n_prompts=400).drop(columns="x_true")
+    w = prepare(rows)
+    x = np.round(length_feature(rows, w), 1)
+    got = length_slopes(w, x).set_index("judge")
+    for code in range(len(w.attrs["judges"])):
+        sel = (w["judge"].to_numpy() == code) & w["decisive"].to_numpy()
+        assert len(np.unique(x[sel])) * 2 <= sel.sum()  # the grouped path
+        fit = sm.Logit(w["first"].to_numpy()[sel].astype(float), sm.add_constant(x[sel])).fit(
+            disp=0, cov_type="cluster", cov_kwds={"groups": w["prompt"].to_numpy()[sel]}
+        )
+        assert got.loc[code, "length_slope"] == pytest.approx(fit.params[1], abs=1e-6)
+        assert got.loc[code, "length_slope_ci_low"] == pytest.approx(fit.conf_int()[1][0], abs=1e-6)

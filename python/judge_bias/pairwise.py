@@ -35,7 +35,8 @@ Definitions (ties are a verdict, never dropped silently; n_ties counts them):
   autograder_bayesian_glms.txt eq. 5 without the hierarchical prior: the
   judges' intercepts and slopes are separate, which is what eq. 5's fixed
   effects give. Fitted with statsmodels' binomial GLM on rows compressed to
-  distinct (x, successes, trials) - exact, the likelihood is the same.
+  distinct (x, successes, trials) when x has ties (exact, the likelihood is
+  the same), with statsmodels' Logit on the rows otherwise.
 
 Intervals (95%, the ci_method column says so on each row): rates get Wilson
 intervals with a design-effect-adjusted sample size, clusters = prompts
@@ -166,6 +167,8 @@ def prepare(rows: pd.DataFrame) -> pd.DataFrame:
             "human_decisive": (human == "first") | (human == "second"),
             "human_own": ((human == "first") & self_first) | ((human == "second") & self_second),
             "chosen": np.where(first, mf, np.where(second, ms, -1)),
+            "model_first": mf,
+            "model_second": ms,
         }
     )
     out.attrs["judges"], out.attrs["models"] = judges, models
@@ -242,12 +245,21 @@ def length_slopes(w: pd.DataFrame, x: np.ndarray) -> pd.DataFrame:
             row["note"] = "length slope not estimable (one outcome only or no length variation)"
             rows.append(row)
             continue
-        grouped = pd.DataFrame({"x": xj, "y": yj}).groupby("x")["y"].agg(["sum", "count"])
-        design = sm.add_constant(grouped.index.to_numpy(dtype=float), has_constant="add")
-        endog = np.column_stack([grouped["sum"], grouped["count"] - grouped["sum"]])
+        # rows compressed to distinct x (successes of trials: the same likelihood)
+        # when that saves work; a continuous x has no ties, so then the rows
+        x_distinct, x_index = np.unique(xj, return_inverse=True)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            fit = sm.GLM(endog, design, family=sm.families.Binomial()).fit()
+            if 2 * len(x_distinct) <= len(xj):
+                trials = np.bincount(x_index).astype(float)
+                successes = np.bincount(x_index, weights=yj)
+                fit = sm.GLM(
+                    np.column_stack([successes, trials - successes]),
+                    sm.add_constant(x_distinct, has_constant="add"),
+                    family=sm.families.Binomial(),
+                ).fit()
+            else:
+                fit = sm.Logit(yj, sm.add_constant(xj, has_constant="add")).fit(disp=0)
         params = np.asarray(fit.params)
         if not np.all(np.isfinite(params)) or abs(params[1]) > 50:
             row["note"] = "length slope not estimable (separation)"
@@ -292,27 +304,33 @@ def length_slopes(w: pd.DataFrame, x: np.ndarray) -> pd.DataFrame:
     )
 
 
-def prompt_length_sd(rows: pd.DataFrame, lf: pd.Series, ls: pd.Series) -> np.ndarray:
+def prompt_length_sd(w: pd.DataFrame, lf: np.ndarray, ls: np.ndarray) -> np.ndarray:
     """Per row, the sample sd (ddof 1) of the lengths of the prompt's distinct
-    completions (prompt x model) that appear in either slot of the rows."""
-    both = pd.DataFrame(
-        {
-            "prompt": pd.concat([rows["prompt_id"], rows["prompt_id"]], ignore_index=True),
-            "model": pd.concat([rows["model_first"], rows["model_second"]], ignore_index=True),
-            "length": pd.concat([lf, ls], ignore_index=True),
-        }
-    ).dropna()
-    sd = both.drop_duplicates(["prompt", "model"]).groupby("prompt")["length"].std(ddof=1)
-    return rows["prompt_id"].map(sd).to_numpy(dtype=float)
+    completions (prompt x model) that appear in either slot of the rows
+    (``w`` from ``prepare``: integer prompt and model codes)."""
+    n_models = len(w.attrs["models"])
+    prompt = np.concatenate([w["prompt"].to_numpy(), w["prompt"].to_numpy()])
+    model = np.concatenate([w["model_first"].to_numpy(), w["model_second"].to_numpy()])
+    length = np.concatenate([lf, ls])
+    known = np.isfinite(length)
+    _, first_seen = np.unique(prompt[known] * n_models + model[known], return_index=True)
+    p, v = prompt[known][first_seen], length[known][first_seen]
+    size = int(w["prompt"].max()) + 1
+    n = np.bincount(p, minlength=size)
+    mean = np.bincount(p, weights=v, minlength=size) / np.maximum(n, 1)
+    ss = np.bincount(p, weights=(v - mean[p]) ** 2, minlength=size)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sd = np.sqrt(ss / (n - 1))
+    return np.where(n >= 2, sd, np.nan)[w["prompt"].to_numpy()]
 
 
-def length_feature(rows: pd.DataFrame) -> np.ndarray:
+def length_feature(rows: pd.DataFrame, w: pd.DataFrame) -> np.ndarray:
     """The tanh-normalised length difference of each row (NaN when unknown)."""
-    lf = pd.to_numeric(_column(rows, "length_first"), errors="coerce")
-    ls = pd.to_numeric(_column(rows, "length_second"), errors="coerce")
-    if lf.isna().all() or ls.isna().all():
+    lf = pd.to_numeric(_column(rows, "length_first"), errors="coerce").to_numpy(dtype=float)
+    ls = pd.to_numeric(_column(rows, "length_second"), errors="coerce").to_numpy(dtype=float)
+    if np.isnan(lf).all() or np.isnan(ls).all():
         return np.full(len(rows), np.nan)
-    sd = prompt_length_sd(rows, lf, ls)
+    sd = prompt_length_sd(w, lf, ls)
     return np.asarray(length_difference_feature(lf, ls, sd), dtype=float)
 
 
@@ -385,7 +403,7 @@ def pairwise_bias(rows: pd.DataFrame) -> pd.DataFrame:
     )
     table["eo_bias_ci_low"], table["eo_bias_ci_high"] = low, high
 
-    slopes = length_slopes(w, length_feature(rows)).set_index("judge")
+    slopes = length_slopes(w, length_feature(rows, w)).set_index("judge")
     table = table.reset_index()
     pooled = table["opponent"] == -2
     for col in (

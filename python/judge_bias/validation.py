@@ -21,6 +21,8 @@ import pandas as pd
 
 from judge_bias.analyses import ANALYSES
 from judge_bias.contract import KINDS
+from judge_bias.pairwise import RATES as PAIRWISE_RATE_NAMES
+from judge_bias.perturbation import RATES as PERTURBATION_RATE_NAMES
 from judge_bias.regression import TERM_TYPES
 
 WARNING = "warning"
@@ -37,6 +39,15 @@ REASON_CODES = (
     "unknown_label",
     "score_out_of_range",
     "duplicate_key",
+)
+PAIRWISE_RATES = tuple(
+    f"{rate}{suffix}"
+    for rate in (*PAIRWISE_RATE_NAMES, "eo_recall_own", "eo_recall_other")
+    for suffix in ("", "_ci_low", "_ci_high")
+    if not (rate.startswith("eo_recall") and suffix)
+)
+PERTURBATION_RATES = tuple(
+    f"{rate}{suffix}" for rate in PERTURBATION_RATE_NAMES for suffix in ("", "_ci_low", "_ci_high")
 )
 FACT_KEY = ("judge", "prompt_id", "model", "dimension", "framing", "run_id")
 # The pairwise verdict vocabulary of the staging (macro pairwise_verdict), as text.
@@ -215,6 +226,40 @@ def _mart_suite() -> dict[str, list[gxe.Expectation]]:
             gxe.ExpectCompoundColumnsToBeUnique(
                 column_list=["analysis", "slice"], severity=CRITICAL
             ),
+        ],
+        # The pairwise marts may be empty (no pairwise or perturbation file).
+        "pairwise_bias": [
+            gxe.ExpectCompoundColumnsToBeUnique(
+                column_list=["judge", "opponent"], severity=CRITICAL
+            ),
+            *(gxe.ExpectColumnValuesToBeBetween(column=c, **unit) for c in PAIRWISE_RATES),
+            gxe.ExpectColumnValuesToBeBetween(
+                column="eo_bias", min_value=-1.0, max_value=1.0, severity=CRITICAL
+            ),
+            gxe.ExpectColumnPairValuesAToBeGreaterThanB(
+                column_A="n_pairs", column_B="n_swapped_pairs", or_equal=True, severity=CRITICAL
+            ),
+            gxe.ExpectColumnPairValuesAToBeGreaterThanB(
+                column_A="length_slope_ci_high",
+                column_B="length_slope_ci_low",
+                or_equal=True,
+                severity=CRITICAL,
+            ),
+        ],
+        "pairwise_perplexity_bins": [
+            gxe.ExpectCompoundColumnsToBeUnique(column_list=["judge", "bin"], severity=CRITICAL),
+            gxe.ExpectColumnValuesToBeBetween(column="judge_first_rate", **unit),
+            gxe.ExpectColumnValuesToBeBetween(column="human_first_rate", **unit),
+        ],
+        "perturbation_bias": [
+            gxe.ExpectCompoundColumnsToBeUnique(
+                column_list=["judge", "bias_type"], severity=CRITICAL
+            ),
+            *(gxe.ExpectColumnValuesToBeBetween(column=c, **unit) for c in PERTURBATION_RATES),
+            gxe.ExpectColumnValuesToBeBetween(
+                column="error_rate", min_value=0.0, severity=CRITICAL
+            ),
+            gxe.ExpectColumnValuesToBeBetween(column="n_items", min_value=1, severity=CRITICAL),
         ],
         "input_row_counts": [
             gxe.ExpectColumnPairValuesToBeEqual(

@@ -1,0 +1,221 @@
+"""CALM perturbation rates per judge x bias type (calm_justice_or_prejudice.txt,
+Section 2.3).
+
+Input: the accepted rows of ``int_perturbation_checked`` (judge, item_id,
+bias_type, condition in original / repeat / perturbed, run_id, verdict
+(normalised text), score, ground_truth). A unit is one item of one run
+(judge, bias_type, item_id, run_id): its original judgment is compared with
+its repeat and its perturbed judgment of the same run.
+
+- robustness_rate (CALM's RR): share of units with an original and a
+  perturbed judgment where the judgment is unchanged.
+- consistency_rate (CR): the same for original vs repeat.
+- accuracy_original / accuracy_perturbed: share of original (perturbed)
+  judgments equal to ground_truth, among those with a ground truth.
+- error_rate (CALM's Err. for score-based biases): |a - b| / b with a = mean
+  original score and b = mean perturbed score over units scored in both
+  conditions (CALM's refinement-aware case: a = score without the bias cue,
+  b = score with it); can exceed 1.
+
+A judgment is the verdict when both sides have one, else the score (equal
+when |difference| < 1e-9); a ground truth is compared with the verdict as
+text, or, when the row has no verdict, with the score as a number.
+
+Intervals (95%): the rates get Wilson intervals with a design-effect sample
+size, clusters = items (``intervals.clustered_rates``; exactly Wilson when
+each item has one run); error_rate gets a percentile bootstrap over items
+(``n_boot`` replicates, from per-item sums).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from judge_bias.intervals import clustered_rates
+
+RATES = ("robustness_rate", "consistency_rate", "accuracy_original", "accuracy_perturbed")
+RATE_CI = "Wilson, design-effect n (clusters = items)"
+CI_METHOD = f"rates: {RATE_CI}; error_rate: percentile bootstrap over items"
+PERTURBATION_BIAS_COLUMNS: dict[str, str] = {
+    "judge": "string",
+    "bias_type": "string",
+    "n_items": "Int64",
+    **{
+        col: dtype
+        for rate in RATES
+        for col, dtype in (
+            (f"n_{rate}", "Int64"),
+            (rate, "float64"),
+            (f"{rate}_ci_low", "float64"),
+            (f"{rate}_ci_high", "float64"),
+        )
+    },
+    "n_error_rate": "Int64",
+    "mean_score_original": "float64",
+    "mean_score_perturbed": "float64",
+    "error_rate": "float64",
+    "error_rate_ci_low": "float64",
+    "error_rate_ci_high": "float64",
+    "ci_method": "string",
+}
+KEY = ["judge", "bias_type", "item_id", "run_id"]
+
+
+def _same(a_verdict: pd.Series, b_verdict: pd.Series, a_score: pd.Series, b_score: pd.Series):
+    """(comparable, equal) per unit: verdicts when both have one, else scores."""
+    by_verdict = a_verdict.notna() & b_verdict.notna()
+    by_score = ~by_verdict & a_score.notna() & b_score.notna()
+    equal = np.where(
+        by_verdict,
+        (a_verdict == b_verdict).fillna(False).to_numpy(dtype=bool),
+        ((a_score - b_score).abs() < 1e-9).fillna(False).to_numpy(dtype=bool),
+    )
+    return (by_verdict | by_score).to_numpy(dtype=bool), equal
+
+
+def _correct(verdict: pd.Series, score: pd.Series, truth: pd.Series):
+    """(has ground truth and a judgment, correct) per unit."""
+    truth_num = pd.to_numeric(truth, errors="coerce")
+    has_verdict = verdict.notna()
+    usable = truth.notna() & (has_verdict | (score.notna() & truth_num.notna()))
+    correct = np.where(
+        has_verdict,
+        (verdict == truth).fillna(False).to_numpy(dtype=bool),
+        ((score - truth_num).abs() < 1e-9).fillna(False).to_numpy(dtype=bool),
+    )
+    return usable.to_numpy(dtype=bool), correct
+
+
+def _wide(rows: pd.DataFrame) -> pd.DataFrame:
+    """One row per unit with verdict/score/ground_truth of each condition."""
+    cols = ["verdict", "score", "ground_truth"]
+    rows = rows.assign(score=pd.to_numeric(rows["score"], errors="coerce"))
+    for col in ("verdict", "ground_truth"):
+        rows[col] = rows[col].astype(object).where(rows[col].notna(), None)
+    wide = rows.pivot(index=KEY, columns="condition", values=cols)
+    wide.columns = [f"{value}_{condition}" for value, condition in wide.columns]
+    for condition in ("original", "repeat", "perturbed"):
+        for value in cols:
+            name = f"{value}_{condition}"
+            if name not in wide.columns:
+                wide[name] = np.nan
+    wide = wide.reset_index()
+    for name in wide.columns:
+        if name.startswith("score_"):
+            wide[name] = pd.to_numeric(wide[name], errors="coerce")
+        elif name.startswith(("verdict_", "ground_truth_")):
+            wide[name] = wide[name].astype(object).where(wide[name].notna(), None)
+    return wide
+
+
+def _rate(wide: pd.DataFrame, usable: np.ndarray, value: np.ndarray, name: str) -> pd.DataFrame:
+    sums = pd.DataFrame(
+        {
+            "judge": wide["judge"],
+            "bias_type": wide["bias_type"],
+            "item": wide["item_id"],
+            "y": value.astype(float),
+            "d": 1.0,
+        }
+    )[usable]
+    if sums.empty:
+        return pd.DataFrame(columns=[f"n_{name}", name, f"{name}_ci_low", f"{name}_ci_high"])
+    table = clustered_rates(sums, ["judge", "bias_type"], "item").drop(columns="n_eff")
+    return table.rename(
+        columns={
+            "n": f"n_{name}",
+            "rate": name,
+            "ci_low": f"{name}_ci_low",
+            "ci_high": f"{name}_ci_high",
+        }
+    )
+
+
+def _error_rates(wide: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
+    both = wide[wide["score_original"].notna() & wide["score_perturbed"].notna()]
+    rng = np.random.default_rng(seed)
+    rows = []
+    for (judge, bias_type), part in both.groupby(["judge", "bias_type"], sort=True):
+        item, _ = pd.factorize(part["item_id"])
+        n_items = int(item.max()) + 1
+        n = np.bincount(item, minlength=n_items).astype(float)
+        a = np.bincount(item, weights=part["score_original"].to_numpy(), minlength=n_items)
+        b = np.bincount(item, weights=part["score_perturbed"].to_numpy(), minlength=n_items)
+        mean_a, mean_b = a.sum() / n.sum(), b.sum() / n.sum()
+        point = abs(mean_a - mean_b) / mean_b if mean_b != 0 else np.nan
+        weights = rng.multinomial(n_items, np.full(n_items, 1.0 / n_items), size=n_boot)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            boot = np.abs(weights @ a - weights @ b) / (weights @ b)
+        low, high = np.percentile(boot, [2.5, 97.5]) if np.isfinite(point) else (np.nan, np.nan)
+        rows.append(
+            {
+                "judge": judge,
+                "bias_type": bias_type,
+                "n_error_rate": len(part),
+                "mean_score_original": mean_a,
+                "mean_score_perturbed": mean_b,
+                "error_rate": point,
+                "error_rate_ci_low": low,
+                "error_rate_ci_high": high,
+            }
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "judge",
+            "bias_type",
+            "n_error_rate",
+            "mean_score_original",
+            "mean_score_perturbed",
+            "error_rate",
+            "error_rate_ci_low",
+            "error_rate_ci_high",
+        ],
+    ).set_index(["judge", "bias_type"])
+
+
+def perturbation_bias(rows: pd.DataFrame, n_boot: int = 1000, seed: int = 20250101) -> pd.DataFrame:
+    """The perturbation_bias table (judge x bias_type) from the accepted
+    int_perturbation_checked rows; see the module docstring."""
+    schema = PERTURBATION_BIAS_COLUMNS
+    if rows.empty:
+        return pd.DataFrame(columns=list(schema)).astype(schema)
+    rows = rows.copy()
+    rows["run_id"] = rows["run_id"].fillna("1") if "run_id" in rows else "1"
+    wide = _wide(rows)
+    usable_rr, same_rr = _same(
+        wide["verdict_original"],
+        wide["verdict_perturbed"],
+        wide["score_original"],
+        wide["score_perturbed"],
+    )
+    usable_cr, same_cr = _same(
+        wide["verdict_original"],
+        wide["verdict_repeat"],
+        wide["score_original"],
+        wide["score_repeat"],
+    )
+    truth_o = wide["ground_truth_original"]
+    truth_p = wide["ground_truth_perturbed"].where(wide["ground_truth_perturbed"].notna(), truth_o)
+    usable_ao, correct_o = _correct(wide["verdict_original"], wide["score_original"], truth_o)
+    usable_ap, correct_p = _correct(wide["verdict_perturbed"], wide["score_perturbed"], truth_p)
+    n_items = rows.groupby(["judge", "bias_type"])["item_id"].nunique().rename("n_items")
+    table = pd.concat(
+        [
+            n_items,
+            _rate(wide, usable_rr, same_rr, "robustness_rate"),
+            _rate(wide, usable_cr, same_cr, "consistency_rate"),
+            _rate(wide, usable_ao, correct_o, "accuracy_original"),
+            _rate(wide, usable_ap, correct_p, "accuracy_perturbed"),
+            _error_rates(wide, n_boot, seed),
+        ],
+        axis=1,
+    )
+    for rate in RATES:
+        table[f"n_{rate}"] = table[f"n_{rate}"].fillna(0)
+    table["n_error_rate"] = table["n_error_rate"].fillna(0)
+    table.index.names = ["judge", "bias_type"]
+    table = table.reset_index()
+    table["ci_method"] = CI_METHOD
+    return table.reindex(columns=list(schema)).astype(schema)

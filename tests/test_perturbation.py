@@ -1,0 +1,184 @@
+"""perturbation_bias against independent references and planted flip rates."""
+
+from __future__ import annotations
+
+import runpy
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+from statsmodels.stats.proportion import proportion_confint
+
+from judge_bias.build import PROJECT_DIR
+from judge_bias.perturbation import PERTURBATION_BIAS_COLUMNS, perturbation_bias
+
+FLIP = {("judge-a", "verbosity"): 0.30, ("judge-a", "authority"): 0.05,
+        ("judge-b", "verbosity"): 0.10, ("judge-b", "authority"): 0.40}  # fmt: skip
+REPEAT_FLIP = {"judge-a": 0.05, "judge-b": 0.15}
+ACCURACY = 0.8
+
+
+def simulate(n_items: int = 400, seed: int = 1, runs: int = 1) -> pd.DataFrame:
+    """Verdict items (A/B with a ground truth): the original is right with
+    probability ACCURACY, the repeat flips it with REPEAT_FLIP[judge], the
+    perturbation with FLIP[judge, bias]; plus a score-based refinement bias
+    whose perturbed score is the original + 1."""
+    rng = np.random.default_rng(seed)
+    out = []
+    other = {"a": "b", "b": "a"}
+    for (judge, bias), flip in FLIP.items():
+        for item in range(n_items):
+            truth = rng.choice(["a", "b"])
+            for run in range(1, runs + 1):
+                original = truth if rng.random() < ACCURACY else other[truth]
+                repeat = other[original] if rng.random() < REPEAT_FLIP[judge] else original
+                perturbed = other[original] if rng.random() < flip else original
+                for condition, verdict in (
+                    ("original", original), ("repeat", repeat), ("perturbed", perturbed)
+                ):  # fmt: skip
+                    out.append((judge, f"i{item}", bias, condition, str(run), verdict, None, truth))
+    for judge in ("judge-a", "judge-b"):
+        for item in range(n_items):
+            score = float(rng.integers(2, 9))
+            out.append((judge, f"r{item}", "refinement", "original", "1", None, score, None))
+            out.append((judge, f"r{item}", "refinement", "perturbed", "1", None, score + 1, None))
+    columns = ["judge", "item_id", "bias_type", "condition", "run_id", "verdict", "score",
+               "ground_truth"]  # fmt: skip
+    return pd.DataFrame(out, columns=columns)
+
+
+def loop_reference(rows: pd.DataFrame) -> dict[tuple[str, str], dict[str, float]]:
+    units: dict[tuple, dict[str, tuple]] = {}
+    for r in rows.itertuples():
+        key = (r.judge, r.bias_type, r.item_id, r.run_id)
+        units.setdefault(key, {})[r.condition] = (r.verdict, r.score, r.ground_truth)
+    acc: dict[tuple[str, str], dict[str, list]] = {}
+    for (judge, bias, item, _), conds in units.items():
+        a = acc.setdefault(
+            (judge, bias),
+            {"rr": [], "cr": [], "ao": [], "ap": [], "sa": [], "sb": [], "items": set()},
+        )
+        a["items"].add(item)
+        o, rep, p = conds.get("original"), conds.get("repeat"), conds.get("perturbed")
+
+        def same(x, y):
+            if pd.notna(x[0]) and pd.notna(y[0]):
+                return x[0] == y[0]
+            return x[1] == y[1]
+
+        if o and p:
+            a["rr"].append(same(o, p))
+        if o and rep:
+            a["cr"].append(same(o, rep))
+        if o and pd.notna(o[2]):
+            a["ao"].append(o[0] == o[2])
+        if p and pd.notna(p[2]):
+            a["ap"].append(p[0] == p[2])
+        if o and p and pd.notna(o[1]) and pd.notna(p[1]):
+            a["sa"].append(o[1])
+            a["sb"].append(p[1])
+    ref = {}
+    for key, a in acc.items():
+        mean = {k: (sum(v) / len(v) if v else np.nan) for k, v in a.items() if k != "items"}
+        ref[key] = {
+            "n_items": len(a["items"]),
+            "robustness_rate": mean["rr"],
+            "consistency_rate": mean["cr"],
+            "accuracy_original": mean["ao"],
+            "accuracy_perturbed": mean["ap"],
+            "n_robustness_rate": len(a["rr"]),
+            "error_rate": abs(mean["sa"] - mean["sb"]) / mean["sb"] if a["sa"] else np.nan,
+        }
+    return ref
+
+
+def test_rates_equal_a_loop_and_wilson_per_item() -> None:
+    rows = simulate(150)
+    rows = rows.drop(index=rows.index[5:40:3])  # some units lose a condition
+    got = perturbation_bias(rows, n_boot=200).set_index(["judge", "bias_type"])
+    ref = loop_reference(rows)
+    assert set(got.index) == set(ref)
+    for key, expected in ref.items():
+        for col, value in expected.items():
+            if isinstance(value, float) and np.isnan(value):
+                assert pd.isna(got.loc[key, col]), (key, col)
+            else:
+                assert got.loc[key, col] == pytest.approx(value, abs=1e-12), (key, col)
+    row = got.loc[("judge-a", "verbosity")]
+    k = round(row["robustness_rate"] * row["n_robustness_rate"])
+    low, high = proportion_confint(k, row["n_robustness_rate"], method="wilson")
+    assert (row["robustness_rate_ci_low"], row["robustness_rate_ci_high"]) == pytest.approx(
+        (low, high), abs=1e-12
+    )
+    assert list(perturbation_bias(rows, n_boot=50).columns) == list(PERTURBATION_BIAS_COLUMNS)
+
+
+def test_planted_flip_rates_are_recovered() -> None:
+    got = perturbation_bias(simulate(1500, seed=0), n_boot=200).set_index(["judge", "bias_type"])
+    for (judge, bias), flip in FLIP.items():
+        row = got.loc[(judge, bias)]
+        assert row["robustness_rate_ci_low"] <= 1 - flip <= row["robustness_rate_ci_high"]
+        assert row["consistency_rate_ci_low"] <= 1 - REPEAT_FLIP[judge]
+        assert 1 - REPEAT_FLIP[judge] <= row["consistency_rate_ci_high"]
+        assert row["accuracy_original_ci_low"] <= ACCURACY <= row["accuracy_original_ci_high"]
+        # a flip turns right into wrong and back: acc' = acc (1 - f) + (1 - acc) f
+        perturbed = ACCURACY * (1 - flip) + (1 - ACCURACY) * flip
+        assert row["accuracy_perturbed_ci_low"] <= perturbed <= row["accuracy_perturbed_ci_high"]
+    assert got.loc[("judge-b", "authority"), "robustness_rate_ci_high"] < 0.7
+    assert got.loc[("judge-a", "refinement"), "robustness_rate"] == 0.0  # scores always move
+
+
+def test_repeated_runs_widen_the_interval_by_item_clustering() -> None:
+    """Three runs of each item: the units are not independent within an item."""
+    got = perturbation_bias(simulate(200, runs=3), n_boot=50).set_index(["judge", "bias_type"])
+    row = got.loc[("judge-a", "verbosity")]
+    n = row["n_robustness_rate"]
+    assert n == 600 and row["n_items"] == 200
+    k = round(row["robustness_rate"] * n)
+    low, high = proportion_confint(k, n, method="wilson")
+    assert row["robustness_rate_ci_high"] - row["robustness_rate_ci_low"] >= (high - low) - 1e-12
+
+
+def test_error_rate_bootstrap_covers_the_true_ratio() -> None:
+    """Scores a ~ 5 + noise, b = a + 1 + noise: true error rate |5 - 6| / 6."""
+    rng = np.random.default_rng(5)
+    truth, reps, covered = 1 / 6, 150, 0
+    for rep in range(reps):
+        n = 120
+        a = 5 + rng.normal(0, 1.5, n)
+        b = a + 1 + rng.normal(0, 1.0, n)
+        rows = pd.DataFrame(
+            {
+                "judge": "j", "bias_type": "refinement", "run_id": "1",
+                "item_id": np.tile([f"i{i}" for i in range(n)], 2),
+                "condition": ["original"] * n + ["perturbed"] * n,
+                "verdict": None, "score": np.concatenate([a, b]), "ground_truth": None,
+            }
+        )  # fmt: skip
+        row = perturbation_bias(rows, n_boot=400, seed=rep).iloc[0]
+        assert row["error_rate"] == pytest.approx(abs(a.mean() - b.mean()) / b.mean())
+        covered += row["error_rate_ci_low"] <= truth <= row["error_rate_ci_high"]
+    assert 0.88 <= covered / reps <= 0.99
+
+
+def test_empty_input_and_the_dbt_model() -> None:
+    empty = perturbation_bias(simulate(5).iloc[:0])
+    assert empty.empty and list(empty.columns) == list(PERTURBATION_BIAS_COLUMNS)
+    rows = simulate(60)
+    checked = pd.concat(
+        [
+            rows.assign(reject_code=None, reject_reason=None),
+            rows.head(20).assign(reject_code="duplicate_key", reject_reason="dup", verdict="z"),
+        ],
+        ignore_index=True,
+    )
+    con = duckdb.connect()
+
+    class FakeDbt:
+        def ref(self, name: str) -> duckdb.DuckDBPyRelation:
+            assert name == "int_perturbation_checked"
+            return con.from_df(checked)
+
+    model = runpy.run_path(str(PROJECT_DIR / "models/marts/pairwise/perturbation_bias.py"))
+    pd.testing.assert_frame_equal(model["model"](FakeDbt(), None), perturbation_bias(rows))

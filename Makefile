@@ -30,6 +30,7 @@ test: $(BIN)/judge-bias lint
 	$(BIN)/pytest -q
 
 bench: $(BIN)/judge-bias
+	$(BIN)/judge-bias bench --builds
 	$(BIN)/judge-bias bench
 
 clean:

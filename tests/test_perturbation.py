@@ -88,7 +88,7 @@ def loop_reference(rows: pd.DataFrame) -> dict[tuple[str, str], dict[str, float]
             "accuracy_original": mean["ao"],
             "accuracy_perturbed": mean["ap"],
             "n_robustness_rate": len(a["rr"]),
-            "error_rate": abs(mean["sa"] - mean["sb"]) / mean["sb"] if a["sa"] else np.nan,
+            "error_rate": abs(mean["sb"] - mean["sa"]) / mean["sa"] if a["sa"] else np.nan,
         }
     return ref
 
@@ -141,9 +141,9 @@ def test_repeated_runs_widen_the_interval_by_item_clustering() -> None:
 
 
 def test_error_rate_bootstrap_covers_the_true_ratio() -> None:
-    """Scores a ~ 5 + noise, b = a + 1 + noise: true error rate |5 - 6| / 6."""
+    """Scores a ~ 5 + noise, b = a + 1 + noise: true error rate |6 - 5| / 5."""
     rng = np.random.default_rng(5)
-    truth, reps, covered = 1 / 6, 150, 0
+    truth, reps, covered = 1 / 5, 150, 0
     for rep in range(reps):
         n = 120
         a = 5 + rng.normal(0, 1.5, n)
@@ -157,7 +157,7 @@ def test_error_rate_bootstrap_covers_the_true_ratio() -> None:
             }
         )  # fmt: skip
         row = perturbation_bias(rows, n_boot=400, seed=rep).iloc[0]
-        assert row["error_rate"] == pytest.approx(abs(a.mean() - b.mean()) / b.mean())
+        assert row["error_rate"] == pytest.approx(abs(b.mean() - a.mean()) / a.mean())
         covered += row["error_rate_ci_low"] <= truth <= row["error_rate_ci_high"]
     assert 0.88 <= covered / reps <= 0.99
 

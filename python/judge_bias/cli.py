@@ -61,11 +61,18 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from judge_bias.bench import run_agreement_bench, run_build_bench
+    from judge_bias import bench
 
+    one = args.rows[0] if args.rows else None
+    if args.builds:
+        return bench.run_build_bench(shared=args.shared, repeats=args.repeats)
     if args.agreement:
-        return run_agreement_bench(args.rows, args.rows)
-    return run_build_bench(shared=args.shared, repeats=args.repeats)
+        return bench.run_agreement_bench(one or 1_000_000, one or 1_000_000)
+    if args.pairwise:
+        return bench.run_pairwise_bench(one or 1_000_000)
+    if args.scale_build:
+        return bench.run_scale_build_bench(one or 10_000_000)
+    return bench.run_ols_bench(args.rows or None, args.reference_max)
 
 
 def _cmd_coverage(args: argparse.Namespace) -> int:
@@ -108,11 +115,23 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--png-dir", default=None, help="also save each figure as PNG there")
     s.set_defaults(func=_cmd_report)
 
-    s = sub.add_parser("bench", help="time make-demo-style builds (demo and shared data)")
+    s = sub.add_parser(
+        "bench",
+        help="OLS engine vs statsmodels ladder (default), or builds, agreement, pairwise, scale",
+    )
+    s.add_argument(
+        "--rows", type=int, nargs="*", default=[],
+        help="sizes of the OLS ladder (default 100k 1M 3M 10M); with another mode, its size",
+    )  # fmt: skip
+    s.add_argument("--reference-max", type=int, default=3_000_000,
+                   help="largest size the statsmodels reference is run at")  # fmt: skip
+    mode = s.add_mutually_exclusive_group()
+    mode.add_argument("--builds", action="store_true", help="demo and Play Favorites builds")
+    mode.add_argument("--agreement", action="store_true", help="agreement marts (1M + 1M)")
+    mode.add_argument("--pairwise", action="store_true", help="pairwise_bias in dbt (1M rows)")
+    mode.add_argument("--scale-build", action="store_true", help="judge-bias build on 10M")
     s.add_argument("--shared", default=str(build_mod.PROJECT_DIR.parent / "shared" / "data"))
     s.add_argument("--repeats", type=int, default=1)
-    s.add_argument("--agreement", action="store_true", help="time the agreement marts instead")
-    s.add_argument("--rows", type=int, default=1_000_000, help="with --agreement: rows of each")
     s.set_defaults(func=_cmd_bench)
     s = sub.add_parser("coverage", help="coverage study of the self-bias intervals")
     s.add_argument("--reps", type=int, default=500)

@@ -12,10 +12,12 @@ its repeat and its perturbed judgment of the same run.
 - consistency_rate (CR): the same for original vs repeat.
 - accuracy_original / accuracy_perturbed: share of original (perturbed)
   judgments equal to ground_truth, among those with a ground truth.
-- error_rate (CALM's Err. for score-based biases): |a - b| / b with a = mean
+- error_rate (CALM's Err. for score-based biases): |b - a| / a with a = mean
   original score and b = mean perturbed score over units scored in both
-  conditions (CALM's refinement-aware case: a = score without the bias cue,
-  b = score with it); can exceed 1.
+  conditions, as DESIGN.md writes CALM's |self - other| / other
+  (self-enhancement: other = the score without the self cue = original) and
+  |refined - refined with history| / refined (refinement-aware: refined =
+  original); can exceed 1.
 
 A judgment is the verdict when both sides have one, else the score (equal
 when |difference| < 1e-9); a ground truth is compared with the verdict as
@@ -143,10 +145,10 @@ def _error_rates(wide: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
         a = np.bincount(item, weights=part["score_original"].to_numpy(), minlength=n_items)
         b = np.bincount(item, weights=part["score_perturbed"].to_numpy(), minlength=n_items)
         mean_a, mean_b = a.sum() / n.sum(), b.sum() / n.sum()
-        point = abs(mean_a - mean_b) / mean_b if mean_b != 0 else np.nan
+        point = abs(mean_b - mean_a) / mean_a if mean_a != 0 else np.nan
         weights = rng.multinomial(n_items, np.full(n_items, 1.0 / n_items), size=n_boot)
         with np.errstate(divide="ignore", invalid="ignore"):
-            boot = np.abs(weights @ a - weights @ b) / (weights @ b)
+            boot = np.abs(weights @ b - weights @ a) / (weights @ a)
         low, high = np.percentile(boot, [2.5, 97.5]) if np.isfinite(point) else (np.nan, np.nan)
         rows.append(
             {

@@ -34,8 +34,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-import scipy.linalg
-import scipy.sparse
 
 KEY_COLUMNS = [
     "reference_kind",  # human, or llm (the mean score of reference_family's judges)
@@ -242,7 +240,7 @@ def independent_columns(gram: np.ndarray, tol: float = 1e-9) -> list[int]:
             continue
         if keep:
             g = gram[keep, k]
-            resid = own - g @ scipy.linalg.solve(gram[np.ix_(keep, keep)], g, assume_a="pos")
+            resid = own - g @ np.linalg.solve(gram[np.ix_(keep, keep)], g)
         else:
             resid = own
         if resid > tol * own:
@@ -288,8 +286,8 @@ def fit_stats(
     xy = np.einsum("dpk,dk->p", A, _by_cell(zy, cell, n_cells))
     n = float(stats[COUNT].sum())
     p = len(terms)
-    params = scipy.linalg.solve(gram, xy, assume_a="pos")
-    bread = scipy.linalg.inv(gram)
+    bread = np.linalg.inv(gram)
+    params = np.linalg.solve(gram, xy)
     b = np.einsum("dpk,p->dk", A, params)[cell]  # each stats row's z-coefficients
     if se_type in ("HC0", "HC1"):
         meat = _meat_hc0(stats, A, cell, b)
@@ -329,6 +327,8 @@ def _meat_hc0(stats: pd.DataFrame, A: np.ndarray, cell: np.ndarray, b: np.ndarra
 
 def _meat_cluster(stats, A, cell, zz, zy, b, n: float, p: int) -> np.ndarray:
     """Scores summed within prompts: s_g = sum_d A_d (sum y z - (sum z z') b_d)."""
+    import scipy.sparse  # only here: the HC0/HC1 path imports no scipy
+
     if "prompt_id" not in stats:
         raise ValueError("cluster standard errors need prompt-grain statistics (prompt_id)")
     u = zy - np.einsum("ikl,il->ik", zz, b)

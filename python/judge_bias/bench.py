@@ -327,6 +327,21 @@ def run_pairwise_bench(n_rows: int = 1_000_000) -> int:
         slow = sorted(timing.items(), key=lambda kv: -kv[1])[:6]
         print("slowest nodes: " + ", ".join(f"{k} {v:.1f} s" for k, v in slow))
         took = timing["pairwise_bias"]
+        import duckdb
+
+        con = duckdb.connect(str(db), read_only=True)
+        try:
+            counts = con.execute(
+                "select (select count(*) from int_pairwise_checked where reject_code is null), "
+                "(select count(*) from int_pairwise_checked where reject_code is not null), "
+                "(select sum(n_judgments) from pairwise_bias where opponent = 'all')"
+            ).fetchall()[0]
+        finally:
+            con.close()
+        print(
+            f"accepted {counts[0]:,} and rejected {counts[1]:,} pairwise rows; "
+            f"pairwise_bias counts {counts[2]:,} judgments"
+        )
         print(
             f"pairwise_bias on {n_rows:,} pairwise rows: {took:.1f} s (target < "
             f"{TARGET_SECONDS:.0f} s, ratio {took / TARGET_SECONDS:.2f}); whole dbt build of it "

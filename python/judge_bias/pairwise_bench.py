@@ -168,6 +168,11 @@ def write_pairwise_data(out: str | Path, n_rows: int = 1_000_000, seed: int = 5)
     ).drop_duplicates(["prompt_id", "model"])
     completions["length_tokens"] = completions["length_tokens"].astype(int)
     completions.to_csv(out / "completions.csv", index=False)
+    # every judge and model is declared (its own family), so no row is an unknown model
+    names = sorted(set(rows["judge"]) | set(rows["model_first"]) | set(rows["model_second"]))
+    pd.DataFrame({"alias": names, "model": names, "family": names}).to_csv(
+        out / "models.csv", index=False
+    )
     return out
 
 

@@ -957,16 +957,22 @@ def panel_perturbation(wh: Warehouse) -> Panel:
         "Perturbation robustness (CALM)",
         caption=(
             "Robustness rate per judge (rows) and bias type (columns): the share of verdicts "
-            "unchanged after the bias perturbation (1 = fully robust; darker = less robust); "
-            "the table gives every measure."
+            "unchanged after the bias perturbation (1 = fully robust; darker = less robust). "
+            "Score-based bias types (those with an error rate, e.g. self-enhancement) are "
+            "measured by their error rate |perturbed - original| / original in the table, "
+            "which gives every measure."
         ),
     )
     if reason := wh.missing("perturbation_bias"):
         p.absent = reason + " (no perturbation_judgments input or not built yet)"
         return p
     df = wh.df("select * from perturbation_bias")
-    if "robustness_rate" in df.columns and df["robustness_rate"].notna().any():
-        grid = df.pivot_table(index="judge", columns="bias_type", values="robustness_rate")
+    verdicts = df
+    if "error_rate" in df.columns:  # score-based types: exact score equality means little
+        scored = df.groupby("bias_type")["error_rate"].transform(lambda e: e.notna().any())
+        verdicts = df[~scored.astype(bool)]
+    if "robustness_rate" in verdicts.columns and verdicts["robustness_rate"].notna().any():
+        grid = verdicts.pivot_table(index="judge", columns="bias_type", values="robustness_rate")
         fig = _figure(2.8 + 1.2 * grid.shape[1], 1.6 + 0.45 * grid.shape[0])
         ax = fig.subplots()
         im = ax.imshow(grid.to_numpy(dtype=float), cmap="magma", vmin=0, vmax=1, aspect="auto")

@@ -286,7 +286,7 @@ def test_pairwise_and_perturbation_panels_when_tables_exist(
                 "consistency_rate": 0.95,
                 "accuracy_original": 0.8,
                 "accuracy_perturbed": 0.7,
-                "error_rate": 0.1,
+                "error_rate": None,
             }
             for j in judges
             for k, b in enumerate(("verbosity", "authority"))

@@ -43,7 +43,7 @@ received as (
             and own.prompt_id = peer.prompt_id
             and own.dimension = peer.dimension
             and peer.framing = 'positive'
-            and peer.judge != own.judge
+            and own.judge != peer.judge
     group by own.judge, own.framing, own.prompt_id, own.dimension
 ),
 

@@ -14,26 +14,39 @@ lengths as (
     select * from {{ ref('int_completion_lengths') }}
 ),
 
+-- Names resolved once per distinct value (name_lookup), then joined back.
+judge_names as (
+    {{ name_lookup('judgments', 'judge_alias', 'judge', 'judge_family') }}
+),
+
+first_names as (
+    {{ name_lookup('judgments', 'model_first_alias', 'model_first', 'model_first_family') }}
+),
+
+second_names as (
+    {{ name_lookup('judgments', 'model_second_alias', 'model_second', 'model_second_family') }}
+),
+
 joined as (
     select
         judgments.* exclude (reject_code, reject_reason),
         judgments.reject_code as staging_reject_code,
         judgments.reject_reason as staging_reject_reason,
-        judges.model as judge,
-        judges.family as judge_family,
-        models_first.model as model_first,
-        models_first.family as model_first_family,
-        models_second.model as model_second,
-        models_second.family as model_second_family,
+        judge_names.judge,
+        judge_names.judge_family,
+        first_names.model_first,
+        first_names.model_first_family,
+        second_names.model_second,
+        second_names.model_second_family,
         prompts.prompt_id as known_prompt_id,
         prompt_file.has_prompts
     from judgments
-    left join aliases as judges
-        on {{ text_key('judgments.judge_alias') }} = judges.alias_key
-    left join aliases as models_first
-        on {{ text_key('judgments.model_first_alias') }} = models_first.alias_key
-    left join aliases as models_second
-        on {{ text_key('judgments.model_second_alias') }} = models_second.alias_key
+    left join judge_names
+        on judgments.judge_alias is not distinct from judge_names.judge_alias
+    left join first_names
+        on judgments.model_first_alias is not distinct from first_names.model_first_alias
+    left join second_names
+        on judgments.model_second_alias is not distinct from second_names.model_second_alias
     cross join prompt_file
     left join prompts
         on judgments.prompt_id = prompts.prompt_id

@@ -10,16 +10,20 @@ aliases as (
     select * from {{ ref('int_model_aliases') }}
 ),
 
+judge_names as (
+    {{ name_lookup('judgments', 'judge_alias', 'judge', 'judge_family') }}
+),
+
 joined as (
     select
         judgments.* exclude (reject_code, reject_reason),
         judgments.reject_code as staging_reject_code,
         judgments.reject_reason as staging_reject_reason,
-        judges.model as judge,
-        judges.family as judge_family
+        judge_names.judge,
+        judge_names.judge_family
     from judgments
-    left join aliases as judges
-        on {{ text_key('judgments.judge_alias') }} = judges.alias_key
+    left join judge_names
+        on judgments.judge_alias is not distinct from judge_names.judge_alias
 ),
 
 checked as (

@@ -309,43 +309,17 @@ def _alpha_from_prompt_sums(w: np.ndarray, sums: dict[str, np.ndarray]) -> np.nd
     return 1.0 - (n - 1) * (w @ sums["d2"]) / (n * spread)
 
 
-def counterfactual_agreement(
-    fct: pd.DataFrame, n_boot: int = 200, seed: int = 20250101
-) -> pd.DataFrame:
-    """Interval alpha between each judge and the human reference, observed and after
-    calibration (offset and scale removed, per dimension), with percentile bootstrap
-    95% intervals over prompts: how much disagreement calibration could remove.
-
-    On rows: the per judge x dimension x prompt sums the warehouse aggregates
-    (int_agreement_prompt_sums), computed here in pandas."""
-    df = fct[
-        (fct["framing"] == "positive")
-        & fct["judge_score_norm"].notna()
-        & fct["human_score_norm"].notna()
-    ]
-    completions = df.groupby(["judge", "prompt_id", "model", "dimension"], as_index=False)[
-        ["judge_score_norm", "human_score_norm"]
-    ].mean()
-    a, b = completions["judge_score_norm"], completions["human_score_norm"]
-    sums = (
-        completions.assign(n=1, sum_a=a, sum_b=b, sum_aa=a * a, sum_bb=b * b, sum_ab=a * b)
-        .groupby(["judge", "dimension", "prompt_id"], as_index=False)[
-            ["n", "sum_a", "sum_b", "sum_aa", "sum_bb", "sum_ab"]
-        ]
-        .sum()
-    )
-    return counterfactual_from_prompt_sums(sums, n_boot, seed)
-
-
 def counterfactual_from_prompt_sums(
     sums: pd.DataFrame, n_boot: int = 200, seed: int = 20250101
 ) -> pd.DataFrame:
-    """counterfactual_agreement from per judge x dimension x prompt sums
+    """Interval alpha between each judge and the human reference, observed and after
+    calibration (offset and scale removed per dimension, as calibrate() does), with
+    percentile bootstrap 95% intervals over prompts: how much disagreement
+    calibration could remove. From per judge x dimension x prompt sums
     (int_agreement_prompt_sums: n, sum_a, sum_b, sum_aa, sum_bb, sum_ab over the
     completions; a = judge, b = human score). The calibrated score
     c = mean_b + (a - mean_a) * sd_b / sd_a of each judge x dimension is linear in
-    a, so its sums follow from the same moments; the rest is per-prompt sums, as in
-    the row version."""
+    a, so its sums follow from the same moments; the bootstrap reweights prompts."""
     rng = np.random.default_rng(seed)
     rows = []
     for judge, part in sums.groupby("judge", sort=True):

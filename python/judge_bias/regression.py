@@ -25,6 +25,7 @@ import pandas as pd
 from judge_bias.sufficient import (
     Term,
     cell_design,
+    collinear_note,
     fit_stats,
     has_moments,
     independent_columns,
@@ -94,10 +95,7 @@ def dense_design(
     keep = independent_columns(gram)
     notes = list(design.notes)
     if len(keep) < X.shape[1]:
-        dropped = [t.name for i, t in enumerate(design.terms) if i not in set(keep)]
-        notes.append(
-            f"{', '.join(dropped)} not identifiable: collinear with other terms in this data"
-        )
+        notes.append(collinear_note(design.terms, keep))
     return X[:, keep], [design.terms[i] for i in keep], notes
 
 
@@ -188,14 +186,15 @@ def fit_bias_regression(
     if se_type == "cluster" and stats["prompt_id"].nunique() < 2:
         notes.append("no estimates: cluster standard errors need at least two prompts")
         return FitOutput(empty, fit | {"notes": "; ".join(notes)})
-    p = len(cell_design(stats, spec.dimension_effects, spec.length).terms)
+    design = cell_design(stats, spec.dimension_effects, spec.length)
+    p = len(design.terms)
     if n - p < MIN_RESIDUAL_DF:
         notes.append(
             f"no estimates: slice too small ({n} rows for {p} parameters; "
             f"at least {MIN_RESIDUAL_DF} more rows than parameters needed)"
         )
         return FitOutput(empty, fit | {"n_params": p, "notes": "; ".join(notes)})
-    res = fit_stats(stats, se_type, spec.dimension_effects, spec.length)
+    res = fit_stats(stats, se_type, design=design)
     notes += res.notes
     table = wald_table(res.terms, res.params, res.cov, ci_level)
     table.insert(0, "slice", slice_)

@@ -229,6 +229,12 @@ def _by_cell(values: np.ndarray, cell: np.ndarray, n_cells: int) -> np.ndarray:
     return out
 
 
+def collinear_note(terms: list[Term], keep: list[int]) -> str:
+    """The bias_fits note naming the terms independent_columns left out."""
+    dropped = [t.name for i, t in enumerate(terms) if i not in set(keep)]
+    return f"{', '.join(dropped)} not identifiable: collinear with other terms in this data"
+
+
 def independent_columns(gram: np.ndarray, tol: float = 1e-9) -> list[int]:
     """Columns kept in order, leaving out each that is (almost) a linear combination
     of the kept earlier ones: its residual sum of squares on them is below ``tol``
@@ -259,15 +265,20 @@ class StatsFit:
 
 
 def fit_stats(
-    stats: pd.DataFrame, se_type: str, dimension_effects: bool = True, length: bool = False
+    stats: pd.DataFrame,
+    se_type: str,
+    dimension_effects: bool = True,
+    length: bool = False,
+    design: CellDesign | None = None,
 ) -> StatsFit:
     """OLS of the bias design on a stats frame, with the ``se_type`` sandwich.
 
     Equals statsmodels ``ols(...).fit(cov_type=se_type)`` on the rows the
     frame stands for (HC1 = HC0 * n / (n - p); cluster with statsmodels'
-    G / (G - 1) * (n - 1) / (n - p)). The caller checks the sizes first.
+    G / (G - 1) * (n - 1) / (n - p)). The caller checks the sizes first and may
+    pass the ``design`` it built for that.
     """
-    design = cell_design(stats, dimension_effects, length)
+    design = design or cell_design(stats, dimension_effects, length)
     A, cell = design.A, design.cell
     n_cells = A.shape[0]
     zz = _zz(stats)
@@ -276,10 +287,7 @@ def fit_stats(
     gram = np.einsum("dpk,dkl,dql->pq", A, zz_d, A)
     keep = independent_columns(gram)
     if len(keep) < len(design.terms):
-        dropped = [t.name for i, t in enumerate(design.terms) if i not in set(keep)]
-        design.notes.append(
-            f"{', '.join(dropped)} not identifiable: collinear with other terms in this data"
-        )
+        design.notes.append(collinear_note(design.terms, keep))
         A = A[:, keep, :]
         gram = gram[np.ix_(keep, keep)]
     terms = [design.terms[i] for i in keep]

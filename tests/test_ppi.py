@@ -15,7 +15,7 @@ import pytest
 from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
 from scipy import stats
 
-from judge_bias.stats.ppi import combine, moments, stratum_estimates
+from judge_bias.stats.ppi import combine, hall_inverse, interval, moments, stratum_estimates
 
 POINT_TOL = 1e-9
 # ppi_py computes the interval from the same moments with numpy's std; ours from
@@ -49,7 +49,10 @@ CASES = [  # n labelled, N unlabelled, judge bias, judge noise
 def test_one_stratum_equals_ppi_py(case, lam) -> None:
     rng = np.random.default_rng(hash(case) % 2**32)
     y, yhat, yu = _stratum(rng, *case)
-    est = stratum_estimates(_frame({"k": (y, yhat, yu)}), ci_level=0.9, lam=lam).iloc[0]
+    frame = _frame({"k": (y, yhat, yu)})
+    est = stratum_estimates(frame, ci_level=0.9, lam=lam, method="wald").iloc[0]
+    skew = stratum_estimates(frame, ci_level=0.9, lam=lam).iloc[0]  # same estimate and se
+    assert (skew["estimate"], skew["std_error"]) == (est["estimate"], est["std_error"])
     ref = float(ppi_mean_pointestimate(y, yhat, yu, lam=lam)[0])
     low, high = ppi_mean_ci(y, yhat, yu, alpha=0.1, lam=lam)
     assert est["estimate"] == pytest.approx(ref, abs=POINT_TOL)
@@ -86,8 +89,8 @@ def test_strata_combined_with_weights_equal_ppi_py_per_stratum() -> None:
         "helpfulness, same_family=true": _stratum(rng, 9, 90, 0.1, 0.2),
         "helpfulness, same_family=false": _stratum(rng, 45, 500, -0.05, 0.1),
     }
-    strata = stratum_estimates(_frame(data), ci_level=0.9)
-    got = combine(strata, ["group"], ci_level=0.9).iloc[0]
+    strata = stratum_estimates(_frame(data), ci_level=0.9, method="wald")
+    got = combine(strata, ["group"], ci_level=0.9, method="wald").iloc[0]
 
     sizes = {k: len(y) + len(yu) for k, (y, _, yu) in data.items()}
     total = sum(sizes.values())
@@ -162,7 +165,9 @@ def _true_mean() -> float:
     return sum(units / total * float(np.dot(p, LEVELS)) for units, p, _ in SIM_STRATA.values())
 
 
-def _simulate(share: float, reps: int, seed: int, stratified: bool = True) -> pd.DataFrame:
+def _simulate(
+    share: float, reps: int, seed: int, stratified: bool = True, method: str = "skew"
+) -> pd.DataFrame:
     """``reps`` replications: labels kept for a uniform ``share`` of each stratum's
     units; returns the combined PPI++ and classical estimates per replication."""
     rng = np.random.default_rng(seed)
@@ -187,6 +192,11 @@ def _simulate(share: float, reps: int, seed: int, stratified: bool = True) -> pd
                     "n_unlabelled": units - n,
                     "mean_yhat_unlabelled": yu.mean(1),
                     "var_yhat_unlabelled": yu.var(1),
+                    "m3_y": (cy**3).mean(1),
+                    "m3_y_y_yhat": (cy * cy * ch).mean(1),
+                    "m3_y_yhat_yhat": (cy * ch * ch).mean(1),
+                    "m3_yhat_labelled": (ch**3).mean(1),
+                    "m3_yhat_unlabelled": ((yu - yu.mean(1, keepdims=True)) ** 3).mean(1),
                     "_y": list(yl),
                     "_yh": list(yh),
                     "_yu": list(yu),
@@ -207,7 +217,7 @@ def _simulate(share: float, reps: int, seed: int, stratified: bool = True) -> pd
             ]
         )
     m = m.drop(columns=[c for c in ("_y", "_yh", "_yu") if c in m])
-    return combine(stratum_estimates(m, ci_level=0.9), ["rep"], ci_level=0.9)
+    return combine(stratum_estimates(m, 0.9, method=method), ["rep"], 0.9, method=method)
 
 
 COVERAGE_REPS = 4_000  # coverage's standard error at 0.9 is 0.0047: 0.87-0.93 is +-6 of it
@@ -250,3 +260,94 @@ def test_variance_reduction_against_human_only(share: float) -> None:
     assert mean_ratio == pytest.approx(ratio, rel=0.15)  # the estimated variance is right
     # stratifying by same-family removes the judge's bias differences from the noise
     assert unstratified > 1.0
+
+
+# --------------------------------------------------------------------------- the interval
+
+
+# Hall (1992): T1 = T + a T^2/3 + a^2 T^3/27 + a/6, written out here, not imported
+def _hall(t: np.ndarray, a: float) -> np.ndarray:
+    return t + a * t**2 / 3 + a**2 * t**3 / 27 + a / 6
+
+
+@pytest.mark.parametrize("a", [-2.0, -0.7, -0.05, 0.0, 0.3, 1.5])
+def test_hall_inverse_inverts_the_transformation(a: float) -> None:
+    x = np.linspace(-4, 4, 41)
+    np.testing.assert_allclose(_hall(hall_inverse(x, a), a), x, atol=1e-10)
+
+
+def test_skewness_corrected_interval_is_students_on_symmetric_data() -> None:
+    y = np.array([0.0, 0.25, 0.5, 0.5, 0.75, 1.0] * 5)  # third moments exactly 0
+    yu = np.array([0.25, 0.5, 0.75] * 40)
+    frame = _frame({"k": (y, y[::-1].copy(), yu)})
+    skew = stratum_estimates(frame, 0.9, lam=0.0).iloc[0]
+    assert skew["third_cumulant"] == pytest.approx(0.0, abs=1e-15)
+    # no skewness: Student's interval on the unbiased variance, as scipy gives it
+    low, high = stats.t.interval(0.9, 29, loc=y.mean(), scale=stats.sem(y))
+    assert (skew["ci_low"], skew["ci_high"]) == pytest.approx((low, high), abs=1e-12)
+    assert (skew["classical_ci_low"], skew["classical_ci_high"]) == pytest.approx(
+        (low, high), abs=1e-12
+    )
+
+
+@pytest.mark.parametrize("lam", [0.0, 0.6, 1.0])
+def test_third_cumulant_equals_scipy_moments_of_the_estimator(lam: float) -> None:
+    """k3 of theta = m3(Y - lambda Yhat) / n^2 + lambda^3 m3(Yhat_u) / N^2 (the sum of
+    two independent means), with scipy's third central moments of the arrays."""
+    rng = np.random.default_rng(21)
+    y, yhat, yu = _stratum(rng, 30, 300, 0.1, 0.2)
+    y = np.where(rng.random(30) < 0.6, 1.0, y)  # piled up at the top: skewed
+    got = stratum_estimates(_frame({"k": (y, yhat, yu)}), 0.9, lam=lam).iloc[0]
+    want = stats.moment(y - lam * yhat, 3) / 30**2 + lam**3 * stats.moment(yu, 3) / 300**2
+    assert got["third_cumulant"] == pytest.approx(want, rel=1e-9, abs=1e-15)
+    assert got["classical_third_cumulant"] == pytest.approx(stats.moment(y, 3) / 30**2)
+    # the interval: Student's t on the unbiased variances' Welch-Satterthwaite degrees
+    # of freedom, shifted by Hall's correction at a = k3 / se^3
+    v_lab = np.var(y - lam * yhat, ddof=1) / 30
+    v_unl = lam**2 * np.var(yu, ddof=1) / 300 if lam > 0 else 0.0
+    df = (v_lab + v_unl) ** 2 / (v_lab**2 / 29 + v_unl**2 / 299)
+    q, a, se = stats.t.ppf(0.95, df), want / got["std_error"] ** 3, np.sqrt(v_lab + v_unl)
+    t_low, t_high = 3 / a * (np.cbrt(1 + a * (np.array([q, -q]) - a / 6)) - 1)
+    assert got["ci_low"] == pytest.approx(got["estimate"] - t_low * se, rel=1e-9)
+    assert got["ci_high"] == pytest.approx(got["estimate"] - t_high * se, rel=1e-9)
+    if lam == 0:  # human scores piled at the top: the interval reaches further down
+        assert got["estimate"] - got["ci_low"] > got["ci_high"] - got["estimate"]
+
+
+def test_unknown_interval_is_refused() -> None:
+    with pytest.raises(ValueError, match="interval must be one of"):
+        interval(np.zeros(1), np.ones(1), np.zeros(1), 0.9, "bootstrap")
+
+
+# Scores piled at the top, like Play Favorites' Faithfulness (67-75% of completions at
+# 1.0, a long tail down to 0.33): the planted distribution of human scores, and a
+# judge that hardly tracks them (lambda near 0, as measured there).
+PILED_LEVELS = np.array([1 / 3, 0.5, 2 / 3, 0.75, 5 / 6, 11 / 12, 1.0])
+PILED_PROBS = np.array([0.005, 0.005, 0.01, 0.02, 0.07, 0.17, 0.72])
+
+
+@pytest.mark.parametrize("n", [20, 40])
+def test_coverage_with_scores_piled_at_the_top(n: int) -> None:
+    """Hall's interval keeps its level where Wald's under-covers (closed-form truth:
+    the planted mean), 4,000 replications of n labels and 9 n unlabelled units."""
+    rng = np.random.default_rng(n)
+    truth = float(PILED_PROBS @ PILED_LEVELS)
+    reps, big_n = COVERAGE_REPS, 9 * n
+    y = rng.choice(PILED_LEVELS, p=PILED_PROBS, size=(reps, n + big_n))
+    yhat = np.clip(0.9 + 0.2 * (y - truth) + rng.normal(0, 0.1, y.shape), 0, 1)
+    m = pd.DataFrame(
+        [{"rep": r, "stratum": "all", **moments(y[r, :n], yhat[r, :n], yhat[r, n:])}
+         for r in range(reps)]
+    )  # fmt: skip
+    cover = {}
+    for method in ("skew", "wald"):
+        est = combine(stratum_estimates(m, 0.9, method=method), ["rep"], 0.9, method=method)
+        ppi = ((est["ci_low"] <= truth) & (truth <= est["ci_high"])).mean()
+        human = ((est["classical_ci_low"] <= truth) & (truth <= est["classical_ci_high"])).mean()
+        cover[method] = (ppi, human)
+    print(f"\n{n} labels, scores piled at 1.0 (true mean {truth:.4f}): 90% coverage "
+          f"PPI++ skew-corrected {cover['skew'][0]:.3f}, Wald {cover['wald'][0]:.3f}; "
+          f"human-only {cover['skew'][1]:.3f}, Wald {cover['wald'][1]:.3f}")  # fmt: skip
+    for ppi, human in (cover["skew"],):
+        assert 0.87 <= ppi <= 0.93 and 0.87 <= human <= 0.93
+    assert cover["wald"][0] < cover["skew"][0] - 0.02  # what the correction is for

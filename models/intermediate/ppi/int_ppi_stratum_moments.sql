@@ -1,7 +1,8 @@
 -- The sufficient statistics of stratified PPI (python/judge_bias/stats/ppi.py):
 -- per judge (and the panel of all judges) x model x dimension (each also
 -- pooled as 'all') x stratum, nine moments of the labelled units (a human
--- score and the judge's) and the unlabelled ones (the judge's score only).
+-- score and the judge's) and the unlabelled ones (the judge's score only), and
+-- five third central moments for the skewness-corrected interval.
 -- A unit is a completion x dimension as one judge rated it (its runs
 -- averaged; positive framing only, as the other judge-human marts), or, for
 -- the panel, the mean of the judges that rated it. Units whose human labels
@@ -136,6 +137,22 @@ pooled as (
     cross join poolings
 ),
 
+-- the group means, for the third central moments of the skewness-corrected interval
+centred as (
+    select
+        *,
+        y - avg(case when status = 'labelled' then y end)
+            over (partition by judge, is_panel, model, dimension, stratum)
+            as dy,
+        yhat - avg(case when status = 'labelled' then yhat end)
+            over (partition by judge, is_panel, model, dimension, stratum)
+            as dh,
+        yhat - avg(case when status = 'unlabelled' then yhat end)
+            over (partition by judge, is_panel, model, dimension, stratum)
+            as du
+    from pooled
+),
+
 final as (
     select
         judge,
@@ -152,9 +169,14 @@ final as (
         count(*) filter (where status = 'unlabelled') as n_unlabelled,
         avg(yhat) filter (where status = 'unlabelled') as mean_yhat_unlabelled,
         var_pop(yhat) filter (where status = 'unlabelled') as var_yhat_unlabelled,
+        avg(dy * dy * dy) filter (where status = 'labelled') as m3_y,
+        avg(dy * dy * dh) filter (where status = 'labelled') as m3_y_y_yhat,
+        avg(dy * dh * dh) filter (where status = 'labelled') as m3_y_yhat_yhat,
+        avg(dh * dh * dh) filter (where status = 'labelled') as m3_yhat_labelled,
+        avg(du * du * du) filter (where status = 'unlabelled') as m3_yhat_unlabelled,
         count(*) filter (where status = 'human_na') as n_human_na,
         count(*) filter (where status = 'judge_na') as n_judge_na
-    from pooled
+    from centred
     group by judge, is_panel, model, dimension, stratum
 )
 

@@ -1,19 +1,12 @@
-from judge_bias.limits import Budget, within_budget
-from judge_bias.stats.ppi import (
-    MOMENT_ROW_BYTES,
-    SCORE_COLUMNS,
-    parse_lambda,
-    score_table,
-)
+from judge_bias.stats.ppi import mart
 
 
 def model(dbt, session):
-    budget = Budget.from_config(dbt.config.get("memory_budget"))
-    ci_level = float(dbt.config.get("ci_level"))
-    lam = parse_lambda(dbt.config.get("ppi_lambda"))
-    moments = dbt.ref("int_ppi_stratum_moments")
-    return within_budget(
-        moments, budget, "stratum moments", MOMENT_ROW_BYTES,
-        lambda m: score_table(m, ci_level, lam),
-        "judge, is_panel, model, dimension", SCORE_COLUMNS,
-    )  # fmt: skip
+    # dbt passes only the config keys and parents it sees as literal calls
+    config = {
+        "memory_budget": dbt.config.get("memory_budget"),
+        "ci_level": dbt.config.get("ci_level"),
+        "ppi_lambda": dbt.config.get("ppi_lambda"),
+        "ppi_interval": dbt.config.get("ppi_interval"),
+    }
+    return mart("scores", dbt.ref("int_ppi_stratum_moments"), config.get)

@@ -25,7 +25,8 @@ def panel_ppi(wh: Warehouse) -> Panel:
             "(stratified PPI++), beside the human-only estimate from the labels alone and the "
             "judges' own mean (no interval: biased by the judges' biases). A PPI++ interval "
             "narrower than the human-only one is the judges' contribution (ess_gain = the "
-            "ratio of their variances)."
+            "ratio of their variances). Intervals are skewness-corrected (Hall), so they "
+            "reach further down when scores pile up at the top of the scale."
         ),
     )
     if reason := wh.missing("ppi_model_scores", source="human_annotations"):

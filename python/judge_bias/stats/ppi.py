@@ -21,8 +21,28 @@ combine with weights w_k = (n_k + N_k) / sum_j (n_j + N_j):
     theta = sum_k w_k theta_k,   var = sum_k w_k^2 var_k,   theta +- z sqrt(var)
 
 (the stratified estimator of EmertonData/glide). Everything is a function of
-nine moments per stratum (``MOMENTS``), which the warehouse computes in SQL, so
-a million ratings cost one group-by and the frame here has one row per stratum.
+nine moments per stratum (``MOMENTS``; five more for the interval), which the
+warehouse computes in SQL, so a million ratings cost one group-by and the frame
+here has one row per stratum.
+
+The interval. ppi_py's is Wald's, theta +- z sqrt(var) (``method="wald"``).
+With few labels and scores piled at one end of the scale (Play Favorites'
+Faithfulness: most completions score 1.0), the estimator is skewed and Wald's
+interval under-covers (about 0.82 for a 90% interval at 20 labels). The
+default, ``method="skew"``, is Hall's (1992) skewness-corrected Student
+interval: with T = (theta_hat - theta) / se and a the estimator's skewness,
+
+    T1 = T + a T^2 / 3 + a^2 T^3 / 27 + a / 6
+
+is nearer normal than T and increasing in T, so the interval is
+theta_hat - T(+-q) se with T(x) = 3 / a ((1 + a (x - a / 6))^(1/3) - 1). For a
+mean of n values a = gamma / sqrt(n) (gamma their skewness), Hall's case; here
+a = k3 / var^(3/2), k3 the third cumulant of the estimator, sum_k w_k^3 k3_k with
+k3_k = m3(Y - lambda Yhat) / n^2 + lambda^3 m3(Yhat_unlabelled) / N^2 (m3 a
+population third central moment: ``THIRD_MOMENTS``). se uses the unbiased
+variances (divisor n - 1) and q is Student's t quantile on Welch-Satterthwaite's
+degrees of freedom. a = 0 gives Student's interval. The estimate and std_error
+are ppi_py's either way.
 
 Assumptions: within a stratum the labelled units are a uniform random sample of
 the stratum's units (labels missing at random given the stratum), units are
@@ -33,6 +53,8 @@ judge only narrows the interval.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -49,6 +71,14 @@ MOMENTS = (
     "mean_yhat_unlabelled",
     "var_yhat_unlabelled",
 )
+THIRD_MOMENTS = (  # population third central (co-)moments, for the skewness-corrected interval
+    "m3_y",
+    "m3_y_y_yhat",
+    "m3_y_yhat_yhat",
+    "m3_yhat_labelled",
+    "m3_yhat_unlabelled",
+)
+INTERVALS = ("skew", "wald")
 MIN_LABELLED = 2  # a variance from fewer labels is 0 by construction, not an estimate
 MIN_UNLABELLED = 2  # below it, lambda = 0: nothing to learn from the judge's other ratings
 
@@ -69,6 +99,21 @@ def moments(y: np.ndarray, yhat: np.ndarray, yhat_unlabelled: np.ndarray) -> dic
         "n_unlabelled": big_n,
         "mean_yhat_unlabelled": yu.mean() if big_n else np.nan,
         "var_yhat_unlabelled": yu.var() if big_n else np.nan,
+        **third_moments(y, yhat, yu),
+    }
+
+
+def third_moments(y: np.ndarray, yhat: np.ndarray, yu: np.ndarray) -> dict[str, float]:
+    """The five ``THIRD_MOMENTS`` of one stratum from its arrays."""
+    dy, dh = (a - a.mean() if a.size else a for a in (y, yhat))
+    du = yu - yu.mean() if yu.size else yu
+    lab, unl = y.size > 0, yu.size > 0
+    return {
+        "m3_y": (dy**3).mean() if lab else np.nan,
+        "m3_y_y_yhat": (dy * dy * dh).mean() if lab else np.nan,
+        "m3_y_yhat_yhat": (dy * dh * dh).mean() if lab else np.nan,
+        "m3_yhat_labelled": (dh**3).mean() if lab else np.nan,
+        "m3_yhat_unlabelled": (du**3).mean() if unl else np.nan,
     }
 
 
@@ -78,17 +123,69 @@ def z_value(ci_level: float) -> float:
     return float(stats.norm.ppf(0.5 + ci_level / 2))
 
 
-def stratum_estimates(m: pd.DataFrame, ci_level: float, lam: float | None = None) -> pd.DataFrame:
+def hall_inverse(x: np.ndarray | float, a: np.ndarray | float) -> np.ndarray:
+    """T such that Hall's T1(T) = T + a T^2/3 + a^2 T^3/27 + a/6 equals x (T1 is
+    monotone in T for every a; a = 0 is the identity)."""
+    x, a = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(a, dtype=float))
+    small = np.abs(a) < 1e-12
+    safe = np.where(small, 1.0, a)
+    t = 3.0 / safe * (np.cbrt(1.0 + safe * (x - safe / 6.0)) - 1.0)
+    return np.where(small, x, t)
+
+
+def interval(
+    estimate: np.ndarray,
+    var: np.ndarray,
+    k3: np.ndarray,
+    ci_level: float,
+    method: str,
+    unbiased_var: np.ndarray | None = None,
+    df_denominator: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The interval ends of an estimator with variance ``var`` (ppi_py's) and third
+    cumulant ``k3``: Wald's, estimate +- z sqrt(var); or Hall's skewness-corrected
+    Student interval, estimate - T(+-q) sqrt(unbiased_var), T = ``hall_inverse`` at
+    the skewness a = k3 / var^(3/2) and q the t quantile on Welch-Satterthwaite's
+    unbiased_var^2 / df_denominator degrees of freedom (the normal one when that is
+    not finite)."""
+    if method == "wald":
+        z = z_value(ci_level)
+        return estimate - z * np.sqrt(var), estimate + z * np.sqrt(var)
+    if method != "skew":
+        raise ValueError(f"interval must be one of {', '.join(INTERVALS)}, not {method!r}")
+    if unbiased_var is None or df_denominator is None:
+        raise ValueError("the skewness-corrected interval needs unbiased_var and df_denominator")
+    a = _skewness(np.where(np.isfinite(k3), k3, 0.0), var)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        df = unbiased_var**2 / df_denominator
+    q = np.where(np.isfinite(df) & (df > 0), stats.t.ppf(0.5 + ci_level / 2, df), 0.0)
+    q = np.where(q > 0, q, z_value(ci_level))
+    se = np.sqrt(unbiased_var)
+    return estimate - hall_inverse(q, a) * se, estimate - hall_inverse(-q, a) * se
+
+
+def _skewness(k3: np.ndarray, var: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(var > 0, k3 / var**1.5, 0.0)
+
+
+def stratum_estimates(
+    m: pd.DataFrame, ci_level: float, lam: float | None = None, method: str = "skew"
+) -> pd.DataFrame:
     """PPI++ per stratum, one row per row of ``m`` (which holds ``MOMENTS``).
 
     ``lam``: None tunes lambda per stratum (PPI++); a number in [0, 1] fixes it.
+    ``method``: the interval, "skew" (Hall's, needs ``THIRD_MOMENTS``) or "wald".
     Adds ppi_lambda, estimate, std_error, ci_low, ci_high, classical_estimate,
-    classical_std_error, judge_mean (of all n + N judge scores), n_units and
-    stratum_note (why a stratum has no estimate, or why its lambda is 0).
+    classical_std_error, classical_ci_low, classical_ci_high, third_cumulant and
+    classical_third_cumulant (of the two estimators), judge_mean (of all n + N judge
+    scores), n_units and stratum_note (why a stratum has no estimate, or why its lambda is 0).
     """
     if lam is not None and not 0 <= lam <= 1:
         raise ValueError(f"lambda must be in [0, 1] or tuned (empty), not {lam!r}")
-    missing = [c for c in MOMENTS if c not in m.columns]
+    z_value(ci_level)  # refuses a ci_level outside (0, 1) before any work
+    needed = MOMENTS + (THIRD_MOMENTS if method == "skew" else ())
+    missing = [c for c in needed if c not in m.columns]
     if missing:
         raise ValueError(f"moments missing: {', '.join(missing)}")
     out = m.copy()
@@ -117,22 +214,52 @@ def stratum_estimates(m: pd.DataFrame, ci_level: float, lam: float | None = None
             lam_k = np.where(use_unlabelled, float(lam), 0.0)
         imputed = np.where(lam_k > 0, lam_k * (mu - mh), 0.0)
         estimate = my + imputed
-        var = (vy + lam_k**2 * vh - 2 * lam_k * cyh) / n + np.where(
-            lam_k > 0, lam_k**2 * vu / big_n, 0.0
-        )
+        var_rectifier = vy + lam_k**2 * vh - 2 * lam_k * cyh  # population variance
+        var_unlabelled = np.where(lam_k > 0, lam_k**2 * vu, 0.0)
+        var = var_rectifier / n + np.where(lam_k > 0, var_unlabelled / big_n, 0.0)
         classical_var = vy / n
+        # the interval's unbiased variances (divisor n - 1) and their Welch-Satterthwaite
+        # denominators, v^2 / (n - 1) per independent part
+        iv_lab = np.clip(var_rectifier, 0.0, None) / (n - 1)
+        iv_unl = np.where(lam_k > 0, var_unlabelled / (big_n - 1), 0.0)
+        out["interval_variance"] = iv_lab + iv_unl
+        out["interval_df_denominator"] = iv_lab**2 / (n - 1) + np.where(
+            lam_k > 0, iv_unl**2 / (big_n - 1), 0.0
+        )
+        out["classical_interval_variance"] = vy / (n - 1)
+        out["classical_interval_df_denominator"] = (vy / (n - 1)) ** 2 / (n - 1)
         judge_mean = (n * np.nan_to_num(mh) + big_n * np.nan_to_num(mu)) / total
+        if method == "skew":  # third cumulants of the two estimators
+            m3 = {c: out[c].to_numpy(dtype=float) for c in THIRD_MOMENTS}
+            m3_rectifier = (
+                m3["m3_y"]
+                - 3 * lam_k * m3["m3_y_y_yhat"]
+                + 3 * lam_k**2 * m3["m3_y_yhat_yhat"]
+                - lam_k**3 * m3["m3_yhat_labelled"]
+            )
+            k3 = m3_rectifier / n**2 + np.where(
+                lam_k > 0, lam_k**3 * m3["m3_yhat_unlabelled"] / big_n**2, 0.0
+            )
+            classical_k3 = m3["m3_y"] / n**2
+        else:
+            k3 = classical_k3 = np.zeros(len(out))
     var = np.clip(var, 0.0, None)  # rounding can leave -1e-18 where Y = lambda Yhat exactly
-    z = z_value(ci_level)
     se = np.where(estimable, np.sqrt(var), np.nan)
     estimate = np.where(estimable, estimate, np.nan)
     out["ppi_lambda"] = np.where(estimable, lam_k, np.nan)
     out["estimate"] = estimate
     out["std_error"] = se
-    out["ci_low"] = estimate - z * se
-    out["ci_high"] = estimate + z * se
+    out["third_cumulant"] = np.where(estimable, k3, np.nan)
     out["classical_estimate"] = np.where(estimable, my, np.nan)
     out["classical_std_error"] = np.where(estimable, np.sqrt(classical_var), np.nan)
+    out["classical_third_cumulant"] = np.where(estimable, classical_k3, np.nan)
+    for prefix in ("", "classical_"):
+        est_, var_ = out[f"{prefix}estimate"].to_numpy(), out[f"{prefix}std_error"] ** 2
+        out[f"{prefix}ci_low"], out[f"{prefix}ci_high"] = interval(
+            est_, var_.to_numpy(), out[f"{prefix}third_cumulant"].to_numpy(), ci_level, method,
+            out[f"{prefix}interval_variance"].to_numpy(),
+            out[f"{prefix}interval_df_denominator"].to_numpy(),
+        )  # fmt: skip
     out["judge_mean"] = np.where(total > 0, judge_mean, np.nan)
     out["n_units"] = total.astype(np.int64)
     note = np.full(len(out), "", dtype=object)
@@ -145,19 +272,22 @@ def stratum_estimates(m: pd.DataFrame, ci_level: float, lam: float | None = None
     return out
 
 
-def combine(strata: pd.DataFrame, keys: list[str], ci_level: float) -> pd.DataFrame:
+def combine(
+    strata: pd.DataFrame, keys: list[str], ci_level: float, method: str = "skew"
+) -> pd.DataFrame:
     """Strata of each ``keys`` group (rows of ``stratum_estimates`` with a ``stratum``
     column) combined with weights n_units_k / n_units: one row per group.
 
     A group with a stratum that has no estimate gets none (its estimand includes that
     stratum's units), and ``notes`` names the stratum. Columns: estimate, std_error,
     ci_low, ci_high, the same four for the classical (human-only, stratified with the
-    same weights) estimate, judge_mean, ess_gain (classical variance / PPI variance),
+    same weights) estimate, judge_mean, skewness (of the PPI estimator: the
+    interval's correction, 0 for Wald), ess_gain (classical variance / PPI variance),
     effective_sample_size (n_labelled * ess_gain: the human labels the classical
     estimate would need for the PPI interval), counts, n_strata, lambda_min,
     lambda_max, strata (each stratum's weight and lambda, as text) and notes.
     """
-    z = z_value(ci_level)
+    z_value(ci_level)  # refuses a ci_level outside (0, 1) before any work
     df = strata.sort_values([*keys, "stratum"]).reset_index(drop=True)
     df["weight"] = df["n_units"] / df.groupby(keys, sort=False)["n_units"].transform("sum")
     w = df["weight"]
@@ -167,6 +297,12 @@ def combine(strata: pd.DataFrame, keys: list[str], ci_level: float) -> pd.DataFr
             "w2_var": w**2 * df["std_error"] ** 2,
             "w_cls": w * df["classical_estimate"],
             "w2_cls_var": w**2 * df["classical_std_error"] ** 2,
+            "w3_k3": w**3 * df["third_cumulant"],
+            "w3_cls_k3": w**3 * df["classical_third_cumulant"],
+            "w2_iv": w**2 * df["interval_variance"],
+            "w4_ivd": w**4 * df["interval_df_denominator"],
+            "w2_cls_iv": w**2 * df["classical_interval_variance"],
+            "w4_cls_ivd": w**4 * df["classical_interval_df_denominator"],
             "w_judge": w * df["judge_mean"],
             "missing": df["estimate"].isna().astype(int),
         }
@@ -174,7 +310,7 @@ def combine(strata: pd.DataFrame, keys: list[str], ci_level: float) -> pd.DataFr
     for k in keys:
         parts[k] = df[k]
     g = parts.groupby(keys, sort=True, dropna=False)
-    out = g[["w_est", "w2_var", "w_cls", "w2_cls_var", "w_judge", "missing"]].sum()
+    out = g[[c for c in parts.columns if c not in keys]].sum()
     counts = df.groupby(keys, sort=True, dropna=False).agg(
         n_labelled=("n_labelled", "sum"),
         n_unlabelled=("n_unlabelled", "sum"),
@@ -214,17 +350,27 @@ def combine(strata: pd.DataFrame, keys: list[str], ci_level: float) -> pd.DataFr
     se = np.sqrt(out["w2_var"]).where(ok)
     cls = out["w_cls"].where(ok)
     cls_se = np.sqrt(out["w2_cls_var"]).where(ok)
+    skew = pd.Series(_skewness(out["w3_k3"].to_numpy(), out["w2_var"].to_numpy()), out.index)
+    low, high = interval(
+        est.to_numpy(), out["w2_var"].to_numpy(), out["w3_k3"].to_numpy(), ci_level, method,
+        out["w2_iv"].to_numpy(), out["w4_ivd"].to_numpy(),
+    )  # fmt: skip
+    c_low, c_high = interval(
+        cls.to_numpy(), out["w2_cls_var"].to_numpy(), out["w3_cls_k3"].to_numpy(), ci_level,
+        method, out["w2_cls_iv"].to_numpy(), out["w4_cls_ivd"].to_numpy(),
+    )  # fmt: skip
     result = pd.DataFrame(
         {
             "estimate": est,
             "std_error": se,
-            "ci_low": est - z * se,
-            "ci_high": est + z * se,
+            "ci_low": low,
+            "ci_high": high,
             "classical_estimate": cls,
             "classical_std_error": cls_se,
-            "classical_ci_low": cls - z * cls_se,
-            "classical_ci_high": cls + z * cls_se,
+            "classical_ci_low": c_low,
+            "classical_ci_high": c_high,
             "judge_mean": out["w_judge"],
+            "skewness": skew.where(ok),
         },
         index=out.index,
     )
@@ -255,6 +401,7 @@ SCORE_COLUMNS: dict[str, str] = {
     "classical_std_error": "float64",
     "classical_ci_low": "float64",
     "classical_ci_high": "float64",
+    "skewness": "float64",
     "judge_mean": "float64",
     "judge_minus_estimate": "float64",
     "ess_gain": "float64",
@@ -284,12 +431,15 @@ STRATUM_COLUMNS: dict[str, str] = {
     **{c: "float64" for c in ("estimate", "std_error", "ci_low", "ci_high")},
     "classical_estimate": "float64",
     "classical_std_error": "float64",
+    "classical_ci_low": "float64",
+    "classical_ci_high": "float64",
     "judge_mean": "float64",
     "ci_level": "float64",
     "notes": "object",
 }
-# bytes per moments row pulled into pandas: 19 values, 80 bytes each (limits.py)
-MOMENT_ROW_BYTES = 19 * 80
+# bytes per moments row pulled into pandas: 24 values, 80 bytes each (limits.py)
+MOMENT_ROW_BYTES = 24 * 80
+SCALE = (0.0, 1.0)  # the estimand is a mean of normalised scores: no interval leaves it
 
 
 def parse_lambda(value: object) -> float | None:
@@ -302,19 +452,59 @@ def parse_lambda(value: object) -> float | None:
     return lam
 
 
-def method_name(lam: float | None) -> str:
+def parse_interval(value: object) -> str:
+    """The ppi_interval var: empty means Hall's skewness-corrected interval."""
+    if value in (None, "", "None"):
+        return "skew"
+    if value not in INTERVALS:
+        raise ValueError(f"ppi_interval must be one of {', '.join(INTERVALS)}, not {value!r}")
+    return str(value)
+
+
+def method_name(lam: float | None, method: str = "skew") -> str:
     if lam is None:
-        return "stratified PPI++ (lambda tuned per stratum)"
-    if lam == 0:
-        return "stratified human-only mean (lambda 0)"
-    return f"stratified PPI (lambda fixed at {lam:g})"
+        name = "stratified PPI++ (lambda tuned per stratum)"
+    elif lam == 0:
+        name = "stratified human-only mean (lambda 0)"
+    else:
+        name = f"stratified PPI (lambda fixed at {lam:g})"
+    ends = "Hall's skewness-corrected" if method == "skew" else "Wald"
+    return f"{name}, {ends} interval"
 
 
-def stratum_table(m: pd.DataFrame, ci_level: float, lam: float | None) -> pd.DataFrame:
+def _clip_to_scale(table: pd.DataFrame, columns: tuple[str, ...]) -> None:
+    for c in columns:
+        table[c] = table[c].clip(*SCALE)
+
+
+def mart(grain: str, moments: object, config: Callable[[str], object]) -> pd.DataFrame:
+    """The body of the two PPI dbt models: ``grain`` "scores" (ppi_model_scores) or
+    "strata" (ppi_model_score_strata), from the int_ppi_stratum_moments relation
+    within the memory budget; ``config`` reads the model's config keys."""
+    from judge_bias.limits import Budget, within_budget
+
+    budget = Budget.from_config(config("memory_budget"))
+    ci_level = float(config("ci_level"))  # type: ignore[arg-type]
+    lam = parse_lambda(config("ppi_lambda"))
+    method = parse_interval(config("ppi_interval"))
+    table, keys, columns = {
+        "scores": (score_table, KEYS, SCORE_COLUMNS),
+        "strata": (stratum_table, [*KEYS, "stratum"], STRATUM_COLUMNS),
+    }[grain]
+    return within_budget(
+        moments, budget, "stratum moments", MOMENT_ROW_BYTES,
+        lambda m: table(m, ci_level, lam, method), ", ".join(keys), columns,
+    )  # fmt: skip
+
+
+def stratum_table(
+    m: pd.DataFrame, ci_level: float, lam: float | None, method: str = "skew"
+) -> pd.DataFrame:
     """Rows of int_ppi_stratum_moments with each stratum's PPI++ estimate, weight and
     lambda. A stratum with no usable unit (only NA labels or NA judge scores) keeps
     its counts and has no estimate nor weight."""
-    est = stratum_estimates(m, ci_level, lam)
+    est = stratum_estimates(m, ci_level, lam, method)
+    _clip_to_scale(est, ("ci_low", "ci_high", "classical_ci_low", "classical_ci_high"))
     usable = est["n_units"] > 0
     est.loc[~usable, "stratum_note"] = "no unit with a judge score and a known label status"
     totals = est[usable].groupby(KEYS, sort=False)["n_units"].transform("sum")
@@ -324,15 +514,18 @@ def stratum_table(m: pd.DataFrame, ci_level: float, lam: float | None) -> pd.Dat
     return est.reindex(columns=list(STRATUM_COLUMNS)).astype(STRATUM_COLUMNS)
 
 
-def score_table(m: pd.DataFrame, ci_level: float, lam: float | None) -> pd.DataFrame:
+def score_table(
+    m: pd.DataFrame, ci_level: float, lam: float | None, method: str = "skew"
+) -> pd.DataFrame:
     """One row per judge (or panel) x model x dimension: the strata combined."""
-    est = stratum_estimates(m, ci_level, lam)
+    est = stratum_estimates(m, ci_level, lam, method)
     usable = est[est["n_units"] > 0]
-    scores = combine(usable, KEYS, ci_level)
+    scores = combine(usable, KEYS, ci_level, method)
+    _clip_to_scale(scores, ("ci_low", "ci_high", "classical_ci_low", "classical_ci_high"))
     na = est.groupby(KEYS, sort=True)[["n_human_na", "n_judge_na"]].sum().reset_index()
     scores = na.merge(scores, on=KEYS, how="left")  # a group of NA units only is kept
     scores["judge_minus_estimate"] = scores["judge_mean"] - scores["estimate"]
-    scores["method"] = method_name(lam)
+    scores["method"] = method_name(lam, method)
     scores["ci_level"] = ci_level
     no_units = scores["n_units"].isna()
     scores.loc[no_units, "notes"] = "no unit with a judge score and a known label status"

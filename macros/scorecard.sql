@@ -2,7 +2,8 @@
     {#- The thresholds of judge_scorecard's verdict (README, "Judge scorecard"),
         each a dbt var with its default here, its one home:
         min_spearman: a judge whose Spearman upper bound is below it does not
-        track humans (avoid); max_invalid_rate: the share of unusable outputs
+        track humans (avoid); min_accuracy: the same for the accuracy of its
+        pairwise verdicts against human verdicts (0.5 is a coin toss); max_invalid_rate: the share of unusable outputs
         above which it is avoided; large_bias: a significant self- or
         family-bias at least this large on the [0,1] scale means "avoid for
         self-family models"; min_consistency and min_robustness: position
@@ -10,6 +11,7 @@
         below them ask for debiasing (order swapping, perturbation checks). -#}
     {{ return({
         'min_spearman': var('scorecard_min_spearman', 0.3),
+        'min_accuracy': var('scorecard_min_accuracy', 0.6),
         'max_invalid_rate': var('scorecard_max_invalid_rate', 0.1),
         'large_bias': var('scorecard_large_bias', 0.1),
         'min_consistency': var('scorecard_min_consistency', 0.8),

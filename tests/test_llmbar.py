@@ -90,6 +90,24 @@ def test_positional_agreement_and_accuracy_equal_llmbar(llmbar, path: Path) -> N
 
 
 @needs_llmbar
+def test_scorecard_judges_pairwise_only_data_by_accuracy_against_gold(llmbar) -> None:
+    """Pairwise-only data (no ratings, so no Spearman): the scorecard's agreement with
+    humans is the accuracy against LLMBar's gold verdicts, equal to LLMBar's own figure
+    from the raw result files, so no judge is left at 'insufficient evidence'."""
+    _, result = llmbar
+    card = query(result.db_path, "select * from judge_scorecard where dimension = 'all'")
+    for path in RESULTS:
+        judge, _ = judge_and_strategy(path)
+        row = card[card["judge"] == judge].iloc[0]
+        assert row["pairwise_accuracy"] == pytest.approx(raw_figures(path)["accuracy"], abs=1e-12)
+        assert row["pairwise_accuracy_ci_low"] < row["pairwise_accuracy"]
+        assert row["pairwise_accuracy"] < row["pairwise_accuracy_ci_high"]
+        assert row["verdict"] != "insufficient evidence", row.to_dict()
+    print("\n" + card[["judge", "pairwise_accuracy", "pairwise_kappa", "position_consistency",
+                       "verdict", "verdict_reasons"]].to_string())  # fmt: skip
+
+
+@needs_llmbar
 def test_recomputation_matches_hand_counts() -> None:
     # GPT-4: 95 of 100 items agree in both orders; PaLM2: two items unparsed in
     # both orders, 78 of the other 98 agree (counted once with a separate script on the files).

@@ -68,6 +68,11 @@ def test_every_value_equals_its_source_mart(demo_build, card) -> None:
            {c: c for c in ("position_consistency", "position_consistency_ci_low",
                            "position_consistency_ci_high", "first_slot_rate",
                            "first_slot_rate_ci_low", "first_slot_rate_ci_high")})  # fmt: skip
+    _check(card, pw, ["judge"],
+           {"pairwise_accuracy": "accuracy", "pairwise_accuracy_ci_low": "accuracy_ci_low",
+            "pairwise_accuracy_ci_high": "accuracy_ci_high", "pairwise_kappa": "kappa",
+            "pairwise_invalid_rate": "invalid_rate",
+            "n_pairwise_human": "n_human_judgments"})  # fmt: skip
     pert = query(db, "select * from perturbation_bias")
     worst = pert.groupby("judge")["robustness_rate"].min().rename("worst").reset_index()
     pert = pert.rename(columns={"bias_type": "robustness_bias_type"})

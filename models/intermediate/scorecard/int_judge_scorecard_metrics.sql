@@ -1,7 +1,9 @@
 -- Every scorecard metric of a judge x dimension (and `all`), joined from the
 -- mart it comes from; judge_scorecard adds the verdict. Judge-level sources
 -- (counterfactual alpha, length slope, pairwise and perturbation metrics)
--- repeat on the judge's dimension rows. A missing input gives nulls.
+-- repeat on the judge's dimension rows. A missing input gives nulls. Agreement
+-- with humans is the Spearman correlation of scores (ratings) and the accuracy
+-- of verdicts against human verdicts (pairwise judgments).
 with
 
 ratings as (
@@ -179,6 +181,14 @@ final as (
         pairwise.first_slot_rate_ci_low,
         pairwise.first_slot_rate_ci_high,
         case when pairwise.judge is not null then 'pairwise_bias' end as pairwise_source,
+        pairwise.n_human_judgments as n_pairwise_human,
+        pairwise.accuracy as pairwise_accuracy,
+        pairwise.accuracy_ci_low as pairwise_accuracy_ci_low,
+        pairwise.accuracy_ci_high as pairwise_accuracy_ci_high,
+        pairwise.kappa as pairwise_kappa,
+        pairwise.invalid_rate as pairwise_invalid_rate,
+        pairwise.invalid_rate_ci_low as pairwise_invalid_rate_ci_low,
+        pairwise.invalid_rate_ci_high as pairwise_invalid_rate_ci_high,
         worst_perturbation.robustness_rate,
         worst_perturbation.robustness_rate_ci_low,
         worst_perturbation.robustness_rate_ci_high,

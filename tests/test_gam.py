@@ -11,6 +11,7 @@ import statsmodels.api as sm
 
 from judge_bias.bias.analyses import Settings, inputs_from_fact, prepare, run_analyses
 from judge_bias.bias.gam import fit_gam, gam_knots, reference_stats_from_rows
+from judge_bias.bias.settings import settings_from_config
 from judge_bias.bias.sufficient import stats_from_rows
 from judge_bias.warehouse.build import BuildResult
 from tests.conftest import DEMO_DIR, needs_shared, query
@@ -112,6 +113,21 @@ def test_in_memory_inputs_run_gam_like_the_warehouse(demo_build, df) -> None:
     fct = query(demo_build.db_path, "select * from fct_judge_ratings")
     est, _ = run_analyses(inputs_from_fact(fct), Settings(), ["gam"])
     assert_equal_to(est, statsmodels_gam(df, "HC0"))
+
+
+def test_gam_knots_var_sets_the_knots(demo_build, df) -> None:
+    """The dbt var gam_knots (Settings.gam_knots) reaches the fit: 4 knots equal
+    statsmodels on a 4-knot basis, and differ from the 5-knot default; under 3 is refused."""
+    fct = query(demo_build.db_path, "select * from fct_judge_ratings")
+    settings = settings_from_config({"gam_knots": "4"}.get)
+    assert settings.gam_knots == 4 and settings_from_config({"gam_knots": ""}.get).gam_knots == 5
+    est, fits = run_analyses(inputs_from_fact(fct), settings, ["gam"])
+    assert_equal_to(est, statsmodels_gam(df, "HC0", n_knots=4))
+    assert (est["term_type"] == "judge_spline").sum() == 3 * df["judge"].nunique()
+    listed = fits["notes"].iloc[0].split("knots at ")[1].split(" (")[0]
+    assert len(listed.split(", ")) == 4
+    with pytest.raises(ValueError, match="gam_knots must be at least 3"):
+        Settings(gam_knots=2)
 
 
 def test_planted_self_biases_keep_sign_and_significance(demo_build) -> None:

@@ -26,6 +26,11 @@ def test_a_margin_within_the_standard_error_is_flagged() -> None:
     assert "WARNING" not in weakest_note(means, None, ["Mistral 7B"])  # no SE: no claim
 
 
+def test_nothing_to_remove_is_said_not_left_blank() -> None:
+    note = weakest_note(pd.Series(dtype=float), None, [])
+    assert note == "no model removed: no model has a mean human score"
+
+
 def test_standard_error_of_the_completion_means() -> None:
     df = pd.DataFrame(
         {

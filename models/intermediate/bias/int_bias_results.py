@@ -18,6 +18,7 @@ def model(dbt, session):
         "weakest_models": dbt.config.get("weakest_models"),
         "task_groups": dbt.config.get("task_groups"),
         "min_term_support": dbt.config.get("min_term_support"),
+        "gam_knots": dbt.config.get("gam_knots"),
         "memory_budget": dbt.config.get("memory_budget"),
         "max_fits": dbt.config.get("max_fits"),
         "max_ordinal_params": dbt.config.get("max_ordinal_params"),

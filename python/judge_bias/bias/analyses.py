@@ -157,7 +157,7 @@ def gam(inputs: FitInputs, s: Settings) -> list[FitOutput]:
         }  # fmt: skip
         return [FitOutput(pd.DataFrame(columns=ESTIMATE_COLUMNS), fit)]
     stats = inputs.human if inputs.reference_stats is None else inputs.reference_stats
-    return [fit_gam(stats, s.se_type, s.ci_level, s.min_term_support, s.budget)]
+    return [fit_gam(stats, s.se_type, s.ci_level, s.min_term_support, s.budget, s.gam_knots)]
 
 
 def llm_reference_note(human: pd.DataFrame, llm: pd.DataFrame, family: str) -> str:
@@ -192,6 +192,8 @@ def weakest_note(model_means: pd.Series, model_se: pd.Series | None, removed: li
     """Which models were removed, their mean human scores, and the margin to the
     first model kept; a warning when that margin is within the standard error of
     the difference of the two means (the choice could go either way)."""
+    if not removed:
+        return "no model removed: no model has a mean human score"
     ranked = model_means.sort_index().sort_values(kind="stable")
     scores = ", ".join(f"{m} ({model_means[m]:.7g})" for m in removed if m in model_means)
     note = f"removed the weakest models by mean human score: {scores or ', '.join(removed)}"
@@ -224,9 +226,11 @@ def without_weakest(inputs: FitInputs, s: Settings) -> list[FitOutput]:
     data = df[~df["model"].isin(weakest)]
     removed = (
         f"removed the completions of {', '.join(weakest)} ({n_rows(df) - n_rows(data)} ratings)"
+        if weakest
+        else "no model to remove (no model means: no ratings with a human reference)"
     )
     notes = [removed]
-    if not s.weakest_models:  # chosen from the data: say how clear the choice is
+    if weakest and not s.weakest_models:  # chosen from the data: how clear is the choice?
         notes.append(weakest_note(inputs.model_means, inputs.model_se, weakest))
     return [_fit(data, s, "without_weakest", extra_notes=notes)]
 

@@ -8,6 +8,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from judge_bias.bias.gam import MIN_KNOTS, N_KNOTS
 from judge_bias.bias.regression import (
     MIN_TERM_SUPPORT,
     SE_TYPES,
@@ -25,6 +26,7 @@ class Settings:
     weakest_models: tuple[str, ...] = ()
     task_groups: dict[str, str] = field(default_factory=dict)
     min_term_support: int = MIN_TERM_SUPPORT
+    gam_knots: int = N_KNOTS
     budget: Budget = field(default_factory=Budget)  # memory_budget, max_fits, ...
 
     def __post_init__(self) -> None:
@@ -32,6 +34,11 @@ class Settings:
             raise ValueError(f"se_type must be one of {', '.join(SE_TYPES)}, not {self.se_type!r}")
         if not 0.0 < self.ci_level < 1.0:
             raise ValueError(f"ci_level must be between 0 and 1, not {self.ci_level}")
+        if self.gam_knots < MIN_KNOTS:
+            raise ValueError(
+                f"gam_knots must be at least {MIN_KNOTS} (a natural cubic spline on fewer "
+                f"knots is a straight line), not {self.gam_knots}"
+            )
 
 
 def settings_from_config(config_get: Callable[[str], object]) -> Settings:
@@ -56,5 +63,6 @@ def settings_from_config(config_get: Callable[[str], object]) -> Settings:
         weakest_models=tuple(weakest),  # type: ignore[arg-type]
         task_groups=dict(groups),  # type: ignore[call-overload]
         min_term_support=int(str(_get("min_term_support"))),
+        gam_knots=int(str(_get("gam_knots"))),
         budget=Budget.from_dbt(config_get),
     )

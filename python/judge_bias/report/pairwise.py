@@ -44,24 +44,24 @@ def panel_pairwise(wh: Warehouse) -> Panel:
     if df.empty or not metrics:
         p.absent = "pairwise_bias has no pooled rows with a measure"
         return p
-    judges = [j for j in _judges(wh)["judge"] if j in set(df.judge)]
-    judges += sorted(set(df.judge) - set(judges))
-    p.figure = _pairwise_figure(df, judges, "judge", metrics)
+    p.figure = _pairwise_figure(df, ordered_judges(wh, df), "judge", metrics)
     show = ["judge", *[c for c in ("n_pairs", *metrics) if c in df.columns]]
     show += [f"{m}_{end}" for m in metrics for end in ("ci_low", "ci_high") if f"{m}_{end}" in df]
     attach_table(p, df[[*show, *(c for c in ("ci_method",) if c in df)]])
     return p
 
 
-def _pairwise_figure(df: pd.DataFrame, names: list[str], key: str, metrics: list[str]) -> Figure:
-    """One plot per pairwise measure, one interval per name (a judge, or a judge and
-    an opponent), the unbiased value dashed."""
+def metric_grid(
+    df: pd.DataFrame, names: list[str], key: str, metrics: dict[str, tuple[str, float, str]]
+) -> Figure:
+    """One plot per measure (``metrics``: column -> label, the unbiased value drawn
+    dashed, what it means), one interval per name (a judge, or a judge and an
+    opponent) from the column's ``_ci_low`` / ``_ci_high``."""
     ncols = min(len(metrics), 3)
     nrows = math.ceil(len(metrics) / ncols)
     fig = _figure(4 * ncols + 2.5, (1.2 + 0.4 * len(names)) * nrows + 0.5)
     axes = fig.subplots(nrows, ncols, squeeze=False, sharey=True).ravel()
-    for ax, m in zip(axes, metrics, strict=False):
-        label, ref, meaning = PAIRWISE_METRICS[m]
+    for ax, (m, (label, ref, meaning)) in zip(axes, metrics.items(), strict=False):
         _dodged_intervals(ax, names, [(label, df, m, f"{m}_ci_low", f"{m}_ci_high")], key)
         _zero_line(ax, ref)
         ax.set_title(label, fontsize=10)
@@ -71,6 +71,16 @@ def _pairwise_figure(df: pd.DataFrame, names: list[str], key: str, metrics: list
     for ax in axes[len(metrics) :]:
         ax.set_visible(False)
     return fig
+
+
+def _pairwise_figure(df: pd.DataFrame, names: list[str], key: str, metrics: list[str]) -> Figure:
+    return metric_grid(df, names, key, {m: PAIRWISE_METRICS[m] for m in metrics})
+
+
+def ordered_judges(wh: Warehouse, df: pd.DataFrame) -> list[str]:
+    """The judges of ``df`` in the report's judge order, unknown ones last by name."""
+    judges = [j for j in _judges(wh)["judge"] if j in set(df.judge)]
+    return judges + sorted(set(df.judge) - set(judges))
 
 
 @panel(110)

@@ -5,20 +5,8 @@ self/length logistic fit (pairwise_joint_bias)."""
 
 from __future__ import annotations
 
-import math
-
-import pandas as pd
-
-from judge_bias.report.base import (
-    Panel,
-    Warehouse,
-    _dodged_intervals,
-    _figure,
-    _judges,
-    _zero_line,
-    attach_table,
-    panel,
-)
+from judge_bias.report.base import Panel, Warehouse, attach_table, panel
+from judge_bias.report.pairwise import metric_grid, ordered_judges
 
 HUMAN_METRICS = {
     "accuracy": ("accuracy vs human", 1.0, "share of verdicts equal to the human's"),
@@ -41,28 +29,6 @@ JOINT_METRICS = {
     "position_logodds": ("first slot (joint)", 0.0, "log-odds of the first slot"),
     "human_verdict_logodds": ("follows the human (joint)", 0.0, "log-odds per human verdict"),
 }
-
-
-def _figure_of(df: pd.DataFrame, names: list[str], metrics: dict[str, tuple[str, float, str]]):
-    ncols = min(len(metrics), 3)
-    nrows = math.ceil(len(metrics) / ncols)
-    fig = _figure(4 * ncols + 2.5, (1.2 + 0.4 * len(names)) * nrows + 0.5)
-    axes = fig.subplots(nrows, ncols, squeeze=False, sharey=True).ravel()
-    for ax, (m, (label, ref, meaning)) in zip(axes, metrics.items(), strict=False):
-        _dodged_intervals(ax, names, [(label, df, m, f"{m}_ci_low", f"{m}_ci_high")], "judge")
-        _zero_line(ax, ref)
-        ax.set_title(label, fontsize=10)
-        ax.set_xlabel(meaning, fontsize=8)
-    for ax in axes[::ncols]:
-        ax.set_ylabel("judge")
-    for ax in axes[len(metrics) :]:
-        ax.set_visible(False)
-    return fig
-
-
-def _ordered(wh: Warehouse, df: pd.DataFrame) -> list[str]:
-    judges = [j for j in _judges(wh)["judge"] if j in set(df.judge)]
-    return judges + sorted(set(df.judge) - set(judges))
 
 
 @panel(112)
@@ -90,7 +56,7 @@ def panel_pairwise_human(wh: Warehouse) -> Panel:
     if df.empty or not metrics or df["n_human_judgments"].fillna(0).sum() == 0:
         p.absent = "no pairwise judgment has a human verdict"
         return p
-    p.figure = _figure_of(df, _ordered(wh, df), metrics)
+    p.figure = metric_grid(df, ordered_judges(wh, df), "judge", metrics)
     show = ["judge", "n_judgments", "n_invalid", "n_human_judgments", "kappa",
             "position_consistency_llmbar", "accuracy_with_invalid", *metrics]  # fmt: skip
     show += [f"{m}_{end}" for m in metrics for end in ("ci_low", "ci_high")]
@@ -119,7 +85,7 @@ def panel_pairwise_joint(wh: Warehouse) -> Panel:
     if not metrics:
         p.absent = "no judge's joint fit could be estimated"
         return p
-    p.figure = _figure_of(df, _ordered(wh, df), metrics)
+    p.figure = metric_grid(df, ordered_judges(wh, df), "judge", metrics)
     show = ["judge", "n_judgments", "n_own_judgments", *metrics]
     show += [f"{m}_{end}" for m in metrics for end in ("ci_low", "ci_high")]
     show += ["self_preference_rate", "length_slope_unconditional", "notes", "ci_method"]

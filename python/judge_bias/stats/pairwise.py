@@ -210,7 +210,7 @@ def _by_opponent_and_pooled(fn, *sums: pd.DataFrame) -> pd.DataFrame | pd.Series
     return pd.concat([by_opponent, pooled])
 
 
-def _rate(units: pd.DataFrame, value: np.ndarray | str, name: str) -> pd.DataFrame:
+def rate_table(units: pd.DataFrame, value: np.ndarray | str, name: str) -> pd.DataFrame:
     """``clustered_rates`` per judge x opponent (own pairs) and per judge (``all``,
     opponent code -2), columns named after the rate."""
     table = _by_opponent_and_pooled(clustered_rates, _sums(units, value))
@@ -224,7 +224,7 @@ def _rate(units: pd.DataFrame, value: np.ndarray | str, name: str) -> pd.DataFra
     ).drop(columns="n_eff")
 
 
-def _count(units: pd.DataFrame, name: str) -> pd.Series:
+def count_table(units: pd.DataFrame, name: str) -> pd.Series:
     """Number of units per judge x opponent (own pairs) and per judge (code -2)."""
     by_opponent = units[units["opponent"] >= 0].groupby(["judge", "opponent"]).size()
     pooled = units.groupby("judge").size()
@@ -350,19 +350,19 @@ def pairwise_bias(rows: pd.DataFrame) -> pd.DataFrame:
     eo = own_decisive[own_decisive["human_decisive"]]
 
     parts = [
-        _count(w, "n_judgments"),
-        _count(pairs, "n_pairs"),
-        _count(w[~w["decisive"]], "n_ties"),
-        _count(swapped, "n_swapped_pairs"),
-        _count(swapped[~swapped["consistent"]], "n_inconsistent_pairs"),
-        _count(w[w["own"]], "n_self_judgments"),
-        _rate(swapped, "consistent", "position_consistency"),
-        _rate(decisive, "first", "first_slot_rate"),
-        _rate(inconsistent, "first", "first_slot_rate_inconsistent"),
-        _rate(own_decisive, "picked_own", "self_preference_rate"),
-        _rate(with_p, "p_own", "self_preference_prob"),
-        _rate(eo[eo["human_own"]], "picked_own", "eo_recall_own"),
-        _rate(
+        count_table(w, "n_judgments"),
+        count_table(pairs, "n_pairs"),
+        count_table(w[~w["decisive"]], "n_ties"),
+        count_table(swapped, "n_swapped_pairs"),
+        count_table(swapped[~swapped["consistent"]], "n_inconsistent_pairs"),
+        count_table(w[w["own"]], "n_self_judgments"),
+        rate_table(swapped, "consistent", "position_consistency"),
+        rate_table(decisive, "first", "first_slot_rate"),
+        rate_table(inconsistent, "first", "first_slot_rate_inconsistent"),
+        rate_table(own_decisive, "picked_own", "self_preference_rate"),
+        rate_table(with_p, "p_own", "self_preference_prob"),
+        rate_table(eo[eo["human_own"]], "picked_own", "eo_recall_own"),
+        rate_table(
             eo[~eo["human_own"]], ~eo["picked_own"][~eo["human_own"]].to_numpy(), "eo_recall_other"
         ),
     ]
@@ -376,7 +376,7 @@ def pairwise_bias(rows: pd.DataFrame) -> pd.DataFrame:
         ),
         strict=True,
     ):
-        parts.append(_count(eo[sel], name))
+        parts.append(count_table(eo[sel], name))
     table = pd.concat(parts, axis=1)
     table = table[[c for c in table.columns if not c.startswith("_n_")]]
     for name in (
@@ -469,13 +469,13 @@ def perplexity_bins(rows: pd.DataFrame, n_bins: int = N_PERPLEXITY_BINS) -> pd.D
         w.loc[w.index[idx], "bin"] = b
         edges[judge] = cut
     w["opponent"] = w["bin"]  # reuse the judge x group machinery, bins as groups
-    judge_rate = _rate(w[w["decisive"]], "first", "judge_first_rate")
+    judge_rate = rate_table(w[w["decisive"]], "first", "judge_first_rate")
     human = w[w["human_decisive"]]
-    human_rate = _rate(human, "human_first", "human_first_rate")
+    human_rate = rate_table(human, "human_first", "human_first_rate")
     table = pd.concat(
         [
-            _count(w[w["decisive"]], "n_judgments"),
-            _count(human, "n_human"),
+            count_table(w[w["decisive"]], "n_judgments"),
+            count_table(human, "n_human"),
             judge_rate,
             human_rate,
         ],

@@ -62,11 +62,11 @@ from judge_bias.stats.pairwise import (
     ALL,
     CI_METHOD,
     PAIRWISE_BIAS_COLUMNS,
-    _count,
-    _rate,
+    count_table,
     length_feature,
     pairwise_bias,
     prepare,
+    rate_table,
 )
 
 INVALID = "invalid"
@@ -255,28 +255,28 @@ def human_verdict_columns(rows: pd.DataFrame) -> pd.DataFrame:
     human_sel = unequal & w["human_decisive"].to_numpy()
     human_units = w[human_sel]
     parts = [
-        _count(w[w["invalid"]], "n_invalid"),
-        _count(pairs[pairs["any_invalid"]], "n_swapped_pairs_with_invalid"),
-        _count(with_human, "n_human_judgments"),
-        _rate(w, "invalid", "invalid_rate"),
-        _rate(pairs, "strict", "position_consistency_invalid_inconsistent"),
-        _rate(pairs, "same", "position_consistency_llmbar"),
-        _rate(
+        count_table(w[w["invalid"]], "n_invalid"),
+        count_table(pairs[pairs["any_invalid"]], "n_swapped_pairs_with_invalid"),
+        count_table(with_human, "n_human_judgments"),
+        rate_table(w, "invalid", "invalid_rate"),
+        rate_table(pairs, "strict", "position_consistency_invalid_inconsistent"),
+        rate_table(pairs, "same", "position_consistency_llmbar"),
+        rate_table(
             with_human,
             (with_human["verdict_label"] == with_human["human_label"]).to_numpy(),
             "accuracy",
         ),
-        _rate(
+        rate_table(
             all_human,
             (all_human["verdict_label"] == all_human["human_label"]).to_numpy(),
             "accuracy_with_invalid",
         ),
-        _rate(
+        rate_table(
             judge_units,
             (judge_units["first"].to_numpy() == first_longer[judge_units.index]),
             "p_prefer_longer",
         ),
-        _rate(
+        rate_table(
             human_units,
             (human_units["human_first"].to_numpy() == first_longer[human_sel]),
             "human_p_prefer_longer",

@@ -11,7 +11,8 @@ self vs peer, pairwise and perturbation measures.
   first-slot rate and length slope, the joint self/length logistic, invalid verdicts).
 - ``clustered_correlation``: prompt-level design effects of judge-human correlations.
 - ``perturbation``: the CALM robustness, consistency and error rates.
-- ``ppi``: stratified prediction-powered inference (PPI++) of human-scale model scores.
+- ``ppi``: stratified prediction-powered inference (PPI++) of human-scale model scores,
+  with its skewness-corrected interval; ``ppi_marts``: the two PPI marts from it.
 """
 
 __all__ = [
@@ -24,5 +25,6 @@ __all__ = [
     "pairwise_human",
     "perturbation",
     "ppi",
+    "ppi_marts",
     "self_vs_peer",
 ]

@@ -1,0 +1,157 @@
+"""The two PPI marts, ppi_model_scores and ppi_model_score_strata, from the stratum
+moments of int_ppi_stratum_moments (the estimator: judge_bias.stats.ppi)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pandas as pd
+
+from judge_bias.stats.ppi import INTERVALS, combine, stratum_estimates
+
+KEYS = ["judge", "is_panel", "model", "dimension"]
+SCORE_COLUMNS: dict[str, str] = {
+    "judge": "object",
+    "is_panel": "bool",
+    "model": "object",
+    "dimension": "object",
+    "estimate": "float64",
+    "std_error": "float64",
+    "ci_low": "float64",
+    "ci_high": "float64",
+    "classical_estimate": "float64",
+    "classical_std_error": "float64",
+    "classical_ci_low": "float64",
+    "classical_ci_high": "float64",
+    "skewness": "float64",
+    "judge_mean": "float64",
+    "judge_minus_estimate": "float64",
+    "ess_gain": "float64",
+    "effective_sample_size": "float64",
+    "n_labelled": "Int64",
+    "n_unlabelled": "Int64",
+    "n_units": "Int64",
+    "n_human_na": "Int64",
+    "n_judge_na": "Int64",
+    "n_strata": "Int64",
+    "lambda_min": "float64",
+    "lambda_max": "float64",
+    "strata": "object",
+    "method": "object",
+    "ci_level": "float64",
+    "notes": "object",
+}
+STRATUM_COLUMNS: dict[str, str] = {
+    **{k: SCORE_COLUMNS[k] for k in KEYS},
+    "stratum": "object",
+    "weight": "float64",
+    "ppi_lambda": "float64",
+    "n_labelled": "Int64",
+    "n_unlabelled": "Int64",
+    "n_human_na": "Int64",
+    "n_judge_na": "Int64",
+    **{c: "float64" for c in ("estimate", "std_error", "ci_low", "ci_high")},
+    "classical_estimate": "float64",
+    "classical_std_error": "float64",
+    "classical_ci_low": "float64",
+    "classical_ci_high": "float64",
+    "judge_mean": "float64",
+    "ci_level": "float64",
+    "notes": "object",
+}
+# bytes per moments row pulled into pandas: 24 values, 80 bytes each (limits.py)
+MOMENT_ROW_BYTES = 24 * 80
+SCALE = (0.0, 1.0)  # the estimand is a mean of normalised scores: no interval leaves it
+
+
+def parse_lambda(value: object) -> float | None:
+    """The ppi_lambda var: empty means tuned (PPI++), else a number in [0, 1]."""
+    if value in (None, "", "None", "tuned"):
+        return None
+    lam = float(value)  # type: ignore[arg-type]
+    if not 0 <= lam <= 1:
+        raise ValueError(f"ppi_lambda must be empty (tuned) or in [0, 1], not {value!r}")
+    return lam
+
+
+def parse_interval(value: object) -> str:
+    """The ppi_interval var: empty means Hall's skewness-corrected interval."""
+    if value in (None, "", "None"):
+        return "skew"
+    if value not in INTERVALS:
+        raise ValueError(f"ppi_interval must be one of {', '.join(INTERVALS)}, not {value!r}")
+    return str(value)
+
+
+def method_name(lam: float | None, method: str = "skew") -> str:
+    if lam is None:
+        name = "stratified PPI++ (lambda tuned per stratum)"
+    elif lam == 0:
+        name = "stratified human-only mean (lambda 0)"
+    else:
+        name = f"stratified PPI (lambda fixed at {lam:g})"
+    ends = "Hall's skewness-corrected" if method == "skew" else "Wald"
+    return f"{name}, {ends} interval"
+
+
+def _clip_to_scale(table: pd.DataFrame, columns: tuple[str, ...]) -> None:
+    for c in columns:
+        table[c] = table[c].clip(*SCALE)
+
+
+def mart(grain: str, moments: object, config: Callable[[str], object]) -> pd.DataFrame:
+    """The body of the two PPI dbt models: ``grain`` "scores" (ppi_model_scores) or
+    "strata" (ppi_model_score_strata), from the int_ppi_stratum_moments relation
+    within the memory budget; ``config`` reads the model's config keys."""
+    from judge_bias.limits import Budget, within_budget
+
+    budget = Budget.from_config(config("memory_budget"))
+    ci_level = float(config("ci_level"))  # type: ignore[arg-type]
+    lam = parse_lambda(config("ppi_lambda"))
+    method = parse_interval(config("ppi_interval"))
+    table, keys, columns = {
+        "scores": (score_table, KEYS, SCORE_COLUMNS),
+        "strata": (stratum_table, [*KEYS, "stratum"], STRATUM_COLUMNS),
+    }[grain]
+    return within_budget(
+        moments, budget, "stratum moments", MOMENT_ROW_BYTES,
+        lambda m: table(m, ci_level, lam, method), ", ".join(keys), columns,
+    )  # fmt: skip
+
+
+def stratum_table(
+    m: pd.DataFrame, ci_level: float, lam: float | None, method: str = "skew"
+) -> pd.DataFrame:
+    """Rows of int_ppi_stratum_moments with each stratum's PPI++ estimate, weight and
+    lambda. A stratum with no usable unit (only NA labels or NA judge scores) keeps
+    its counts and has no estimate nor weight."""
+    est = stratum_estimates(m, ci_level, lam, method)
+    _clip_to_scale(est, ("ci_low", "ci_high", "classical_ci_low", "classical_ci_high"))
+    usable = est["n_units"] > 0
+    est.loc[~usable, "stratum_note"] = "no unit with a judge score and a known label status"
+    totals = est[usable].groupby(KEYS, sort=False)["n_units"].transform("sum")
+    est["weight"] = (est["n_units"] / totals).where(usable)
+    est["notes"] = est["stratum_note"].replace("", None)
+    est["ci_level"] = ci_level
+    return est.reindex(columns=list(STRATUM_COLUMNS)).astype(STRATUM_COLUMNS)
+
+
+def score_table(
+    m: pd.DataFrame, ci_level: float, lam: float | None, method: str = "skew"
+) -> pd.DataFrame:
+    """One row per judge (or panel) x model x dimension: the strata combined."""
+    est = stratum_estimates(m, ci_level, lam, method)
+    usable = est[est["n_units"] > 0]
+    scores = combine(usable, KEYS, ci_level, method)
+    _clip_to_scale(scores, ("ci_low", "ci_high", "classical_ci_low", "classical_ci_high"))
+    na = est.groupby(KEYS, sort=True)[["n_human_na", "n_judge_na"]].sum().reset_index()
+    scores = na.merge(scores, on=KEYS, how="left")  # a group of NA units only is kept
+    scores["judge_minus_estimate"] = scores["judge_mean"] - scores["estimate"]
+    scores["method"] = method_name(lam, method)
+    scores["ci_level"] = ci_level
+    no_units = scores["n_units"].isna()
+    scores.loc[no_units, "notes"] = "no unit with a judge score and a known label status"
+    scores["notes"] = scores["notes"].replace("", None)
+    for c in ("n_labelled", "n_unlabelled", "n_units", "n_strata"):
+        scores[c] = scores[c].fillna(0)
+    return scores.reindex(columns=list(SCORE_COLUMNS)).astype(SCORE_COLUMNS)

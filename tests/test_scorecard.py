@@ -11,6 +11,7 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+import statsmodels.api as sm
 from statsmodels.stats.proportion import proportion_confint
 
 from judge_bias.warehouse.build import BuildResult, build
@@ -138,6 +139,44 @@ def test_panel_excludes_same_family_judges_and_raw_score_by_hand(demo_build) -> 
     np.testing.assert_allclose(pooled.loc[expected.index, "panel_score"], expected, rtol=1e-12)
     # the demo has same-family judges for every model: the panel is smaller than all judges
     assert (pooled["n_excluded_judges"] > 0).all()
+
+
+def test_panel_score_intervals_equal_statsmodels_clustered_wls(demo_build) -> None:
+    """panel_score and panel_score_debiased: a weighted mean of the panel's ratings
+    (weight 1 / (judges x the judge's ratings)); its standard error equals statsmodels'
+    WLS of the score on a constant with prompt-clustered errors."""
+    db = demo_build.db_path
+    board = query(db, "select * from panel_leaderboard").set_index(["model", "dimension"])
+    fct = query(db, "select * from fct_judge_ratings where framing = 'positive' and "
+                    "judge_score_norm is not null and judge_family <> model_family")  # fmt: skip
+    est = query(db, "select * from bias_estimates where analysis = 'main' and slice = 'all'")
+    off = est[est["term_type"] == "judge_offset"].set_index("judge")["estimate"]
+    slope = est[(est["term_type"] == "judge_slope") & (est["ci_low"] > 0)]
+    slope = slope.set_index("judge")["estimate"]
+    dim = est[est["term_type"] == "dimension"].set_index("dimension")["estimate"]
+    fct["calibrated"] = (
+        fct["judge_score_norm"] - fct["judge"].map(off) - fct["dimension"].map(dim).fillna(0)
+    ) / fct["judge"].map(slope)
+    checked = 0
+    for dimension in [*sorted(fct["dimension"].unique()), "all"]:
+        rows = fct if dimension == "all" else fct[fct["dimension"] == dimension]
+        for model, g in rows.groupby("model"):
+            for column, score in (("judge_score_norm", "panel_score"),
+                                  ("calibrated", "panel_score_debiased")):  # fmt: skip
+                g2 = g[g[column].notna()]
+                n_j = g2.groupby("judge")[column].transform("size")
+                w = 1.0 / (g2["judge"].nunique() * n_j)
+                fit = sm.WLS(g2[column].to_numpy(), np.ones((len(g2), 1)), weights=w).fit(
+                    cov_type="cluster", cov_kwds={"groups": pd.factorize(g2["prompt_id"])[0]}
+                )
+                row = board.loc[(model, dimension)]
+                assert row[score] == pytest.approx(fit.params[0], abs=1e-12)
+                assert row[f"{score}_se"] == pytest.approx(fit.bse[0], rel=1e-9)
+                assert row[f"{score}_ci_low"] == pytest.approx(
+                    fit.params[0] - 1.959963984540054 * fit.bse[0], rel=1e-9
+                )
+                checked += 1
+    assert checked >= 2 * 6 * 4
 
 
 def test_report_shows_the_scorecard_right_after_what_is_significant(demo_build, card, tmp_path):

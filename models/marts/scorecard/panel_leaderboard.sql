@@ -8,7 +8,11 @@
 -- whose slope's interval lies above 0 (a cross-family judge has no self or
 -- family term to remove; what remains is its scale). The mean over all
 -- judges, same family included, and the human mean stand beside them; every
--- rank is 1 = best, ties share the lower rank.
+-- rank is 1 = best, ties share the lower rank. The two panel scores have a 95%
+-- interval: each is a weighted mean of ratings (weight 1 / (judges x the
+-- judge's ratings)), its variance the prompt-clustered sandwich
+-- G / (G - 1) sum_prompts (sum w (score - panel score))^2, as statsmodels' WLS
+-- of the score on a constant with cluster-robust errors.
 with
 
 ratings as (
@@ -51,6 +55,7 @@ scored as (
         ratings.model,
         ratings.model_family,
         ratings.dimension,
+        ratings.prompt_id,
         ratings.judge_score_norm,
         -- unknown families never make a judge a panel member
         coalesce(ratings.judge_family != ratings.model_family, false) as is_panel,
@@ -155,12 +160,85 @@ human as (
     select * from human_pooled
 ),
 
+-- each panel rating in its dimension's row and the pooled row
+panel_ratings as (
+    select
+        judge,
+        model,
+        dimension,
+        prompt_id,
+        judge_score_norm,
+        calibrated_score
+    from scored
+    where is_panel
+    union all
+    select
+        judge,
+        model,
+        'all' as dimension,
+        prompt_id,
+        judge_score_norm,
+        calibrated_score
+    from scored
+    where is_panel
+),
+
+-- per prompt, the weighted residuals of its ratings: sum w (score - panel score)
+prompt_residuals as (
+    select
+        panel_ratings.model,
+        panel_ratings.dimension,
+        panel_ratings.prompt_id,
+        sum(
+            (panel_ratings.judge_score_norm - panel.panel_score)
+            / (panel.n_panel_judges * judge_means.n_ratings)
+        ) as residual,
+        sum(
+            (panel_ratings.calibrated_score - panel.panel_score_debiased)
+            / (panel.n_debiased_judges * judge_means.n_ratings)
+        ) as residual_debiased
+    from panel_ratings
+    inner join judge_means
+        on
+            panel_ratings.judge = judge_means.judge
+            and panel_ratings.model = judge_means.model
+            and panel_ratings.dimension = judge_means.dimension
+            and judge_means.is_panel
+    inner join panel
+        on panel_ratings.model = panel.model and panel_ratings.dimension = panel.dimension
+    group by panel_ratings.model, panel_ratings.dimension, panel_ratings.prompt_id
+),
+
+panel_errors as (
+    select
+        model,
+        dimension,
+        count(*) as n_panel_prompts,
+        case
+            when count(*) > 1 then sqrt(count(*) / (count(*) - 1) * sum(residual * residual))
+        end as panel_score_se,
+        case
+            when count(residual_debiased) > 1
+                then sqrt(
+                    count(residual_debiased) / (count(residual_debiased) - 1)
+                    * sum(residual_debiased * residual_debiased)
+                )
+        end as panel_score_debiased_se
+    from prompt_residuals
+    group by model, dimension
+),
+
 joined as (
     select
         panel.*,
+        panel_errors.n_panel_prompts,
+        panel_errors.panel_score_se,
+        panel_errors.panel_score_debiased_se,
         human.human_score,
         human.n_human_completions
     from panel
+    left join panel_errors
+        on panel.model = panel_errors.model and panel.dimension = panel_errors.dimension
     left join human
         on panel.model = human.model and panel.dimension = human.dimension
 ),
@@ -174,12 +252,21 @@ final as (
         panel_judges,
         n_excluded_judges,
         n_panel_ratings,
+        coalesce(n_panel_prompts, 0) as n_panel_prompts,
         panel_score,
+        panel_score_se,
+        panel_score - 1.959963984540054 * panel_score_se as panel_score_ci_low,
+        panel_score + 1.959963984540054 * panel_score_se as panel_score_ci_high,
         case when panel_score is not null then rank() over (
             partition by dimension order by panel_score desc nulls last
         ) end as panel_rank,
         n_debiased_judges,
         panel_score_debiased,
+        panel_score_debiased_se,
+        panel_score_debiased - 1.959963984540054 * panel_score_debiased_se
+            as panel_score_debiased_ci_low,
+        panel_score_debiased + 1.959963984540054 * panel_score_debiased_se
+            as panel_score_debiased_ci_high,
         case when panel_score_debiased is not null then rank() over (
             partition by dimension order by panel_score_debiased desc nulls last
         ) end as panel_debiased_rank,

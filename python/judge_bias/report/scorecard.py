@@ -13,6 +13,10 @@ SCORECARD_COLUMNS = [
     "spearman",
     "spearman_ci_low",
     "spearman_ci_high",
+    "pairwise_accuracy",
+    "pairwise_accuracy_ci_low",
+    "pairwise_accuracy_ci_high",
+    "pairwise_kappa",
     "self_bias",
     "self_bias_ci_low",
     "self_bias_ci_high",
@@ -34,8 +38,12 @@ PANEL_COLUMNS = [
     "model",
     "panel_judges",
     "panel_score",
+    "panel_score_ci_low",
+    "panel_score_ci_high",
     "panel_rank",
     "panel_score_debiased",
+    "panel_score_debiased_ci_low",
+    "panel_score_debiased_ci_high",
     "panel_debiased_rank",
     "all_judges_rank",
     "human_score",
@@ -80,7 +88,8 @@ def panel_cross_family(wh: Warehouse) -> Panel:
             "judges of the other families only (each judge weighs the same), raw and "
             "mapped to the human scale with each judge's main-fit offset and slope "
             "(debiased), with the rank given by all judges (same family included) and the "
-            "human mean and rank beside it; rank 1 = best."
+            "human mean and rank beside it; rank 1 = best. Intervals are 95%, "
+            "prompt-clustered."
         ),
     )
     if reason := wh.missing("panel_leaderboard"):

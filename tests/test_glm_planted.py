@@ -135,7 +135,9 @@ def test_grader_model_recovers_the_planted_self_contrasts(ordinal_tables):
     """Averaged over the replicates, each self contrast is within 2 (average) sds."""
     truth = sim.self_contrasts()
     for judge, value in truth.items():
-        rows = [t[(t["parameter"] == "self_contrast") & (t["grader"] == judge)] for t in ordinal_tables]
+        rows = [
+            t[(t["parameter"] == "self_contrast") & (t["grader"] == judge)] for t in ordinal_tables
+        ]
         mean = np.mean([r["mean"].iloc[0] for r in rows])
         sd = np.mean([r["sd"].iloc[0] for r in rows]) / np.sqrt(len(rows))
         assert abs(mean - value) < 3 * sd, (judge, mean, value, sd)

@@ -145,9 +145,7 @@ def run_sbc(
         ]
     )
     u = (ranks + np.random.default_rng(seed + 1).random(ranks.shape)) / (thin + 1)
-    names = [
-        f"{p}[{i}]" for p in PARAMETERS for i in range(int(np.size(prior_draw(rng)[p])))
-    ]
+    names = [f"{p}[{i}]" for p in PARAMETERS for i in range(int(np.size(prior_draw(rng)[p])))]
     return SbcResult(
         replications=replications,
         scalars=truth.shape[1],

@@ -65,9 +65,7 @@ def draw_scores(rng: np.random.Generator, eta: np.ndarray, cutpoints: np.ndarray
     return 1 + (rng.random(eta.shape)[..., None] > cum[..., :-1]).sum(axis=-1)
 
 
-def planted_ratings(
-    seed: int, n_items: int = 80, item_sd: float = P.GLM_ITEM_SD
-) -> pd.DataFrame:
+def planted_ratings(seed: int, n_items: int = 80, item_sd: float = P.GLM_ITEM_SD) -> pd.DataFrame:
     """Every grader rates every model's completion of every item once:
     columns grader, grader_type, model, item, score (1..5). ``item_sd=0``
     gives data without item effects (what grader_model assumes)."""

@@ -43,8 +43,9 @@ def _effects(rng: np.random.Generator, pr: Priors, n: int) -> np.ndarray:
     return np.append(free, -free.sum())
 
 
-def prior_draw(rng: np.random.Generator, pr: Priors = Priors()) -> dict[str, np.ndarray]:
+def prior_draw(rng: np.random.Generator, pr: Priors | None = None) -> dict[str, np.ndarray]:
     """One draw of grader_model's parameters from its prior (HiBayes' coding)."""
+    pr = pr or Priors()
     g, m = len(GRADERS), len(RATED)
     free = rng.normal(pr.interaction_loc, pr.interaction_scale, (g - 1, m - 1))
     top = np.concatenate([free, -free.sum(axis=1, keepdims=True)], axis=1)

@@ -23,8 +23,6 @@ Claim: every posterior mean within 2 posterior sds of the MLE.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest

@@ -150,6 +150,9 @@ def test_pairwise_intervals_cover_planted_values():
         data = pairwise_counts(frame, dimension=str(seed))
         assert data.pair_coding == "free"
         datas.append(data)
+    # measured: 1, 13 and 2 divergent transitions of 2,000 on the three seeds (the
+    # centred length slopes' funnel with 3 graders; the fits are flagged warning),
+    # so this test checks the intervals, not the absence of divergences
     fits = run_batch(MODELS["pairwise"], datas, Priors(), SETTINGS)
     hits = total = 0
     for seed, fit in zip(SEEDS, fits, strict=True):

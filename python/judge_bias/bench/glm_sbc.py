@@ -132,12 +132,12 @@ def run_sbc(
                 np.concatenate([draws[p].reshape(len(draws[p]), -1) for p in PARAMETERS], axis=1)
             )
     seconds = time.perf_counter() - start
-    truth = np.stack(truths)  # (R, K)
+    drawn = np.stack(truths)  # (R, K)
     post = np.stack(posteriors)  # (R, S, K)
     low, high = np.quantile(post, [0.05, 0.95], axis=1)
-    covered = (low <= truth) & (truth <= high)
+    covered = (low <= drawn) & (drawn <= high)
     keep = np.linspace(0, post.shape[1] - 1, thin).round().astype(int)
-    ranks = (post[:, keep, :] < truth[:, None, :]).sum(axis=1)  # 0..thin
+    ranks = (post[:, keep, :] < drawn[:, None, :]).sum(axis=1)  # 0..thin
     bins = np.floor(ranks * RANK_BINS / (thin + 1)).astype(int)
     chi2_p = np.array(
         [
@@ -149,7 +149,7 @@ def run_sbc(
     names = [f"{p}[{i}]" for p in PARAMETERS for i in range(int(np.size(prior_draw(rng)[p])))]
     return SbcResult(
         replications=replications,
-        scalars=truth.shape[1],
+        scalars=drawn.shape[1],
         coverage=float(covered.mean()),
         ranks=ranks,
         thin=thin,

@@ -180,7 +180,7 @@ def panel_glm_agreement(wh: Warehouse) -> Panel:
         if "observed" in part.index:
             obs = float(part.loc["observed", "mean"])
             ax.hlines(obs, i - 0.4, i + 0.4, color="black", linewidth=2,
-                      label="observed" if i == 0 else None)  # fmt: skip
+                      label="observed" if i == 0 else "_nolegend_")  # fmt: skip
         for k, (kind, colour) in enumerate(colours.items()):
             if kind not in part.index:
                 continue

@@ -74,10 +74,10 @@ def planted_ratings(seed: int, n_items: int = 80, item_sd: float = P.GLM_ITEM_SD
     gm = interaction_matrix()
     items = item_effects(n_items, seed, item_sd) if item_sd > 0 else {}
     names = sorted(items) or [f"item_{i:04d}" for i in range(n_items)]
-    g, m, i = np.meshgrid(
+    grid = np.meshgrid(
         np.arange(len(graders)), np.arange(len(models)), np.arange(n_items), indexing="ij"
     )
-    g, m, i = g.ravel(), m.ravel(), i.ravel()
+    g, m, i = (axis.ravel() for axis in grid)
     eta = (
         P.GLM_INTERCEPT
         + np.array([P.GLM_GRADER_EFFECT[x] for x in graders])[g]

@@ -96,8 +96,9 @@ def faithfulness(tmp_path_factory) -> pd.DataFrame:
 def assert_within_two_sds(ours: dict[str, tuple[float, float]], mle: pd.Series) -> int:
     """``ours``: name -> (posterior mean, sd); every MLE coefficient named."""
     assert set(mle.index) <= set(ours), sorted(set(mle.index) - set(ours))[:5]
-    far = {k: (ours[k], mle[k]) for k in mle.index if abs(ours[k][0] - mle[k]) > 2 * ours[k][1]}
-    assert not far, far
+    z = pd.Series({k: abs(ours[k][0] - mle[k]) / ours[k][1] for k in mle.index})
+    print(f"{len(z)} coefficients: max |posterior mean - MLE| / sd {z.max():.3f} ({z.idxmax()})")
+    assert (z <= 2).all(), z[z > 2]
     return len(mle)
 
 
@@ -107,11 +108,26 @@ def posterior(fit, name: str, labels: list[str], keep: int | None = None) -> dic
     return {lab: (float(d.mean()), float(d.std())) for lab, d in zip(labels, draws.T, strict=True)}
 
 
+class CountedOrderedModel(OrderedModel):
+    """statsmodels' OrderedModel on distinct (design row, score) rows, each
+    log-likelihood term times its count: the same likelihood as on the rows
+    (statsmodels' own loglikeobs), but its numerical gradients run on ~450
+    rows instead of 17,500."""
+
+    counts: np.ndarray
+
+    def loglike(self, params):
+        return float(np.sum(self.counts * self.loglikeobs(params)))
+
+
 def ordinal_mle(rows: pd.DataFrame, exog: pd.DataFrame, ours: dict) -> pd.Series:
     """OrderedModel's MLE, started at our posterior means (the optimum does not
     depend on the start; it only saves BFGS iterations of numerical gradients)."""
-    y = pd.Series(pd.Categorical(rows["score"], categories=SCALE, ordered=True))
-    model = OrderedModel(y, exog, distr="logit")
+    design = pd.concat([exog, rows["score"].rename("_score")], axis=1)
+    cells = design.groupby(list(design.columns), sort=False).size().rename("_n").reset_index()
+    y = pd.Series(pd.Categorical(cells["_score"], categories=SCALE, ordered=True))
+    model = CountedOrderedModel(y, cells[list(exog.columns)], distr="logit")
+    model.counts = cells["_n"].to_numpy(float)
     thr = np.array([ours[f"thr[{i}]"][0] for i in range(len(SCALE) - 1)])
     start = np.concatenate(
         [[ours[c][0] for c in exog.columns], thr[:1], np.log(np.maximum(np.diff(thr), 1e-3))]

@@ -29,6 +29,17 @@ def query(db: Path, sql: str) -> pd.DataFrame:
         con.close()
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked slow (studies of minutes) run only with JUDGE_BIAS_SLOW=1;
+    `make test` and CI skip them, and their figures are in the README."""
+    if os.environ.get("JUDGE_BIAS_SLOW") == "1":
+        return
+    skip = pytest.mark.skip(reason="slow study: set JUDGE_BIAS_SLOW=1 to run it")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
 @pytest.fixture(scope="session")
 def demo_build(tmp_path_factory: pytest.TempPathFactory) -> BuildResult:
     """The warehouse built on the embedded demo data (dbt build + dbt tests + GE)."""

@@ -129,6 +129,10 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         from judge_bias.bench.glm import run_glm_bench
 
         return run_glm_bench(args.rows or None)
+    if args.glm_sbc:
+        from judge_bias.bench.glm_sbc import run_sbc_bench
+
+        return run_sbc_bench(one)
     if args.hostile:
         from judge_bias.bench.hostile import run_hostile_bench
 
@@ -219,6 +223,7 @@ def parser() -> argparse.ArgumentParser:
     mode.add_argument("--scale-build", action="store_true", help="judge-bias build on 10M")
     mode.add_argument("--hostile", action="store_true", help="50k judges, 100k models, 1k labels")
     mode.add_argument("--glm", action="store_true", help="GLM counts vs raw rows (10k 100k 1M)")
+    mode.add_argument("--glm-sbc", action="store_true", help="GLM SBC (--rows N: replications)")
     s.add_argument("--shared", default=str(build_mod.PROJECT_DIR.parent / "shared" / "data"))
     s.add_argument("--repeats", type=int, default=1)
     s.set_defaults(func=_cmd_bench)

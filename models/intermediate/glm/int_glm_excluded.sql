@@ -22,10 +22,31 @@ ties as (
     having count(*) > 0
 ),
 
+shown_with_human_tie as (
+    select distinct
+        prompt_id,
+        model_first,
+        model_second,
+        run_id
+    from {{ ref('int_pairwise_checked') }}
+    where reject_code is null and human_verdict = 'tie'
+),
+
+human_ties as (
+    select
+        'pairwise' as dimension,
+        'tie human verdicts (the pairwise model has two outcomes)' as reason,
+        count(*) as n
+    from shown_with_human_tie
+    having count(*) > 0
+),
+
 final as (
     select * from off_scale
     union all
     select * from ties
+    union all
+    select * from human_ties
 )
 
 select * from final

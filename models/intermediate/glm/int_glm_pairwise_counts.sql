@@ -1,41 +1,62 @@
--- The pairwise likelihood's count cells: accepted verdicts (first or second)
--- per (judge, ordered pair, length difference, first chosen). The length
+-- The pairwise likelihood's count cells: accepted first/second verdicts per
+-- (grader, ordered pair, length difference, first chosen). The length
 -- difference is the input's length_diff column when the file has one (HiBayes
--- imports), else length_first - length_second from completions.
-{%- set base = ref('base_inputs__pairwise_judgments') %}
-{%- set base_columns = adapter.get_columns_in_relation(base) | map(attribute='name') | list %}
+-- imports; staged in stg_inputs__pairwise_judgments), else length_first -
+-- length_second from completions. The human verdicts (human_verdict column)
+-- enter as one more grader, `human` of type human: one verdict per shown
+-- (prompt, first, second, run) and verdict, however many judge rows repeat it.
 with
 
 verdicts as (
     select * from {{ ref('int_pairwise_checked') }}
-    where reject_code is null and verdict in ('first', 'second')
+    where reject_code is null
 ),
 
-given_lengths as (
+judge_verdicts as (
     select
-        _row_number as row_number,
-        {% if 'length_diff' in base_columns -%}
-            try_cast(trim(length_diff) as double) as length_diff
-        {%- else -%}
-            cast(null as double) as length_diff
-        {%- endif %}
-    from {{ base }}
+        judge as grader,
+        'llm' as grader_type,
+        model_first,
+        model_second,
+        coalesce(length_diff, length_first - length_second) as length_diff,
+        case when verdict = 'first' then 1 else 0 end as first_chosen
+    from verdicts
+    where verdict in ('first', 'second')
+),
+
+human_verdicts as (
+    select distinct
+        prompt_id,
+        model_first,
+        model_second,
+        run_id,
+        human_verdict,
+        coalesce(length_diff, length_first - length_second) as length_diff
+    from verdicts
+    where human_verdict in ('first', 'second')
 ),
 
 final as (
     select
-        verdicts.judge as grader,
-        'llm' as grader_type,
-        verdicts.model_first,
-        verdicts.model_second,
-        coalesce(
-            given_lengths.length_diff, verdicts.length_first - verdicts.length_second
-        ) as length_diff,
-        case when verdicts.verdict = 'first' then 1 else 0 end as first_chosen,
+        grader,
+        grader_type,
+        model_first,
+        model_second,
+        length_diff,
+        first_chosen,
         count(*) as n
-    from verdicts
-    left join given_lengths
-        on verdicts.row_number = given_lengths.row_number
+    from judge_verdicts
+    group by all
+    union all
+    select
+        'human' as grader,
+        'human' as grader_type,
+        model_first,
+        model_second,
+        length_diff,
+        case when human_verdict = 'first' then 1 else 0 end as first_chosen,
+        count(*) as n
+    from human_verdicts
     group by all
 )
 

@@ -1,7 +1,8 @@
 -- Pairwise judgments, trimmed and cast; verdicts mapped to first, second or tie
 -- (macro pairwise_verdict). Row-level reject reasons: malformed records, empty
 -- required values, verdicts outside the vocabulary, p_first outside [0, 1],
--- perplexities that are not numbers > 0. verdict_only_problem flags a row
+-- perplexities that are not numbers > 0, a given length_diff that is not a
+-- number (an optional column: HiBayes imports). verdict_only_problem flags a row
 -- rejected for its verdict alone (a parse failure is data about the judge).
 {#- the checks before and after the verdict's: a row failing only the verdict
     check is kept by the pairwise marts as an `invalid` verdict
@@ -10,7 +11,17 @@
     ('judge', 'judge_alias'), 'prompt_id', ('model_first', 'model_first_alias'),
     ('model_second', 'model_second_alias'), ('verdict', 'verdict_input'),
 ]) %}
+{#- length_diff: an optional extra column (HiBayes imports carry it) -#}
+{%- set base = ref('base_inputs__pairwise_judgments') %}
+{%- set has_length_diff = 'length_diff' in (
+    adapter.get_columns_in_relation(base) | map(attribute='name') | list
+) %}
 {% set later_checks = [
+    (
+        'length_diff_input is not null and coalesce(not isfinite(length_diff), true)',
+        'invalid_value',
+        "'length_diff ''' || length_diff_input || ''' is not a number'",
+    ),
     (
         'human_verdict_input is not null and human_verdict is null', 'invalid_value',
         "'human_verdict ''' || human_verdict_input || ''' is not first, second"
@@ -38,12 +49,12 @@
 with
 
 source as (
-    select * from {{ ref('base_inputs__pairwise_judgments') }}
+    select * from {{ base }}
 ),
 
 renamed as (
     select
-        {{ loader_columns(ref('base_inputs__pairwise_judgments')) }},
+        {{ loader_columns(base) }},
         {{ clean_text('judge') }} as judge_alias,
         {{ clean_text('prompt_id') }} as prompt_id,
         {{ clean_text('model_first') }} as model_first_alias,
@@ -58,6 +69,13 @@ renamed as (
         try_cast({{ clean_text('perplexity_first') }} as double) as perplexity_first,
         {{ clean_text('perplexity_second') }} as perplexity_second_input,
         try_cast({{ clean_text('perplexity_second') }} as double) as perplexity_second,
+        {% if has_length_diff -%}
+            {{ clean_text('length_diff') }} as length_diff_input,
+            try_cast({{ clean_text('length_diff') }} as double) as length_diff,
+        {%- else -%}
+            cast(null as varchar) as length_diff_input,
+            cast(null as double) as length_diff,
+        {%- endif %}
         coalesce({{ clean_text('run_id') }}, '1') as run_id
     from source
 ),

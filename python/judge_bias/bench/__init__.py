@@ -6,7 +6,8 @@
 - ``hostile``: hostile inputs (huge lines, many judges) and what the build says about them.
 - ``pairwise``: the pairwise functions alone (``python -m judge_bias.bench.pairwise``).
 - ``glm``: the GLM fits on count cells against raw-row numpyro (``bench --glm``).
+- ``glm_sbc``: simulation-based calibration of the GLM sampler (``bench --glm-sbc``).
 - ``coverage_study``: the simulated coverage of the self-bias intervals.
 """
 
-__all__ = ["coverage_study", "glm", "hostile", "pairwise", "runs", "steps"]
+__all__ = ["coverage_study", "glm", "glm_sbc", "hostile", "pairwise", "runs", "steps"]

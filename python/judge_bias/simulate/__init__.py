@@ -15,7 +15,9 @@ Every planted parameter is written to ``truth.csv`` beside the data.
 The package: ``planted`` holds every planted value, ``ratings.simulate`` writes the
 input files (``draws`` has the shared random helpers, ``pairwise`` and
 ``perturbation`` the two optional files), ``truth`` writes truth.csv and
-``label_share`` hides human labels (``--label-share``) for the PPI checks.
+``label_share`` hides human labels (``--label-share``) for the PPI checks; ``glm``
+draws data from the autograder GLMs themselves (planted ``GLM_*`` values) for
+their coverage study.
 """
 
 from judge_bias.simulate.planted import (

@@ -255,3 +255,78 @@ PERTURBATION_INFLATION = {j: 0.0 for j in JUDGES} | {"aurora-large": 0.20}
 
 
 PERTURBATION_SCORE_NOISE_SD = 0.05
+
+
+# The GLM planted study (simulate/glm.py, tests/test_glm_planted.py): data drawn from
+# the GLMs themselves, so the planted values are the GLMs' own parameters (effect
+# coding: main effects sum to zero, interaction rows and columns sum to zero).
+# Ordered logistic, P(score <= k) = logistic(GLM_CUTPOINTS[k] - eta) with
+# eta = GLM_INTERCEPT + grader + model + grader x model (+ item); the interaction is
+# the double-centred matrix of the planted self effects (GLM_SELF on the judge's own
+# model, 0 elsewhere); truth.csv also gives each judge's self contrast computed from it
+# as the GLM reports it (own-model interaction minus mean over the other models).
+GLM_GRADERS = {
+    "aurora-large": "llm",
+    "borealis-pro": "llm",
+    "cirrus-max": "llm",
+    "ann_1": "human",
+    "ann_2": "human",
+}
+
+
+GLM_MODELS = ("aurora-large", "borealis-pro", "cirrus-max", "cirrus-mini")
+
+
+GLM_GRADER_EFFECT = {  # sums to zero
+    "aurora-large": 0.4,
+    "borealis-pro": -0.2,
+    "cirrus-max": 0.1,
+    "ann_1": -0.5,
+    "ann_2": 0.2,
+}
+
+
+GLM_MODEL_EFFECT = {  # sums to zero
+    "aurora-large": 0.6,
+    "borealis-pro": 0.2,
+    "cirrus-max": -0.1,
+    "cirrus-mini": -0.7,
+}
+
+
+GLM_SELF = {"aurora-large": 0.8, "borealis-pro": 0.0, "cirrus-max": -0.6}
+
+
+GLM_INTERCEPT = 0.0
+
+
+GLM_CUTPOINTS = (-4.0, -2.9, -1.9, -0.8)  # a 5-point scale; the prior's first cutpoint
+
+
+GLM_ITEM_SD = 0.5  # item effects ~ N(0, sd), drawn per item from the seed
+
+
+# Pairwise GLM: logit P(first chosen) = GLM_POSITION + sign x pair effect (A's
+# advantage over B, names sorted) + grader effect + grader slope x standardised
+# length difference (standardised over the rows as the GLM does); every pair is
+# shown in both orders, so the pair effects are free (not effect-coded).
+GLM_POSITION = 0.3
+
+
+GLM_PAIR_EFFECT = {  # a transitive order: aurora-large > borealis-pro > cirrus-max > cirrus-mini
+    "aurora-large vs borealis-pro": 0.5,
+    "aurora-large vs cirrus-max": 0.9,
+    "aurora-large vs cirrus-mini": 1.4,
+    "borealis-pro vs cirrus-max": 0.4,
+    "borealis-pro vs cirrus-mini": 0.9,
+    "cirrus-max vs cirrus-mini": 0.5,
+}
+
+
+GLM_PAIR_GRADER_EFFECT = {"aurora-large": 0.2, "borealis-pro": -0.3, "cirrus-max": 0.1}
+
+
+GLM_LENGTH_SLOPE = {"aurora-large": 0.6, "borealis-pro": 0.1, "cirrus-max": 0.3}
+
+
+GLM_LENGTH_DIFF_SD = 40.0  # raw length difference (tokens) ~ N(0, sd), rounded

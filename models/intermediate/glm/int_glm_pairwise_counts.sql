@@ -2,7 +2,7 @@
 -- per (judge, ordered pair, length difference, first chosen). The length
 -- difference is the input's length_diff column when the file has one (HiBayes
 -- imports), else length_first - length_second from completions.
-{%- set base = ref('base_inputs__pairwise_judgments') %}
+{%- set base = input_table('pairwise_judgments') %}
 {%- set base_columns = adapter.get_columns_in_relation(base) | map(attribute='name') | list %}
 with
 

@@ -23,13 +23,13 @@
     ),
     (
         'perplexity_first_input is not null and coalesce('
-        ~ 'perplexity_first <= 0 or not isfinite(perplexity_first), true)',
+        ~ 'perplexity_first <= 0 or not ' ~ is_finite('perplexity_first') ~ ', true)',
         'invalid_value',
         "'perplexity_first ''' || perplexity_first_input || ''' is not a number > 0'",
     ),
     (
         'perplexity_second_input is not null and coalesce('
-        ~ 'perplexity_second <= 0 or not isfinite(perplexity_second), true)',
+        ~ 'perplexity_second <= 0 or not ' ~ is_finite('perplexity_second') ~ ', true)',
         'invalid_value',
         "'perplexity_second ''' || perplexity_second_input"
         ~ " || ''' is not a number > 0'",
@@ -38,12 +38,12 @@
 with
 
 source as (
-    select * from {{ ref('base_inputs__pairwise_judgments') }}
+    select * from {{ input_table('pairwise_judgments') }}
 ),
 
 renamed as (
     select
-        {{ loader_columns(ref('base_inputs__pairwise_judgments')) }},
+        {{ loader_columns(input_table('pairwise_judgments')) }},
         {{ clean_text('judge') }} as judge_alias,
         {{ clean_text('prompt_id') }} as prompt_id,
         {{ clean_text('model_first') }} as model_first_alias,

@@ -128,3 +128,77 @@
         session mode): judge_bias.inputs.spark_loading writes these tables first -#}
     {{ return(source('spark_inputs', 'base_inputs__' ~ kind)) }}
 {%- endmacro %}
+
+{% macro regex_count_matches(expression, pattern) -%}
+    {{ return(adapter.dispatch('regex_count_matches', 'judge_bias')(expression, pattern)) }}
+{%- endmacro %}
+
+{% macro default__regex_count_matches(expression, pattern) -%}
+    len(regexp_extract_all({{ expression }}, {{ sql_string(pattern) }}))
+{%- endmacro %}
+
+{% macro spark__regex_count_matches(expression, pattern) -%}
+    {#- group 0: the whole match (Spark's default is group 1) -#}
+    size(regexp_extract_all({{ expression }}, {{ sql_string(pattern) }}, 0))
+{%- endmacro %}
+
+{% macro json_array_text(expressions) -%}
+    {{ return(adapter.dispatch('json_array_text', 'judge_bias')(expressions)) }}
+{%- endmacro %}
+
+{% macro default__json_array_text(expressions) -%}
+    cast(to_json([
+        {{ expressions | join(',\n        ') }}
+    ]) as varchar)
+{%- endmacro %}
+
+{% macro spark__json_array_text(expressions) -%}
+    to_json(array({{ expressions | join(', ') }}))
+{%- endmacro %}
+
+{% macro json_text_value(expression) -%}
+    {{ return(adapter.dispatch('json_text_value', 'judge_bias')(expression)) }}
+{%- endmacro %}
+
+{% macro default__json_text_value(expression) -%}
+    to_json({{ expression }})
+{%- endmacro %}
+
+{% macro spark__json_text_value(expression) -%}
+    {#- Spark's to_json takes only structs, maps and arrays: the one-element array's
+        text without its brackets -#}
+    regexp_extract(to_json(array({{ expression }})), '^\\[(.*)\\]$', 1)
+{%- endmacro %}
+
+{% macro json_object_of(columns, alias) -%}
+    {{ return(adapter.dispatch('json_object_of', 'judge_bias')(columns, alias)) }}
+{%- endmacro %}
+
+{% macro default__json_object_of(columns, alias) -%}
+    json_object(
+    {%- for name in columns %}
+        '{{ name | replace("'", "''") }}', {{ alias }}."{{ name | replace('"', '""') }}"{{ "," if not loop.last }}
+    {%- endfor %}
+    )
+{%- endmacro %}
+
+{% macro spark__json_object_of(columns, alias) -%}
+    {#- nulls kept as JSON null, as json_object keeps them -#}
+    to_json(named_struct(
+    {%- for name in columns %}
+        {{ sql_string(name) }}, {{ alias }}.`{{ name | replace('`', '``') }}`{{ "," if not loop.last }}
+    {%- endfor %}
+    ), map('ignoreNullFields', 'false'))
+{%- endmacro %}
+
+{% macro json_null() -%}
+    {{ return(adapter.dispatch('json_null', 'judge_bias')()) }}
+{%- endmacro %}
+
+{% macro default__json_null() -%}
+    cast(null as json)
+{%- endmacro %}
+
+{% macro spark__json_null() -%}
+    cast(null as string)
+{%- endmacro %}

@@ -35,16 +35,12 @@
     {%- if execute -%}
         {%- set cols = adapter.get_columns_in_relation(relation) | rejectattr('name', 'in', ['_row_number', '_source_file', '_parse_error', '_raw_line']) | list -%}
         {%- if cols | length == 0 -%}
-            cast(null as json)
+            {{ json_null() }}
         {%- else -%}
-            json_object(
-            {%- for col in cols %}
-                '{{ col.name | replace("'", "''") }}', {{ alias }}."{{ col.name | replace('"', '""') }}"{{ "," if not loop.last }}
-            {%- endfor %}
-            )
+            {{ json_object_of(cols | map(attribute='name') | list, alias) }}
         {%- endif -%}
     {%- else -%}
-        cast(null as json)
+        {{ json_null() }}
     {%- endif -%}
 {%- endmacro %}
 
@@ -60,9 +56,9 @@
             when lower({{ expression }}) in ('first', 'second', 'tie', '1', '2', 'a', 'b')
                 then lower({{ expression }})
         end,
-        regexp_replace(
-            coalesce({{ label_key(expression) }}, ''), '^\[\[\s*(.*?)\s*\]\]$', '\1'
-        )
+        {{ regex_replace_all(
+            "coalesce(" ~ label_key(expression) ~ ", '')", '^\\[\\[\\s*(.*?)\\s*\\]\\]$', '\\1'
+        ) }}
     )
         when 'first' then 'first'
         when '1' then 'first'

@@ -48,6 +48,16 @@ BAD_RATINGS = (
 )
 BAD_MODELS = 'odd,"a, b",fam\nshort\n'
 BAD_SCALES = "correctness,Maybe,0.5,yes\ncorrectness,Unsure,,NA\nhelpfulness,Odd,inf,\n"
+# MT-Bench verdicts ([[B]]), a bold label, an unknown judge, a duplicate key
+BAD_PAIRWISE = (
+    "aurora/large-2025-01,news_0000,cirrus-max,borealis-lite-v1,[[B]],first,,,,9\n"
+    "aurora/large-2025-01,news_0001,cirrus-max,borealis-lite-v1,**Tie.**,,0.4,,,9\n"
+    "nobody,news_0001,cirrus-max,borealis-lite-v1,first,,,,,9\n"
+    "aurora/large-2025-01,news_0001,cirrus-max,borealis-lite-v1,second,,,,,9\n"
+)
+# a text with letters of other scripts and symbols (token count), an unknown model
+BAD_COMPLETIONS = 'news_0000,mystery,x\nnews_0001,cirrus-max,"Ça coûte 3€ — 東京, ok?"\n'
+BAD_ANNOTATIONS = "news_0000,aurora/large-2025-01,correctness,ann_9,**Correct.**,annotator\n"
 
 
 def _broken_copy(root: Path) -> Path:
@@ -57,6 +67,9 @@ def _broken_copy(root: Path) -> Path:
         ("judge_ratings.csv", BAD_RATINGS),
         ("models.csv", BAD_MODELS),
         ("rating_scales.csv", BAD_SCALES),
+        ("pairwise_judgments.csv", BAD_PAIRWISE),
+        ("completions.csv", BAD_COMPLETIONS),
+        ("human_annotations.csv", BAD_ANNOTATIONS),
     ]:
         with (data / name).open("a", encoding="utf-8", newline="") as fh:
             fh.write(extra)
@@ -95,8 +108,10 @@ def _frames(db: Path, export: Path, table: str) -> tuple[pd.DataFrame, pd.DataFr
 
 
 def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
-    keys = [c for c in ("_row_number", "row_number", "alias_key", "dimension_key") if c in frame]
-    keys = keys[:1] or list(frame.columns)
+    first = ("source", "_row_number", "row_number", "alias_key", "dimension_key")
+    keys = [c for c in first if c in frame]
+    keys = keys[:2] if keys[:1] == ["source"] else keys[:1]
+    keys = keys or [c for c in frame.columns if not pd.api.types.is_float_dtype(frame[c])]
     return frame.sort_values(keys, kind="stable", na_position="last").reset_index(drop=True)
 
 

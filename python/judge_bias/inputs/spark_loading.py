@@ -117,12 +117,19 @@ def _read_csv(spark: Any, path: Path, spec: InputKind, dialect: Dialect) -> Any:
         columns.append(F.when(~bad, value).alias(col))
     for extra in (k for k in mapping if k not in spec.columns):
         columns.append(F.when(~bad, F.col(position[extra])).alias(extra))
+    # the bad record numbers (a data column is read too: Spark refuses a query
+    # of the corrupt-record column alone)
+    spark_bad = {
+        row[0] for row in raw.filter(bad).select("_row_number", F.length(names[0])).collect()
+    }
     frame = raw.select(*columns)
-    return _exact_bad_records(spark, frame, path, dialect, names)
+    if not spark_bad:
+        return frame
+    return _exact_bad_records(spark, frame, spark_bad, path, dialect, names)
 
 
 def _exact_bad_records(
-    spark: Any, frame: Any, path: Path, dialect: Dialect, names: list[str]
+    spark: Any, frame: Any, spark_bad: set[int], path: Path, dialect: Dialect, names: list[str]
 ) -> Any:
     """``frame`` with the DuckDB route's own _parse_error and _raw_line on its bad
     records, when Spark found any: the file is then walked record by record by
@@ -132,11 +139,6 @@ def _exact_bad_records(
     Spark's. Clean files (the usual case) are read by Spark alone."""
     from pyspark.sql import functions as F
 
-    spark_bad = {
-        row[0] for row in frame.filter("_parse_error is not null").select("_row_number").collect()
-    }
-    if not spark_bad:
-        return frame
     python_bad: list[BadRecord] = []
     try:
         for _ in _walk_records(path, dialect, names, python_bad):

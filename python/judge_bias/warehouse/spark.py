@@ -38,6 +38,14 @@ SUPPORTED = (
     "int_rating_scales_checked",
     "int_dimension_scales",
     "int_model_aliases",
+    "int_completions_checked",
+    "int_completion_lengths",
+    "int_human_annotations_checked",
+    "int_judge_ratings_checked",
+    "int_pairwise_checked",
+    "int_perturbation_checked",
+    "rejected_rows",
+    "input_row_counts",
 )
 
 

@@ -166,3 +166,29 @@ def test_session_config_is_the_profile_target() -> None:
         for k, v in params.items()
     }
     assert rendered == session_config(Path("/x"))
+
+
+@needs_spark
+@pytest.mark.spark
+def test_broken_copy_exercises_the_checks(both_routes) -> None:
+    """The equality above means something: on Spark the broken copy's rejected_rows
+    hold each kind of fault planted, and the MT-Bench verdicts are read."""
+    _, export = both_routes[1]
+    codes = {
+        (source, code)
+        for source, code in duckdb.sql(
+            f"select source, reason_code from read_parquet('{export}/rejected_rows/*.parquet')"
+        ).fetchall()
+    }
+    assert {
+        ("judge_ratings", "malformed_row"),
+        ("models", "malformed_row"),
+        ("rating_scales", "invalid_value"),
+        ("pairwise_judgments", "unknown_model"),
+        ("completions", "unknown_model"),
+    } <= codes, codes
+    verdicts = duckdb.sql(
+        f"select verdict from read_parquet('{export}/stg_inputs__pairwise_judgments/*.parquet') "
+        "where run_id = '9' order by row_number"
+    ).fetchall()
+    assert [v[0] for v in verdicts] == ["second", "tie", "first", "second"]

@@ -61,6 +61,8 @@ def session_config(spark_dir: Path) -> dict[str, str]:
         "spark.hadoop.javax.jdo.option.ConnectionURL": (
             f"jdbc:derby:;databaseName={spark_dir}/metastore_db;create=true"
         ),
+        # derby.log there too, not in the working directory
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={spark_dir}",
     }
 
 

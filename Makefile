@@ -8,7 +8,7 @@ export DBT_SEND_ANONYMOUS_USAGE_STATS := false
 export DO_NOT_TRACK := 1
 export GX_ANALYTICS_ENABLED := False
 
-.PHONY: demo test lint bench clean chromium
+.PHONY: demo test lint bench clean chromium spark
 # Debian's chromium renders the report in the browser test; root runs apt-get, others sudo -n.
 APT := $(if $(filter 0,$(shell id -u)),apt-get,sudo -n apt-get)
 
@@ -21,6 +21,14 @@ $(BIN)/judge-bias: requirements.lock pyproject.toml
 # test and lint tools (the `dev` extra), pinned in their own lock
 $(BIN)/pytest: requirements-dev.lock $(BIN)/judge-bias
 	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-dev.lock
+	touch $@
+
+# The Spark route (docs/spark.md): pyspark and dbt-spark[session], pinned in their
+# own lock on top of requirements.lock; Spark runs on Java 17, which pip cannot install.
+spark: $(BIN)/pyspark
+$(BIN)/pyspark: requirements-spark.lock $(BIN)/judge-bias
+	@java -version >/dev/null 2>&1 || { echo "make spark: the Spark route needs Java 17 and \`java\` is not on PATH; install it (Debian: apt-get install openjdk-17-jre-headless) and run make again" >&2; exit 1; }
+	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-spark.lock -c requirements.lock
 	touch $@
 
 demo: $(BIN)/judge-bias
@@ -36,7 +44,7 @@ lint: $(BIN)/pytest
 
 # the coverage figure counts the package's lines run in the pytest process; dbt
 # builds run in a subprocess, so code only dbt's Python models call is not counted
-test: $(BIN)/pytest lint chromium
+test: $(BIN)/pytest $(BIN)/pyspark lint chromium
 	$(BIN)/pytest -q --cov=judge_bias --cov-report=
 	@$(BIN)/coverage report --precision=1 | tail -1 | awk '{print "coverage of python/judge_bias: " $$NF " of lines"}'
 

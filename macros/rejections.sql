@@ -43,7 +43,7 @@
         repeated keys are found by one aggregation and joined back (a window over
         every row is several times slower on large inputs). -#}
     select
-        {{ relation }}.* exclude (reject_code, reject_reason),
+        {{ star_except(relation, ['reject_code', 'reject_reason']) }},
         coalesce(
             {{ relation }}.reject_code,
             case when {{ relation }}.row_number <> _repeated._first_row then 'duplicate_key' end

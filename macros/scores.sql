@@ -31,7 +31,7 @@
         ~ " || ''' (' || scale_labels || ') nor a number'"
     )) -%}
     {%- do checks.append((
-        'not is_na and (not isfinite(score_as_given)'
+        'not is_na and (not ' ~ is_finite('score_as_given')
         ~ ' or score_as_given not between scale_min and scale_max)',
         'score_out_of_range',
         "'score ' || score_as_given || ' is outside the scale [' || scale_min || ', '"

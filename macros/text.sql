@@ -5,27 +5,27 @@
 
 {% macro text_key(expression) -%}
     {#- Matching key for names: case and whitespace insensitive. -#}
-    lower(trim(regexp_replace({{ expression }}, '\s+', ' ', 'g')))
+    lower(trim({{ regex_replace_all(expression, '\\s+', ' ') }}))
 {%- endmacro %}
 
 {% macro label_key(expression) -%}
     {#- Matching key for labels: text_key, without surrounding quotes, asterisks
         (markdown bold) and a trailing full stop, so "**Generally yes.**" matches. -#}
-    nullif({{ text_key("regexp_replace(" ~ expression ~ ", '^[\\s\\*\"''`]+|[\\s\\*\"''`\\.]+$', '', 'g')") }}, '')
+    nullif({{ text_key(regex_replace_all(expression, '^[\\s\\*"\'`]+|[\\s\\*"\'`\\.]+$', '')) }}, '')
 {%- endmacro %}
 
 {% macro final_answer(column) -%}
     {#- The answer a judge's free text ends with: what follows the last "Answer:",
         up to the end of that line. Null when there is no "Answer:". -#}
     nullif(trim(split_part(
-        regexp_extract({{ column }}, '(?is)^.*answer\s*[:：]\s*(.*)$', 1),
+        regexp_extract({{ column }}, {{ sql_string('(?is)^.*answer\\s*[:：]\\s*(.*)$') }}, 1),
         chr(10), 1
     )), '')
 {%- endmacro %}
 
 {% macro is_na_label(key_expression) -%}
     {#- A label meaning "not applicable": NA, N/A, or "NA: <reason>". -#}
-    regexp_full_match(coalesce({{ key_expression }}, ''), '(na|n/a)(\s*[:\-].*)?')
+    {{ regex_full_match("coalesce(" ~ key_expression ~ ", '')", '(na|n/a)(\\s*[:\\-].*)?') }}
 {%- endmacro %}
 
 {% macro raw_values_json(relation, alias) -%}
@@ -35,16 +35,12 @@
     {%- if execute -%}
         {%- set cols = adapter.get_columns_in_relation(relation) | rejectattr('name', 'in', ['_row_number', '_source_file', '_parse_error', '_raw_line']) | list -%}
         {%- if cols | length == 0 -%}
-            cast(null as json)
+            {{ json_null() }}
         {%- else -%}
-            json_object(
-            {%- for col in cols %}
-                '{{ col.name | replace("'", "''") }}', {{ alias }}."{{ col.name | replace('"', '""') }}"{{ "," if not loop.last }}
-            {%- endfor %}
-            )
+            {{ json_object_of(cols | map(attribute='name') | list, alias) }}
         {%- endif -%}
     {%- else -%}
-        cast(null as json)
+        {{ json_null() }}
     {%- endif -%}
 {%- endmacro %}
 
@@ -60,9 +56,9 @@
             when lower({{ expression }}) in ('first', 'second', 'tie', '1', '2', 'a', 'b')
                 then lower({{ expression }})
         end,
-        regexp_replace(
-            coalesce({{ label_key(expression) }}, ''), '^\[\[\s*(.*?)\s*\]\]$', '\1'
-        )
+        {{ regex_replace_all(
+            "coalesce(" ~ label_key(expression) ~ ", '')", '^\\[\\[\\s*(.*?)\\s*\\]\\]$', '\\1'
+        ) }}
     )
         when 'first' then 'first'
         when '1' then 'first'

@@ -13,7 +13,7 @@ completions as (
 
 joined as (
     select
-        completions.* exclude (reject_code, reject_reason),
+        {{ star_except('completions', ['reject_code', 'reject_reason']) }},
         completions.reject_code as staging_reject_code,
         completions.reject_reason as staging_reject_reason,
         models.model,
@@ -50,7 +50,7 @@ final as (
         *,
         case
             when completion_text is not null
-                then len(regexp_extract_all(completion_text, '[\pL\pN_]+|[^\pL\pN_\s]'))
+                then {{ regex_count_matches('completion_text', '[\\pL\\pN_]+|[^\\pL\\pN_\\s]') }}
             else length_tokens_given
         end as length_tokens,
         case

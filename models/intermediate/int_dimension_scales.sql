@@ -10,11 +10,11 @@ scale_rows as (
 final as (
     select
         dimension_key,
-        arg_min(dimension, row_number) as dimension,
+        {{ first_by('dimension', ['row_number']) }} as dimension,
         min(scale_min) as scale_min,
         min(scale_max) as scale_max,
         count(distinct score) filter (where not is_na) as n_levels,
-        string_agg(label, ', ' order by is_na, score, row_number) as scale_labels
+        {{ ordered_string_agg('label', ', ', 'is_na, score, row_number') }} as scale_labels
     from scale_rows
     group by dimension_key
 )

@@ -19,7 +19,7 @@ answers as (
 
 joined as (
     select
-        annotations.* exclude (reject_code, reject_reason),
+        {{ star_except('annotations', ['reject_code', 'reject_reason']) }},
         annotations.reject_code as staging_reject_code,
         annotations.reject_reason as staging_reject_reason,
         model_names.model,

@@ -27,7 +27,7 @@ answers as (
 
 joined as (
     select
-        ratings.* exclude (reject_code, reject_reason),
+        {{ star_except('ratings', ['reject_code', 'reject_reason']) }},
         ratings.reject_code as staging_reject_code,
         ratings.reject_reason as staging_reject_reason,
         judge_names.judge,

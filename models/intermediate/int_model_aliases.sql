@@ -48,8 +48,8 @@ all_aliases as (
 final as (
     select
         alias_key,
-        arg_min(model, (priority, source_row)) as model,
-        arg_min(family, (priority, source_row)) as family,
+        {{ first_by('model', ['priority', 'source_row']) }} as model,
+        {{ first_by('family', ['priority', 'source_row']) }} as family,
         case min(priority)
             when 1 then 'models file'
             when 2 then 'model_aliases seed'

@@ -41,7 +41,7 @@ second_names as (
 
 joined as (
     select
-        judgments.* exclude (reject_code, reject_reason),
+        {{ star_except('judgments', ['reject_code', 'reject_reason']) }},
         judgments.reject_code as staging_reject_code,
         judgments.reject_reason as staging_reject_reason,
         judge_names.judge,
@@ -94,13 +94,13 @@ keyed as (
         lengths_second.length_tokens as length_second,
         coalesce(deduplicated.judge = deduplicated.model_first, false) as is_self_first,
         coalesce(deduplicated.judge = deduplicated.model_second, false) as is_self_second,
-        cast(to_json([
-            deduplicated.judge,
-            deduplicated.prompt_id,
-            least(deduplicated.model_first, deduplicated.model_second),
-            greatest(deduplicated.model_first, deduplicated.model_second),
-            deduplicated.run_id
-        ]) as varchar) as pair_key
+        {{ json_array_text([
+            'deduplicated.judge',
+            'deduplicated.prompt_id',
+            'least(deduplicated.model_first, deduplicated.model_second)',
+            'greatest(deduplicated.model_first, deduplicated.model_second)',
+            'deduplicated.run_id',
+        ]) }} as pair_key
     from deduplicated
     left join lengths as lengths_first
         on

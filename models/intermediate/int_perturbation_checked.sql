@@ -16,7 +16,7 @@ judge_names as (
 
 joined as (
     select
-        judgments.* exclude (reject_code, reject_reason),
+        {{ star_except('judgments', ['reject_code', 'reject_reason']) }},
         judgments.reject_code as staging_reject_code,
         judgments.reject_reason as staging_reject_reason,
         judge_names.judge,

@@ -30,7 +30,7 @@ ranged as (
 
 final as (
     select
-        * exclude (reject_code, reject_reason),
+        {{ star_except('', ['reject_code', 'reject_reason']) }},
         coalesce(
             reject_code,
             case when scale_min is null or scale_max <= scale_min then 'invalid_scale' end

@@ -8,8 +8,8 @@ with
     {{ source }} as (
         select
             '{{ source }}' as source,
-            (select any_value(base._source_file) from {{ ref(base) }} as base) as source_file,
-            (select count(*) from {{ ref(base) }}) as rows_read,
+            (select any_value(base._source_file) from {{ input_table(source) }} as base) as source_file,
+            (select count(*) from {{ input_table(source) }}) as rows_read,
             count(*) filter (where reject_code is null) as rows_accepted,
             count(*) filter (where reject_code is not null) as rows_rejected
         from {{ ref(model) }}

@@ -12,11 +12,11 @@ with
             checked.reject_code as reason_code,
             checked.reject_reason as reason,
             case
-                when base._parse_error is not null then to_json(base._raw_line)
-                else {{ raw_values_json(ref(base), 'base') }}
+                when base._parse_error is not null then {{ json_text_value('base._raw_line') }}
+                else {{ raw_values_json(input_table(source), 'base') }}
             end as raw_values
         from {{ ref(model) }} as checked
-        inner join {{ ref(base) }} as base
+        inner join {{ input_table(source) }} as base
             on checked.row_number = base._row_number
         where checked.reject_code is not null
     ),

@@ -1,12 +1,12 @@
 with
 
 source as (
-    select * from {{ ref('base_inputs__completions') }}
+    select * from {{ input_table('completions') }}
 ),
 
 renamed as (
     select
-        {{ loader_columns(ref('base_inputs__completions')) }},
+        {{ loader_columns(input_table('completions')) }},
         {{ clean_text('prompt_id') }} as prompt_id,
         {{ clean_text('model') }} as model_alias,
         completion_text,

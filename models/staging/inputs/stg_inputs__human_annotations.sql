@@ -1,12 +1,12 @@
 with
 
 source as (
-    select * from {{ ref('base_inputs__human_annotations') }}
+    select * from {{ input_table('human_annotations') }}
 ),
 
 renamed as (
     select
-        {{ loader_columns(ref('base_inputs__human_annotations')) }},
+        {{ loader_columns(input_table('human_annotations')) }},
         {{ clean_text('prompt_id') }} as prompt_id,
         {{ clean_text('model') }} as model_alias,
         {{ clean_text('dimension') }} as dimension_input,

@@ -1,12 +1,12 @@
 with
 
 source as (
-    select * from {{ ref('base_inputs__judge_ratings') }}
+    select * from {{ input_table('judge_ratings') }}
 ),
 
 renamed as (
     select
-        {{ loader_columns(ref('base_inputs__judge_ratings')) }},
+        {{ loader_columns(input_table('judge_ratings')) }},
         {{ clean_text('judge') }} as judge_alias,
         {{ clean_text('prompt_id') }} as prompt_id,
         {{ clean_text('model') }} as model_alias,

@@ -1,12 +1,12 @@
 with
 
 source as (
-    select * from {{ ref('base_inputs__models') }}
+    select * from {{ input_table('models') }}
 ),
 
 renamed as (
     select
-        {{ loader_columns(ref('base_inputs__models')) }},
+        {{ loader_columns(input_table('models')) }},
         {{ clean_text('alias') }} as alias,
         {{ clean_text('model') }} as model,
         {{ clean_text('family') }} as family

@@ -12,13 +12,13 @@
     ('model_second', 'model_second_alias'), ('verdict', 'verdict_input'),
 ]) %}
 {#- length_diff: an optional extra column (HiBayes imports carry it) -#}
-{%- set base = ref('base_inputs__pairwise_judgments') %}
+{%- set base = input_table('pairwise_judgments') %}
 {%- set has_length_diff = 'length_diff' in (
     adapter.get_columns_in_relation(base) | map(attribute='name') | list
 ) %}
 {% set later_checks = [
     (
-        'length_diff_input is not null and coalesce(not isfinite(length_diff), true)',
+        'length_diff_input is not null and coalesce(not ' ~ is_finite('length_diff') ~ ', true)',
         'invalid_value',
         "'length_diff ''' || length_diff_input || ''' is not a number'",
     ),
@@ -34,13 +34,13 @@
     ),
     (
         'perplexity_first_input is not null and coalesce('
-        ~ 'perplexity_first <= 0 or not isfinite(perplexity_first), true)',
+        ~ 'perplexity_first <= 0 or not ' ~ is_finite('perplexity_first') ~ ', true)',
         'invalid_value',
         "'perplexity_first ''' || perplexity_first_input || ''' is not a number > 0'",
     ),
     (
         'perplexity_second_input is not null and coalesce('
-        ~ 'perplexity_second <= 0 or not isfinite(perplexity_second), true)',
+        ~ 'perplexity_second <= 0 or not ' ~ is_finite('perplexity_second') ~ ', true)',
         'invalid_value',
         "'perplexity_second ''' || perplexity_second_input"
         ~ " || ''' is not a number > 0'",

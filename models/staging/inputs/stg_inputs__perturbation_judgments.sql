@@ -8,12 +8,12 @@
 with
 
 source as (
-    select * from {{ ref('base_inputs__perturbation_judgments') }}
+    select * from {{ input_table('perturbation_judgments') }}
 ),
 
 renamed as (
     select
-        {{ loader_columns(ref('base_inputs__perturbation_judgments')) }},
+        {{ loader_columns(input_table('perturbation_judgments')) }},
         {{ clean_text('judge') }} as judge_alias,
         {{ clean_text('item_id') }} as item_id,
         {{ text_key(clean_text('bias_type')) }} as bias_type,
@@ -47,7 +47,7 @@ final as (
                     ~ " or perturbed'",
                 ),
                 (
-                    'score_input is not null and coalesce(not isfinite(score), true)',
+                    'score_input is not null and coalesce(not ' ~ is_finite('score') ~ ', true)',
                     'invalid_value',
                     "'score ''' || score_input || ''' is not a number'",
                 ),

@@ -1,12 +1,12 @@
 with
 
 source as (
-    select * from {{ ref('base_inputs__prompts') }}
+    select * from {{ input_table('prompts') }}
 ),
 
 renamed as (
     select
-        {{ loader_columns(ref('base_inputs__prompts')) }},
+        {{ loader_columns(input_table('prompts')) }},
         {{ clean_text('prompt_id') }} as prompt_id,
         {{ clean_text('dataset') }} as dataset,
         {{ clean_text('task_type') }} as task_type,

@@ -1,18 +1,18 @@
 with
 
 source as (
-    select * from {{ ref('base_inputs__rating_scales') }}
+    select * from {{ input_table('rating_scales') }}
 ),
 
 renamed as (
     select
-        {{ loader_columns(ref('base_inputs__rating_scales')) }},
+        {{ loader_columns(input_table('rating_scales')) }},
         {{ clean_text('dimension') }} as dimension,
         {{ clean_text('label') }} as label,
         {{ clean_text('score') }} as score_input,
         try_cast({{ clean_text('score') }} as double) as score,
         {{ clean_text('is_na') }} as is_na_input,
-        coalesce(try_cast({{ clean_text('is_na') }} as boolean), false) as is_na
+        coalesce({{ try_cast_boolean(clean_text('is_na')) }}, false) as is_na
     from source
 ),
 
@@ -24,12 +24,12 @@ final as (
             + missing_value_checks(['dimension', 'label'])
             + [
                 (
-                    'is_na_input is not null and try_cast(is_na_input as boolean) is null',
+                    'is_na_input is not null and ' ~ try_cast_boolean('is_na_input') ~ ' is null',
                     'invalid_value',
                     "'is_na ''' || is_na_input || ''' is not true or false'",
                 ),
                 (
-                    'not is_na and (score is null or not isfinite(score))', 'invalid_value',
+                    'not is_na and (score is null or not ' ~ is_finite('score') ~ ')', 'invalid_value',
                     "'score ''' || coalesce(score_input, '') || ''' is not a number'",
                 ),
                 score_range_check('score', 'score_input', 'score'),

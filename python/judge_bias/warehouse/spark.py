@@ -1,0 +1,133 @@
+"""The Spark route's first stage: load the inputs with Spark, then `dbt build --target spark`.
+
+One process, one local Spark session (docs/spark.md): the session is created
+here with the settings of the `spark` target in profiles.yml (SESSION_CONFIG,
+kept equal to it by tests/test_spark.py), the input files are written into the
+base_inputs__<kind> tables by judge_bias.inputs.spark_loading, then dbt runs
+in the same process, where dbt-spark's session method picks up this session
+(`SparkSession.builder.getOrCreate()`). Running the loader and dbt in one JVM
+is what lets them share the embedded (single-JVM) Derby metastore. The session
+is stopped at the end.
+
+`python -m judge_bias.warehouse.spark --data DIR [--data DIR2] [--export DIR]`
+builds and, with --export, writes each built table as Parquet (DIR/<i>/<table>/):
+the hand-over format of the second (DuckDB) stage the issue plans.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from judge_bias.inputs.contract import KINDS
+from judge_bias.inputs.spark_loading import load_inputs
+
+PROJECT_DIR = Path(__file__).resolve().parents[3]
+# the spark target's schema in profiles.yml, JUDGE_BIAS_SPARK_SCHEMA overrides it
+SCHEMA = "judge_bias"
+# The models the Spark route builds today (docs/spark.md, "Status"), with the seed.
+SUPPORTED = (
+    "model_aliases",
+    *(f"stg_inputs__{kind}" for kind in KINDS),
+    "int_models_checked",
+    "int_prompts_checked",
+    "int_rating_scales_checked",
+    "int_dimension_scales",
+    "int_model_aliases",
+    "int_completions_checked",
+    "int_completion_lengths",
+    "int_human_annotations_checked",
+    "int_judge_ratings_checked",
+    "int_pairwise_checked",
+    "int_perturbation_checked",
+    "rejected_rows",
+    "input_row_counts",
+)
+
+
+def session_config(spark_dir: Path) -> dict[str, str]:
+    """The `spark` target's server_side_parameters with JUDGE_BIAS_SPARK_DIR = spark_dir."""
+    return {
+        "spark.master": "local[*]",
+        "spark.driver.memory": "2g",
+        "spark.ui.enabled": "false",
+        "spark.sql.shuffle.partitions": "4",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.warehouse.dir": f"{spark_dir}/warehouse",
+        "spark.hadoop.javax.jdo.option.ConnectionURL": (
+            f"jdbc:derby:;databaseName={spark_dir}/metastore_db;create=true"
+        ),
+        # derby.log there too, not in the working directory
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={spark_dir}",
+    }
+
+
+def start_session(spark_dir: Path) -> Any:
+    """A local Spark session with the `spark` target's settings (Java needed)."""
+    if shutil.which("java") is None:
+        raise RuntimeError("the Spark route needs Java 17: `java` is not on PATH (make spark)")
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName("judge-bias").enableHiveSupport()
+    for key, value in session_config(spark_dir).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def build_spark(
+    data_dirs: list[Path],
+    spark_dir: Path,
+    select: tuple[str, ...] = SUPPORTED,
+    export: Path | None = None,
+) -> int:
+    """Load each data folder and build ``select`` on it on Spark (the first into
+    schema judge_bias, the next into judge_bias_2, ...), in one Spark session;
+    with ``export``, write every table built as Parquet to export/<i>/<table>/
+    (i = 1, 2, ...). 0 when every dbt build succeeded."""
+    from dbt.cli.main import dbtRunner
+
+    spark_dir = spark_dir.resolve()
+    spark_dir.mkdir(parents=True, exist_ok=True)
+    os.environ["JUDGE_BIAS_SPARK_DIR"] = str(spark_dir)
+    spark = start_session(spark_dir)
+    try:
+        for number, data_dir in enumerate(data_dirs, start=1):
+            schema = SCHEMA if number == 1 else f"{SCHEMA}_{number}"
+            os.environ["JUDGE_BIAS_SPARK_SCHEMA"] = schema
+            counts = load_inputs(spark, data_dir, schema)
+            print(f"{data_dir}: loaded " + ", ".join(f"{k} {n}" for k, n in counts.items()))
+            args = [
+                "build", "--target", "spark", "--select", *select,
+                "--indirect-selection", "cautious",
+                "--project-dir", str(PROJECT_DIR), "--profiles-dir", str(PROJECT_DIR),
+                "--target-path", str(spark_dir / "dbt_target"),
+            ]  # fmt: skip
+            if not dbtRunner().invoke(args).success:
+                return 1
+            if export is not None:
+                for table in [*(f"base_inputs__{k}" for k in counts), *select]:
+                    frame = spark.table(f"{schema}.{table}").coalesce(1)
+                    frame.write.mode("overwrite").parquet(str(export / str(number) / table))
+        return 0
+    finally:
+        spark.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m judge_bias.warehouse.spark")
+    parser.add_argument("--data", type=Path, action="append", help="repeatable; default demo")
+    parser.add_argument("--spark-dir", type=Path, default=PROJECT_DIR / "target" / "spark")
+    parser.add_argument("--export", type=Path, default=None)
+    args = parser.parse_args(argv)
+    data = [d.resolve() for d in args.data or [PROJECT_DIR / "data" / "demo"]]
+    return build_spark(data, args.spark_dir, SUPPORTED, args.export)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,194 @@
+"""The Spark route (docs/spark.md) against the DuckDB route, table by table.
+
+One Spark session (a subprocess: python -m judge_bias.warehouse.spark) loads and
+builds the models the Spark route supports today on two data folders, the
+demo and a copy of it with malformed records, and exports every table as
+Parquet; the DuckDB route builds the same models on the same folders. Every
+table must be equal: same columns in the same order, same rows (text and
+booleans exact, numbers to 1e-9), including the loaders' record numbers,
+parse errors and raw lines. Skipped, saying why, where Java or pyspark is
+missing (`make spark` installs pyspark; `make test` runs it).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from judge_bias.inputs.contract import KINDS
+from judge_bias.warehouse.build import PROJECT_DIR, run_dbt
+from judge_bias.warehouse.spark import SUPPORTED, session_config
+from tests.conftest import DEMO_DIR
+
+needs_spark = pytest.mark.skipif(
+    shutil.which("java") is None or importlib.util.find_spec("pyspark") is None,
+    reason="the Spark route needs java and pyspark (make spark)",
+)
+TABLES = [*(f"base_inputs__{kind}" for kind in KINDS), *SUPPORTED]
+
+# Records Spark's reader and the DuckDB route must both keep, numbered alike:
+# too many fields, too few, a quoted line break and a doubled quote in a good
+# record, an empty line (not a record), a record after the bad ones.
+BAD_RATINGS = (
+    "aurora/large-2025-01,news_0000,aurora/large-2025-01,correctness,Correct,,positive,1,extra\n"
+    "aurora/large-2025-01,news_0001\n"
+    "\n"
+    'aurora/large-2025-01,news_0002,aurora/large-2025-01,correctness,"Cor\nrect",'
+    '"say ""x""",positive,7\n'
+)
+BAD_MODELS = 'odd,"a, b",fam\nshort\n'
+BAD_SCALES = "correctness,Maybe,0.5,yes\ncorrectness,Unsure,,NA\nhelpfulness,Odd,inf,\n"
+# MT-Bench verdicts ([[B]]), a bold label, an unknown judge, a duplicate key
+BAD_PAIRWISE = (
+    "aurora/large-2025-01,news_0000,cirrus-max,borealis-lite-v1,[[B]],first,,,,9\n"
+    "aurora/large-2025-01,news_0001,cirrus-max,borealis-lite-v1,**Tie.**,,0.4,,,9\n"
+    "nobody,news_0001,cirrus-max,borealis-lite-v1,first,,,,,9\n"
+    "aurora/large-2025-01,news_0001,cirrus-max,borealis-lite-v1,second,,,,,9\n"
+)
+# a text with letters of other scripts and symbols (token count), an unknown model
+BAD_COMPLETIONS = 'news_0000,mystery,x\nnews_0001,cirrus-max,"Ça coûte 3€ — 東京, ok?"\n'
+BAD_ANNOTATIONS = "news_0000,aurora/large-2025-01,correctness,ann_9,**Correct.**,annotator\n"
+
+
+def _broken_copy(root: Path) -> Path:
+    data = root / "broken"
+    shutil.copytree(DEMO_DIR, data)
+    for name, extra in [
+        ("judge_ratings.csv", BAD_RATINGS),
+        ("models.csv", BAD_MODELS),
+        ("rating_scales.csv", BAD_SCALES),
+        ("pairwise_judgments.csv", BAD_PAIRWISE),
+        ("completions.csv", BAD_COMPLETIONS),
+        ("human_annotations.csv", BAD_ANNOTATIONS),
+    ]:
+        with (data / name).open("a", encoding="utf-8", newline="") as fh:
+            fh.write(extra)
+    return data
+
+
+@pytest.fixture(scope="module")
+def both_routes(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[Path, Path]]:
+    """[(DuckDB warehouse, Spark export folder)] for the demo and the broken copy."""
+    root = tmp_path_factory.mktemp("spark")
+    folders = [DEMO_DIR.resolve(), _broken_copy(root).resolve()]
+    env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "DO_NOT_TRACK": "1"}
+    cmd = [sys.executable, "-m", "judge_bias.warehouse.spark", "--spark-dir", str(root / "spark")]
+    cmd += [*(a for d in folders for a in ("--data", str(d))), "--export", str(root / "export")]
+    done = subprocess.run(
+        cmd, cwd=PROJECT_DIR, env=env, capture_output=True, text=True, timeout=1800
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    select = ["--select", *TABLES, "--indirect-selection", "cautious"]
+    pairs = []
+    for number, folder in enumerate(folders, start=1):
+        db = root / f"duck{number}.duckdb"
+        run_dbt(["build", *select], db, folder, quiet=True, capture=True)
+        pairs.append((db, root / "export" / str(number)))
+    return pairs
+
+
+def _frames(db: Path, export: Path, table: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        duck = con.execute(f"select * from main.{table}").df()
+    finally:
+        con.close()
+    spark = duckdb.sql(f"select * from read_parquet('{export / table}/*.parquet')").df()
+    return duck, spark
+
+
+def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
+    first = ("source", "_row_number", "row_number", "alias_key", "dimension_key")
+    keys = [c for c in first if c in frame]
+    keys = keys[:2] if keys[:1] == ["source"] else keys[:1]
+    keys = keys or [c for c in frame.columns if not pd.api.types.is_float_dtype(frame[c])]
+    return frame.sort_values(keys, kind="stable", na_position="last").reset_index(drop=True)
+
+
+def assert_same_table(duck: pd.DataFrame, spark: pd.DataFrame, table: str) -> None:
+    assert list(spark.columns) == list(duck.columns), table
+    assert len(spark) == len(duck), table
+    duck, spark = _sorted(duck), _sorted(spark)
+    for col in duck.columns:
+        d, s = duck[col], spark[col]
+        numeric = pd.api.types.is_float_dtype(d) or pd.api.types.is_float_dtype(s)
+        if numeric:
+            np.testing.assert_allclose(
+                s.astype(float), d.astype(float), rtol=0, atol=1e-9, err_msg=f"{table}.{col}"
+            )
+        else:
+            dv = [None if pd.isna(v) else v for v in d.astype(object)]
+            sv = [None if pd.isna(v) else v for v in s.astype(object)]
+            assert sv == dv, f"{table}.{col}"
+
+
+@needs_spark
+@pytest.mark.spark
+@pytest.mark.parametrize("table", TABLES)
+@pytest.mark.parametrize("folder", [0, 1], ids=["demo", "broken"])
+def test_spark_route_equals_duckdb_route(both_routes, folder: int, table: str) -> None:
+    db, export = both_routes[folder]
+    assert_same_table(*_frames(db, export, table), table)
+
+
+@needs_spark
+@pytest.mark.spark
+def test_broken_records_are_kept_with_their_numbers(both_routes) -> None:
+    """The malformed records are rows with a parse error on Spark too (not only equal
+    to DuckDB's: present), and the records after them keep counting."""
+    _, export = both_routes[1]
+    ratings = duckdb.sql(
+        f"select _row_number, _parse_error is not null as bad, label, raw_output "
+        f"from read_parquet('{export}/base_inputs__judge_ratings/*.parquet') "
+        "order by _row_number desc limit 3"
+    ).fetchall()
+    n = ratings[0][0]
+    assert [r[:2] for r in ratings] == [(n, False), (n - 1, True), (n - 2, True)]
+    assert ratings[0][2:] == ("Cor\nrect", 'say "x"')
+
+
+def test_session_config_is_the_profile_target() -> None:
+    """The orchestrator's Spark settings are the spark target's in profiles.yml."""
+    profile = yaml.safe_load((PROJECT_DIR / "profiles.yml").read_text())
+    params = profile["judge_bias"]["outputs"]["spark"]["server_side_parameters"]
+    rendered = {
+        k: v.replace("{{ env_var('JUDGE_BIAS_SPARK_DIR', 'target/spark') }}", "/x")
+        for k, v in params.items()
+    }
+    assert rendered == session_config(Path("/x"))
+
+
+@needs_spark
+@pytest.mark.spark
+def test_broken_copy_exercises_the_checks(both_routes) -> None:
+    """The equality above means something: on Spark the broken copy's rejected_rows
+    hold each kind of fault planted, and the MT-Bench verdicts are read."""
+    _, export = both_routes[1]
+    codes = {
+        (source, code)
+        for source, code in duckdb.sql(
+            f"select source, reason_code from read_parquet('{export}/rejected_rows/*.parquet')"
+        ).fetchall()
+    }
+    assert {
+        ("judge_ratings", "malformed_row"),
+        ("models", "malformed_row"),
+        ("rating_scales", "invalid_value"),
+        ("pairwise_judgments", "unknown_model"),
+        ("completions", "unknown_model"),
+    } <= codes, codes
+    verdicts = duckdb.sql(
+        f"select verdict from read_parquet('{export}/stg_inputs__pairwise_judgments/*.parquet') "
+        "where run_id = '9' order by row_number"
+    ).fetchall()
+    assert [v[0] for v in verdicts] == ["second", "tie", "first", "second"]

@@ -25,7 +25,7 @@ from judge_bias.glm.compare import (
     relative_efficiency,
 )
 from judge_bias.glm.data import CountData, ordinal_counts, pairwise_counts
-from judge_bias.glm.fit import Fit, FitSettings, diagnostics, run_batch
+from judge_bias.glm.fit import Fit, FitSettings, diagnostics, run_batch, warmup_of
 from judge_bias.glm.models import MODELS, ModelSpec
 from judge_bias.glm.priors import Priors
 from judge_bias.glm.summarise import (
@@ -115,7 +115,7 @@ def _fit_row(spec: ModelSpec, dimension: str, data: CountData | None, s: FitSett
         "n_obs": data.n_obs if data is not None else 0,
         "n_cells": data.n_groups if data is not None else 0,
         "draws": s.draws,
-        "warmup": s.warmup,
+        "warmup": warmup_of(spec, s),
         "chains": s.chains,
         "seed": s.seed,
         "target_accept": s.target_accept,

@@ -129,7 +129,7 @@ _COMPILED: dict[tuple, Callable] = {}
 
 
 def _program(flat: FlatModel, key: tuple, warmup: int, draws: int, dense: bool,
-             target_accept: float, max_tree_depth: int) -> Callable:  # fmt: skip
+             target_accept: float, max_tree_depth: int, adapt: bool) -> Callable:  # fmt: skip
     """The compiled sampler of one model and shape: (starts, keys, args,
     inverse masses) batched over dimension x chain -> draws."""
     cached = _COMPILED.get(key)
@@ -144,7 +144,7 @@ def _program(flat: FlatModel, key: tuple, warmup: int, draws: int, dense: bool,
             start,
             num_warmup=warmup,
             inverse_mass_matrix=inverse_mass if dense else None,
-            adapt_mass_matrix=not dense,
+            adapt_mass_matrix=adapt or not dense,
             dense_mass=dense,
             target_accept_prob=target_accept,
             max_tree_depth=max_tree_depth,
@@ -177,10 +177,12 @@ def _program(flat: FlatModel, key: tuple, warmup: int, draws: int, dense: bool,
 
 def sample(flat: FlatModel, key: tuple, args: tuple, laplaces: list[Laplace], *,
            warmup: int, draws: int, chains: int, seed: int, target_accept: float,
-           max_tree_depth: int, jitter: float = 0.1) -> Draws:  # fmt: skip
+           max_tree_depth: int, jitter: float = 0.1, adapt: bool = False) -> Draws:  # fmt: skip
     """NUTS on every dimension of the batch (``args`` stacked on axis 0, one
     Laplace per dimension); each chain starts at the mode plus a small jitter
-    drawn from the Laplace approximation (or 0.1 on the unconstrained scale)."""
+    drawn from the Laplace approximation (or 0.1 on the unconstrained scale).
+    ``adapt``: the mass matrix is adapted in numpyro's windows during warm-up,
+    starting from the Laplace one (dense when it is), instead of kept fixed."""
     dense = all(lp.inverse_mass is not None for lp in laplaces)
     d = flat.size
     rng = np.random.default_rng(seed)
@@ -197,7 +199,8 @@ def sample(flat: FlatModel, key: tuple, args: tuple, laplaces: list[Laplace], *,
         starts.append(lp.mode[None, :] + noise)
     keys = jax.random.split(jax.random.PRNGKey(seed), len(laplaces) * chains)
     keys = keys.reshape(len(laplaces), chains, *keys.shape[1:])
-    program = _program(flat, key, warmup, draws, dense, target_accept, max_tree_depth)
+    program = _program(flat, (key, adapt), warmup, draws, dense, target_accept, max_tree_depth,
+                       adapt)  # fmt: skip
     buffer, stats = program(
         jnp.asarray(np.stack(starts), jnp.float32),
         keys,

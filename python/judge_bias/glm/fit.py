@@ -101,13 +101,20 @@ def warmup_of(spec: ModelSpec, settings: FitSettings) -> int:
     return max(settings.warmup, spec.adapt_warmup)
 
 
+def target_accept_of(spec: ModelSpec, settings: FitSettings) -> float:
+    """The target acceptance a model runs at: glm_target_accept, or the
+    model's floor (``ModelSpec.min_target_accept``)."""
+    return max(settings.target_accept, spec.min_target_accept)
+
+
 def sampler_note(spec: ModelSpec, data: CountData, settings: FitSettings) -> str:
     """How the sampler ran, for glm_fits.notes (empty for the default way)."""
     parts = [spec.variant(data)[1]] if spec.variant else []
     if spec.adapt_warmup:
         parts.append(
             f"mass matrix adapted in numpyro's windows from the Laplace one over "
-            f"{warmup_of(spec, settings)} warm-up iterations (a model with group scales)"
+            f"{warmup_of(spec, settings)} warm-up iterations, target acceptance "
+            f"{target_accept_of(spec, settings)} (a model with group scales)"
         )
     return "; ".join(parts)
 
@@ -167,7 +174,7 @@ def run_batch(
             draws=settings.draws,
             chains=settings.chains,
             seed=settings.seed,
-            target_accept=settings.target_accept,
+            target_accept=target_accept_of(spec, settings),
             max_tree_depth=settings.max_tree_depth,
             adapt=spec.adapt_warmup > 0,
         )

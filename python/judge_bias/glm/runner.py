@@ -25,9 +25,10 @@ from judge_bias.glm.compare import (
     relative_efficiency,
 )
 from judge_bias.glm.data import CountData, ordinal_counts, pairwise_counts
-from judge_bias.glm.fit import Fit, FitSettings, diagnostics, run_batch, warmup_of
+from judge_bias.glm.fit import Fit, FitSettings, diagnostics, run_batch, target_accept_of, warmup_of
 from judge_bias.glm.models import MODELS, ModelSpec
 from judge_bias.glm.priors import Priors
+from judge_bias.glm.sampler import compilation_cache
 from judge_bias.glm.summarise import (
     contrast_draws,
     effect_draws,
@@ -118,7 +119,7 @@ def _fit_row(spec: ModelSpec, dimension: str, data: CountData | None, s: FitSett
         "warmup": warmup_of(spec, s),
         "chains": s.chains,
         "seed": s.seed,
-        "target_accept": s.target_accept,
+        "target_accept": target_accept_of(spec, s),
     }
 
 
@@ -276,6 +277,7 @@ def _not_requested(config: GlmConfig, dimensions: list[str]) -> list[dict]:
 
 def run_glms(inputs: Inputs, config: GlmConfig) -> pd.DataFrame:
     """Every requested model on every dimension: one long table."""
+    compilation_cache()  # the compiled samplers persist across builds
     records: list[dict] = []
     excluded = inputs.excluded
     dimensions = sorted(inputs.rating_counts["dimension"].unique())

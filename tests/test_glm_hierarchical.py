@@ -128,7 +128,7 @@ def test_hierarchical_count_posterior_equals_row_level(per_cell, branch):
     rows = graded_rows(per_cell, seed=21)
     data = ordinal_counts(ordinal_counts_from_rows(rows), list(range(5)))
     assert (3 * per_cell >= CENTRED_MIN_RATINGS) == (branch == "centred")
-    assert grader_parameterisation(data)[0] == branch
+    assert grader_parameterisation(data).name == branch
     counted = run(MODELS["hierarchical"], data, Priors(), SETTINGS)
     assert branch in counted.notes[0] and "adapted" in counted.notes[0]
     diag = diagnostics(counted, summary(counted))

@@ -91,7 +91,7 @@ def _padded(data: CountData, size: int | None = None) -> tuple[int, dict, np.nda
 
 def _shape_key(spec: ModelSpec, data: CountData) -> tuple:
     levels = tuple(sorted((k, len(v)) for k, v in data.levels.items()))
-    variant = spec.variant(data)[0] if spec.variant else None
+    variant = spec.variant(data).name if spec.variant else None
     return (spec.name, spec.kind, levels, data.pair_coding, tuple(sorted(data.codes)), variant)
 
 
@@ -101,20 +101,21 @@ def warmup_of(spec: ModelSpec, settings: FitSettings) -> int:
     return max(settings.warmup, spec.adapt_warmup)
 
 
-def target_accept_of(spec: ModelSpec, settings: FitSettings) -> float:
-    """The target acceptance a model runs at: glm_target_accept, or the
-    model's floor (``ModelSpec.min_target_accept``)."""
-    return max(settings.target_accept, spec.min_target_accept)
+def target_accept_of(spec: ModelSpec, data: CountData, settings: FitSettings) -> float:
+    """The target acceptance a model runs at: glm_target_accept, or the floor
+    of the parameterisation the data chose (``models.Variant``)."""
+    floor = spec.variant(data).min_target_accept if spec.variant else 0.0
+    return max(settings.target_accept, floor)
 
 
 def sampler_note(spec: ModelSpec, data: CountData, settings: FitSettings) -> str:
     """How the sampler ran, for glm_fits.notes (empty for the default way)."""
-    parts = [spec.variant(data)[1]] if spec.variant else []
+    parts = [spec.variant(data).note] if spec.variant else []
     if spec.adapt_warmup:
         parts.append(
             f"mass matrix adapted in numpyro's windows from the Laplace one over "
             f"{warmup_of(spec, settings)} warm-up iterations, target acceptance "
-            f"{target_accept_of(spec, settings)} (a model with group scales)"
+            f"{target_accept_of(spec, data, settings)} (a model with group scales)"
         )
     return "; ".join(parts)
 
@@ -174,7 +175,7 @@ def run_batch(
             draws=settings.draws,
             chains=settings.chains,
             seed=settings.seed,
-            target_accept=target_accept_of(spec, settings),
+            target_accept=target_accept_of(spec, datas[members[0]], settings),
             max_tree_depth=settings.max_tree_depth,
             adapt=spec.adapt_warmup > 0,
         )

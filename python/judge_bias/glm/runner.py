@@ -119,7 +119,7 @@ def _fit_row(spec: ModelSpec, dimension: str, data: CountData | None, s: FitSett
         "warmup": warmup_of(spec, s),
         "chains": s.chains,
         "seed": s.seed,
-        "target_accept": target_accept_of(spec, s),
+        "target_accept": target_accept_of(spec, data, s) if data is not None else s.target_accept,
     }
 
 

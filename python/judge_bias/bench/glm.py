@@ -4,13 +4,15 @@ own MCMC with a dense mass matrix) on the same simulated ratings, at growing
 sizes: wall time, peak memory (each fit in its own process) and the largest
 posterior-mean difference in combined MCSE units.
 
-The raw-row fit is run up to ``raw_max`` ratings; above, it is skipped with a
-printed note (its gradient touches every row: minutes per fit at 1M here).
+The raw-row fit is run up to ``raw_max`` ratings and for at most
+``raw_seconds``; above either, it is skipped or stopped with a printed note
+(its gradient touches every row: over 10 minutes per fit at 100k here).
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
+import queue as queues
 import resource
 import time
 
@@ -43,6 +45,9 @@ def simulate_rows(n: int, seed: int = 1) -> pd.DataFrame:
 def _count_fit(n: int, draws: int, warmup: int, queue) -> None:
     from judge_bias.glm import MODELS as REGISTRY
     from judge_bias.glm import FitSettings, Priors, ordinal_counts, ordinal_counts_from_rows, run
+    from judge_bias.glm.sampler import compilation_cache
+
+    compilation_cache()
 
     rows = simulate_rows(n)
     start = time.perf_counter()
@@ -97,12 +102,19 @@ def _row_fit(n: int, draws: int, warmup: int, queue) -> None:
     queue.put((seconds, peak, samples))
 
 
-def _in_child(target, *args):
+def _in_child(target, *args, timeout: float | None = None):
+    """``target(*args, queue)`` in a fresh process: its result, or None when
+    it did not finish within ``timeout`` seconds (the process is killed)."""
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
     proc = ctx.Process(target=target, args=(*args, queue))
     proc.start()
-    result = queue.get()
+    try:
+        result = queue.get(timeout=timeout)
+    except queues.Empty:
+        proc.kill()
+        proc.join()
+        return None
     proc.join()
     return result
 
@@ -123,7 +135,11 @@ def _mcse_gap(a: dict, b: dict) -> float:
 
 
 def run_glm_bench(
-    sizes: list[int] | None = None, raw_max: int = 100_000, draws: int = 1000, warmup: int = 200
+    sizes: list[int] | None = None,
+    raw_max: int = 100_000,
+    draws: int = 1000,
+    warmup: int = 200,
+    raw_seconds: float = 900.0,
 ) -> int:
     sizes = sizes or [10_000, 100_000, 1_000_000]
     print("grader_model, 9 graders x 6 models, 1 dimension; count-based vs raw-row numpyro")
@@ -134,7 +150,12 @@ def run_glm_bench(
         if n > raw_max:
             print(f"{n:>9,} {cs:>8.1f} {cm:>9.0f}   raw-row skipped (over raw_max={raw_max:,})")
             continue
-        rs, rm, rsamp = _in_child(_row_fit, n, draws, warmup)
+        raw = _in_child(_row_fit, n, draws, warmup, timeout=raw_seconds)
+        if raw is None:
+            print(f"{n:>9,} {cs:>8.1f} {cm:>9.0f}   raw-row stopped at the {raw_seconds:.0f} s cap "
+                  f"(> {raw_seconds / cs:.0f}x the count fit)")  # fmt: skip
+            continue
+        rs, rm, rsamp = raw
         gap = _mcse_gap(csamp, rsamp)
         print(f"{n:>9,} {cs:>8.1f} {cm:>9.0f} {rs:>8.1f} {rm:>8.0f} "
               f"{rs / cs:>7.1f} {rm / cm:>6.2f} {gap:>16.2f}")  # fmt: skip

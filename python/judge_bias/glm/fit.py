@@ -91,7 +91,33 @@ def _padded(data: CountData, size: int | None = None) -> tuple[int, dict, np.nda
 
 def _shape_key(spec: ModelSpec, data: CountData) -> tuple:
     levels = tuple(sorted((k, len(v)) for k, v in data.levels.items()))
-    return (spec.name, spec.kind, levels, data.pair_coding, tuple(sorted(data.codes)))
+    variant = spec.variant(data).name if spec.variant else None
+    return (spec.name, spec.kind, levels, data.pair_coding, tuple(sorted(data.codes)), variant)
+
+
+def warmup_of(spec: ModelSpec, settings: FitSettings) -> int:
+    """The warm-up a model runs: glm_warmup, or more for a model that adapts
+    its mass matrix (``ModelSpec.adapt_warmup``)."""
+    return max(settings.warmup, spec.adapt_warmup)
+
+
+def target_accept_of(spec: ModelSpec, data: CountData, settings: FitSettings) -> float:
+    """The target acceptance a model runs at: glm_target_accept, or the floor
+    of the parameterisation the data chose (``models.Variant``)."""
+    floor = spec.variant(data).min_target_accept if spec.variant else 0.0
+    return max(settings.target_accept, floor)
+
+
+def sampler_note(spec: ModelSpec, data: CountData, settings: FitSettings) -> str:
+    """How the sampler ran, for glm_fits.notes (empty for the default way)."""
+    parts = [spec.variant(data).note] if spec.variant else []
+    if spec.adapt_warmup:
+        parts.append(
+            f"mass matrix adapted in numpyro's windows from the Laplace one over "
+            f"{warmup_of(spec, settings)} warm-up iterations, target acceptance "
+            f"{target_accept_of(spec, data, settings)} (a model with group scales)"
+        )
+    return "; ".join(parts)
 
 
 def _own_classes(samples: dict[str, np.ndarray], num_classes: int) -> dict[str, np.ndarray]:
@@ -145,12 +171,13 @@ def run_batch(
             (key, settings, len(members)),
             stacked,
             laplaces,
-            warmup=settings.warmup,
+            warmup=warmup_of(spec, settings),
             draws=settings.draws,
             chains=settings.chains,
             seed=settings.seed,
-            target_accept=settings.target_accept,
+            target_accept=target_accept_of(spec, datas[members[0]], settings),
             max_tree_depth=settings.max_tree_depth,
+            adapt=spec.adapt_warmup > 0,
         )
         seconds = (time.perf_counter() - start) / len(members)
         for j, i in enumerate(members):
@@ -163,7 +190,7 @@ def run_batch(
                 diverging=draws.diverging[j],
                 energy=draws.energy[j],
                 seconds=seconds,
-                notes=[n for n in [laplaces[j].note] if n],
+                notes=[n for n in [sampler_note(spec, datas[i], settings), laplaces[j].note] if n],
                 num_steps=draws.num_steps[j],
             )
     return [f for f in fits if f is not None]

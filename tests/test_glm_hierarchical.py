@@ -1,0 +1,251 @@
+"""The hierarchical (eq. 3) and item (eq. 4) models on counts against
+row-level numpyro models written here independently (numpyro's own
+OrderedLogistic on every row, its own MCMC with windowed adaptation).
+
+The count fit picks its sampler by the data (``models.grader_parameterisation``:
+centred grader effects when every grader has >= 100 ratings, else
+non-centred, with the mass matrix adapted from the Laplace one), so both
+branches are checked, each on data that selects it. The posterior is the same
+either way: means and sds must agree within Z combined MCSEs
+(``assert_same_posterior``) and the count fit must pass its own diagnostics.
+"""
+
+from __future__ import annotations
+
+import os
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import numpyro
+import numpyro.distributions as dist
+import pandas as pd
+import pytest
+from numpyro.infer import MCMC, NUTS
+
+from judge_bias.glm import (
+    MODELS,
+    FitSettings,
+    GlmConfig,
+    Inputs,
+    Priors,
+    ordinal_counts,
+    ordinal_counts_from_rows,
+    run,
+    run_glms,
+)
+from judge_bias.glm.data import ORDINAL_KEYS
+from judge_bias.glm.fit import diagnostics, summary
+from judge_bias.glm.models import CENTRED_MIN_RATINGS, grader_parameterisation
+from judge_bias.glm.sampler import compilation_cache
+from tests.test_glm_engine import assert_same_posterior
+
+SETTINGS = FitSettings(draws=1000, warmup=400, chains=2, seed=11)
+CUTS = np.array([-2.0, -0.7, 0.6, 1.9])
+
+
+def graded_rows(per_cell: int, seed: int, items: int = 0) -> pd.DataFrame:
+    """3 human annotators and 3 LLM judges rate 3 models on a 5-point scale;
+    grader effects drawn per type, ``per_cell`` ratings per (grader, model)
+    (one per item when ``items``, with item and grader x item effects)."""
+    rng = np.random.default_rng(seed)
+    graders = {"ann-1": "human", "ann-2": "human", "ann-3": "human",
+               "judge-a": "llm", "judge-b": "llm", "judge-c": "llm"}  # fmt: skip
+    type_mean = {"human": 0.4, "llm": -0.3}
+    effect = {g: rng.normal(type_mean[t], 0.5) for g, t in graders.items()}
+    model = {"m-a": 0.5, "m-b": 0.0, "m-c": -0.5}
+    item_effect = rng.normal(0, 0.6, max(items, 1))
+    grader_item = rng.normal(0, 0.3, (len(graders), max(items, 1)))
+    rows = []
+    for gi, (g, kind) in enumerate(graders.items()):
+        for m, me in model.items():
+            for r in range(per_cell):
+                i = r % items if items else 0
+                eta = effect[g] + me + (item_effect[i] + grader_item[gi, i] if items else 0.0)
+                score = int(np.searchsorted(CUTS, eta + rng.logistic()))
+                row = {"grader": g, "grader_type": kind, "model": m, "score": score}
+                if items:
+                    row["item"] = f"p{i:03d}"
+                rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def row_level_hierarchical(rows: pd.DataFrame, priors: Priors, centred: bool):
+    """Eq. 3 on rows: grader effects ~ Normal(type mean, type sd) (centred or
+    non-centred, as asked), sum-to-zero model effects, HiBayes cutpoints."""
+    g_idx, g_names = pd.factorize(rows["grader"], sort=True)
+    m_idx, m_names = pd.factorize(rows["model"], sort=True)
+    t_of_g = pd.factorize(
+        rows.drop_duplicates("grader").set_index("grader").loc[list(g_names), "grader_type"],
+        sort=True,
+    )[0]
+    y = jnp.asarray(rows["score"].to_numpy())
+
+    def model():
+        b0 = numpyro.sample("intercept", dist.Normal(priors.intercept_loc, priors.intercept_scale))
+        mu = numpyro.sample(
+            "grader_type_means", dist.Normal(0.0, priors.type_mean_scale).expand([2])
+        )
+        sd = numpyro.sample(
+            "grader_type_sigmas", dist.HalfCauchy(priors.type_sigma_scale).expand([2])
+        )
+        if centred:
+            g = numpyro.sample("grader_effects", dist.Normal(mu[t_of_g], sd[t_of_g]))
+        else:
+            z = numpyro.sample("z", dist.Normal(0.0, 1.0).expand([len(g_names)]))
+            g = numpyro.deterministic("grader_effects", mu[t_of_g] + sd[t_of_g] * z)
+        free = numpyro.sample("m", dist.Normal(0.0, priors.effect_scale).expand([len(m_names) - 1]))
+        m = numpyro.deterministic("model_effects", jnp.append(free, -free.sum()))
+        c1 = numpyro.sample(
+            "c1", dist.Normal(priors.first_cutpoint_loc, priors.first_cutpoint_scale)
+        )
+        gaps = numpyro.sample(
+            "gaps", dist.LogNormal(priors.cutpoint_gap_loc, priors.cutpoint_gap_scale).expand([3])
+        )
+        cut = numpyro.deterministic(
+            "cutpoints",
+            jnp.concatenate([c1[None], c1 + jnp.cumsum(gaps + priors.min_cutpoint_spacing)]),
+        )
+        numpyro.sample("y", dist.OrderedLogistic(b0 + g[g_idx] + m[m_idx], cut), obs=y)
+
+    return model
+
+
+def sample_reference(model, seed: int) -> dict[str, np.ndarray]:
+    mcmc = MCMC(
+        NUTS(model, target_accept_prob=0.95, dense_mass=True),
+        num_warmup=800,
+        num_samples=1000,
+        num_chains=2,
+        chain_method="vectorized",
+        progress_bar=False,
+    )
+    mcmc.run(jax.random.PRNGKey(seed))
+    diverging = int(mcmc.get_extra_fields()["diverging"].sum())
+    assert diverging <= 5, f"the reference itself diverged {diverging} times"
+    return {k: np.asarray(v) for k, v in mcmc.get_samples(group_by_chain=True).items()}
+
+
+HIERARCHICAL = ["intercept", "grader_type_means", "grader_type_sigmas", "grader_effects",
+                "model_effects", "cutpoints"]  # fmt: skip
+
+
+@pytest.mark.parametrize(("per_cell", "branch"), [(60, "centred"), (8, "non-centred")])
+def test_hierarchical_count_posterior_equals_row_level(per_cell, branch):
+    rows = graded_rows(per_cell, seed=21)
+    data = ordinal_counts(ordinal_counts_from_rows(rows), list(range(5)))
+    assert (3 * per_cell >= CENTRED_MIN_RATINGS) == (branch == "centred")
+    assert grader_parameterisation(data).name == branch
+    counted = run(MODELS["hierarchical"], data, Priors(), SETTINGS)
+    assert branch in counted.notes[0] and "adapted" in counted.notes[0]
+    diag = diagnostics(counted, summary(counted))
+    assert diag["divergences"] <= 5 and diag["r_hat_max"] <= 1.01, diag
+    reference = sample_reference(row_level_hierarchical(rows, Priors(), branch == "centred"), 5)
+    assert assert_same_posterior(counted.samples, reference, HIERARCHICAL) == 18  # every scalar
+
+
+def row_level_items(rows: pd.DataFrame, priors: Priors):
+    """Eq. 4 on rows: sum-to-zero grader and model effects, item effects and
+    grader x item effects ~ Normal(0, sd) non-centred with HalfCauchy sds."""
+    g_idx, g_names = pd.factorize(rows["grader"], sort=True)
+    m_idx, m_names = pd.factorize(rows["model"], sort=True)
+    i_idx, i_names = pd.factorize(rows["item"], sort=True)
+    ng, ni = len(g_names), len(i_names)
+    y = jnp.asarray(rows["score"].to_numpy())
+
+    def zero_sum(name, n):
+        free = numpyro.sample(name, dist.Normal(0.0, priors.effect_scale).expand([n - 1]))
+        return jnp.append(free, -free.sum())
+
+    def model():
+        b0 = numpyro.sample("intercept", dist.Normal(0.0, priors.intercept_scale))
+        g = numpyro.deterministic("grader_effects", zero_sum("g", ng))
+        m = numpyro.deterministic("model_effects", zero_sum("m", len(m_names)))
+        item_sd = numpyro.sample("item_sigma", dist.HalfCauchy(priors.item_sigma_scale))
+        gi_sd = numpyro.sample("grader_item_sigma", dist.HalfCauchy(priors.item_sigma_scale))
+        item = numpyro.deterministic(
+            "item_effects", item_sd * numpyro.sample("zi", dist.Normal(0, 1).expand([ni]))
+        )
+        gi = numpyro.deterministic(
+            "grader_item_effects",
+            gi_sd * numpyro.sample("zgi", dist.Normal(0, 1).expand([ng, ni])),
+        )
+        c1 = numpyro.sample(
+            "c1", dist.Normal(priors.first_cutpoint_loc, priors.first_cutpoint_scale)
+        )
+        gaps = numpyro.sample(
+            "gaps", dist.LogNormal(priors.cutpoint_gap_loc, priors.cutpoint_gap_scale).expand([3])
+        )
+        cut = numpyro.deterministic(
+            "cutpoints",
+            jnp.concatenate([c1[None], c1 + jnp.cumsum(gaps + priors.min_cutpoint_spacing)]),
+        )
+        eta = b0 + g[g_idx] + m[m_idx] + item[i_idx] + gi[g_idx, i_idx]
+        numpyro.sample("y", dist.OrderedLogistic(eta, cut), obs=y)
+
+    return model
+
+
+def test_items_count_posterior_equals_row_level():
+    rows = graded_rows(16, seed=23, items=8)  # 6 graders x 3 models x 8 items, 2 ratings each
+    counts = ordinal_counts_from_rows(rows, (*ORDINAL_KEYS, "item"))
+    data = ordinal_counts(counts, list(range(5)))
+    assert data.count("item") == 8 and data.n_obs == len(rows)
+    counted = run(MODELS["items"], data, Priors(), SETTINGS)
+    reference = sample_reference(row_level_items(rows, Priors()), 6)
+    names = ["intercept", "grader_effects", "model_effects", "item_sigma", "grader_item_sigma",
+             "item_effects", "cutpoints"]  # fmt: skip
+    # every scalar but grader_item_effects (48 cells, checked in sum below)
+    assert assert_same_posterior(counted.samples, reference, names) == 1 + 6 + 3 + 2 + 8 + 4
+    gi = {"grader_item_effects": counted.samples["grader_item_effects"]}
+    assert assert_same_posterior(gi, reference, ["grader_item_effects"]) == 48
+
+
+def test_items_on_thousands_of_prompts_is_skipped_over_the_budget():
+    """2,000 prompts x 9 graders x 6 models: 108k groups and 20k item
+    parameters, about 7.9 GB of draws and log-likelihoods (runner._fit_bytes)
+    against the default 2 GB budget: a skipped row with how to raise it, and
+    no fit (nothing is sampled, so this is fast)."""
+    graders = [f"judge-{i}" for i in range(6)] + [f"ann-{i}" for i in range(3)]
+    keys = pd.MultiIndex.from_product(
+        [graders, [f"m-{i}" for i in range(6)], [f"p{i:04d}" for i in range(2000)]],
+        names=["grader", "model", "item"],
+    ).to_frame(index=False)
+    keys["grader_type"] = np.where(keys["grader"].str.startswith("ann"), "human", "llm")
+    keys["dimension"], keys["score"], keys["n"] = "a", 1.0, 1
+    inputs = Inputs(
+        rating_counts=keys.groupby(
+            ["dimension", "grader", "grader_type", "model", "score"], as_index=False
+        )["n"].sum(),  # fmt: skip
+        item_counts=keys,
+        pairwise_counts=pd.DataFrame(),
+        scales=pd.DataFrame({"dimension": ["a", "a"], "score": [1.0, 2.0]}),
+        families={},
+        agreement_rows=pd.DataFrame(),
+        excluded=pd.DataFrame(columns=["dimension", "reason", "n"]),
+    )
+    out = run_glms(inputs, GlmConfig(models=("items",)))
+    row = out[(out["output"] == "fits") & (out["model"] == "items")].iloc[0]
+    assert row["status"] == "skipped" and row["n_cells"] == 108_000
+    assert (
+        "over the memory budget of 2.0 GB" in row["notes"] and "memory_budget: 12GB" in row["notes"]
+    )
+
+
+def test_compilation_cache_is_off_when_asked_or_unwritable(tmp_path, monkeypatch):
+    import jax
+
+    before = jax.config.jax_compilation_cache_dir
+    assert compilation_cache("off") is None
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    assert compilation_cache(blocker / "cache") is None  # cannot be made: left off
+    read_only = tmp_path / "ro"
+    read_only.mkdir()
+    read_only.chmod(0o500)
+    if not os.access(read_only, os.W_OK):  # (root can write anyway)
+        assert compilation_cache(read_only) is None
+    assert jax.config.jax_compilation_cache_dir == before
+    monkeypatch.setenv("JUDGE_BIAS_JAX_CACHE", str(tmp_path / "mine"))
+    assert compilation_cache() == tmp_path / "mine" and (tmp_path / "mine").is_dir()
+    jax.config.update("jax_compilation_cache_dir", before)

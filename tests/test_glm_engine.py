@@ -156,6 +156,20 @@ def test_counts_compress_rows(ordinal_fits):
     assert data.n_groups <= 9 * 5 < len(rows)
 
 
+def test_the_same_counts_in_another_row_order_give_the_same_draws(ordinal_fits):
+    """SQL returns the count table in no fixed order: a seed must give the same
+    posterior draws whatever the order (the spark route's comparison found two
+    builds of the same data differing)."""
+    rows, _, counted, _ = ordinal_fits
+    table = ordinal_counts_from_rows(rows)
+    shuffled = table.sample(frac=1.0, random_state=1).reset_index(drop=True)
+    assert not shuffled.equals(table)
+    again = run(MODELS["grader_model"], ordinal_counts(shuffled, list(range(5))), Priors(),
+                SETTINGS)  # fmt: skip
+    for name, draws in counted.samples.items():
+        np.testing.assert_array_equal(again.samples[name], draws, err_msg=name)
+
+
 def test_ordinal_count_posterior_equals_row_level(ordinal_fits):
     _, _, counted, by_row = ordinal_fits
     names = ["grader_effects", "model_effects", "grader_model_effects", "cutpoints", "intercept"]

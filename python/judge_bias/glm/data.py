@@ -55,6 +55,14 @@ class CountData:
         return int(sum(a.nbytes for a in self.codes.values()) + self.y.nbytes + self.n.nbytes)
 
 
+def in_key_order(frame: pd.DataFrame) -> pd.DataFrame:
+    """The count rows sorted by every column but the count: SQL gives them in no
+    fixed order, and the sampler's sums follow the row order, so the same counts
+    must come in the same order to give the same draws for a seed."""
+    keys = [c for c in frame.columns if c != "n"]
+    return frame.sort_values(keys, kind="stable", na_position="last").reset_index(drop=True)
+
+
 def _code(values: pd.Series) -> tuple[np.ndarray, list[str]]:
     codes, uniques = pd.factorize(values.astype(str), sort=True)
     return codes.astype(np.int32), [str(u) for u in uniques]
@@ -72,6 +80,7 @@ def ordinal_counts(
 ) -> CountData:
     """Groups from a count table with columns grader, grader_type, model, score, n
     (and item for the item models); ``class_scores`` are the scale's points in order."""
+    frame = in_key_order(frame)
     scores = [float(s) for s in class_scores]
     index = {s: k for k, s in enumerate(scores)}
     y = frame["score"].astype(float).map(index)
@@ -109,6 +118,7 @@ def pairwise_counts(frame: pd.DataFrame, dimension: str = "all") -> CountData:
     HiBayes does (sample sd); rows without one cannot enter a model with length
     slopes and are counted in ``notes`` by the caller.
     """
+    frame = in_key_order(frame)
     first = frame["model_first"].astype(str)
     second = frame["model_second"].astype(str)
     a = np.where(first <= second, first, second)

@@ -85,6 +85,10 @@ def counterfactual_from_prompt_sums(
     rng = np.random.default_rng(seed)
     budget = budget or Budget()
     rows = []
+    # a fixed row order: the SQL aggregate's is not, and the bootstrap's prompt
+    # indices follow it, so the same data must give the same draws
+    keys = [c for c in ("judge", "prompt_id", "dimension") if c in sums.columns]
+    sums = sums.sort_values(keys, kind="stable").reset_index(drop=True)
     judge_code, judges = pd.factorize(sums["judge"], sort=True)
     judges = np.asarray(judges, dtype=object)
     order, runs = segments(judge_code)

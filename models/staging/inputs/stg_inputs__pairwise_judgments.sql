@@ -73,7 +73,7 @@ renamed as (
             {{ clean_text('length_diff') }} as length_diff_input,
             try_cast({{ clean_text('length_diff') }} as double) as length_diff,
         {%- else -%}
-            cast(null as varchar) as length_diff_input,
+            cast(null as string) as length_diff_input,
             cast(null as double) as length_diff,
         {%- endif %}
         coalesce({{ clean_text('run_id') }}, '1') as run_id

@@ -49,6 +49,17 @@ def _kind_of(name: str) -> tuple[str, str] | None:
     return None
 
 
+def input_file(data_dir: str | Path, kind: str) -> Path | None:
+    """``find_input_file`` in a folder that must exist; None for an absent optional
+    file, an InputError for an absent required one (both engines' loaders)."""
+    if not Path(data_dir).is_dir():
+        raise InputError(f"data_dir {data_dir!s} is not a directory")
+    path = find_input_file(data_dir, kind)
+    if path is None and KINDS[kind].is_required_file:
+        raise InputError(f"{data_dir}: the required file {kind}.csv (or {kind}.parquet) is missing")
+    return path
+
+
 def find_input_file(data_dir: str | Path, kind: str) -> Path | None:
     """The file of ``kind`` in ``data_dir`` (CSV, gzipped CSV or Parquet), or None
     when absent. A file of that name that is not a readable regular file (a
@@ -233,14 +244,8 @@ def load_input(
     ``csv_dialects`` var, kind -> dialect (judge_bias.inputs.csv_records.Dialect.parse).
     """
     spec = KINDS[kind]
-    if not Path(data_dir).is_dir():
-        raise InputError(f"data_dir {data_dir!s} is not a directory")
-    path = find_input_file(data_dir, kind)
+    path = input_file(data_dir, kind)
     if path is None:
-        if spec.is_required_file:
-            raise InputError(
-                f"{data_dir}: the required file {kind}.csv (or {kind}.parquet) is missing"
-            )
         return _empty_relation(con, spec)
     if path.suffix == ".parquet":
         return _load_parquet(con, path, spec)

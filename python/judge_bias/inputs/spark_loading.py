@@ -36,7 +36,7 @@ from judge_bias.inputs.loading import (
     InputError,
     _map_columns,
     dialect_for,
-    find_input_file,
+    input_file,
     parquet_columns,
     read_header,
 )
@@ -210,14 +210,8 @@ def read_input(
     """``kind`` from ``data_dir`` as a Spark DataFrame with the columns of
     judge_bias.inputs.loading.load_input (the base_inputs__<kind> table)."""
     spec = KINDS[kind]
-    if not Path(data_dir).is_dir():
-        raise InputError(f"data_dir {data_dir!s} is not a directory")
-    path = find_input_file(data_dir, kind)
+    path = input_file(data_dir, kind)
     if path is None:
-        if spec.is_required_file:
-            raise InputError(
-                f"{data_dir}: the required file {kind}.csv (or {kind}.parquet) is missing"
-            )
         return _empty(spark, spec)
     path = path.resolve()
     if path.suffix == ".parquet":

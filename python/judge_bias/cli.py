@@ -60,17 +60,9 @@ def _cmd_import(args: argparse.Namespace) -> int:
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
-    if args.engine == "spark":
-        # the first slice of issue 17 (docs/spark.md, Status): up to the quality gates
-        from judge_bias.warehouse.spark import PROJECT_DIR as ROOT
-        from judge_bias.warehouse.spark import build_spark
-
-        data = Path(args.data).resolve()
-        if build_spark([data], ROOT / "target" / "spark") != 0:
-            raise build_mod.BuildError("dbt build --target spark failed (see above)")
-        print("built on Spark: loaders, staging, checked inputs, rejected_rows, input_row_counts")
-        return EXIT_OK
-    result = build_mod.build(args.data, args.db, bi_path=args.bi, debug=args.debug)
+    result = build_mod.build(
+        args.data, args.db, bi_path=args.bi, debug=args.debug, engine=args.engine
+    )
     print(result.validation.summary())
     for warning in result.warnings:
         print(f"warning: {warning}")
@@ -201,7 +193,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--bi", default=None, help="BI snapshot; default: warehouse/bi.duckdb")
     s.add_argument(
         "--engine", choices=["duckdb", "spark"], default="duckdb",
-        help="spark: the Spark route so far, local Spark under target/spark (docs/spark.md)",
+        help="spark: row-level models on local Spark, fits on DuckDB (README: Running on Spark)",
     )  # fmt: skip
     s.set_defaults(func=_cmd_build)
 

@@ -29,6 +29,8 @@ from judge_bias.inputs.spark_loading import load_inputs
 PROJECT_DIR = Path(__file__).resolve().parents[3]
 # the spark target's schema in profiles.yml, JUDGE_BIAS_SPARK_SCHEMA overrides it
 SCHEMA = "judge_bias"
+# at most this many rows: written as one Parquet file
+SMALL_TABLE = 100_000
 # The models the Spark route builds today (docs/spark.md, "Status"), with the seed.
 SUPPORTED = (
     "model_aliases",
@@ -112,11 +114,48 @@ def build_spark(
                 return 1
             if export is not None:
                 for table in [*(f"base_inputs__{k}" for k in counts), *select]:
-                    frame = spark.table(f"{schema}.{table}").coalesce(1)
-                    frame.write.mode("overwrite").parquet(str(export / str(number) / table))
+                    write_parquet(spark.table(f"{schema}.{table}"), export / str(number) / table)
         return 0
     finally:
         spark.stop()
+
+
+def write_parquet(frame: Any, path: Path) -> None:
+    """One table as a Parquet folder: Spark's own partitions (one file each, written
+    in parallel), or one file when the table is small or empty (an empty table still
+    gets a file, so its columns are known to the reader)."""
+    if frame.rdd.getNumPartitions() > 1 and frame.limit(SMALL_TABLE + 1).count() <= SMALL_TABLE:
+        frame = frame.coalesce(1)
+    frame.write.mode("overwrite").parquet(str(path))
+
+
+def attach_export(db: Path, export: Path) -> list[str]:
+    """The second stage's inputs: a view in ``db``'s main schema over each Parquet
+    table in ``export`` (what the Spark stage built), replacing any table or view of
+    that name. Views, not copies: DuckDB reads a row-level table only when a model
+    of the second stage does, and the BI snapshot copies the marts it publishes.
+    Returns the table names."""
+    import duckdb
+
+    tables = sorted(p.name for p in export.iterdir() if p.is_dir())
+    con = duckdb.connect(str(db))
+    try:
+        kinds = dict(
+            con.execute(
+                "select table_name, table_type from information_schema.tables "
+                "where table_schema = 'main'"
+            ).fetchall()
+        )
+        for table in tables:
+            if kinds.get(table) == "BASE TABLE":
+                con.execute(f'drop table main."{table}"')
+            files = str((export / table).resolve() / "*.parquet").replace("'", "''")
+            con.execute(
+                f"create or replace view main.\"{table}\" as select * from read_parquet('{files}')"
+            )
+    finally:
+        con.close()
+    return tables
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -157,14 +157,22 @@ def test_broken_records_are_kept_with_their_numbers(both_routes) -> None:
     assert ratings[0][2:] == ("Cor\nrect", 'say "x"')
 
 
-def test_session_config_is_the_profile_target() -> None:
+def test_session_config_is_the_profile_target(monkeypatch: pytest.MonkeyPatch) -> None:
     """The orchestrator's Spark settings are the spark target's in profiles.yml."""
     profile = yaml.safe_load((PROJECT_DIR / "profiles.yml").read_text())
     params = profile["judge_bias"]["outputs"]["spark"]["server_side_parameters"]
-    rendered = {
-        k: v.replace("{{ env_var('JUDGE_BIAS_SPARK_DIR', 'target/spark') }}", "/x")
-        for k, v in params.items()
+    defaults = {
+        "{{ env_var('JUDGE_BIAS_SPARK_DIR', 'target/spark') }}": "/x",
+        "{{ env_var('JUDGE_BIAS_SPARK_MASTER', 'local[*]') }}": "local[*]",
+        "{{ env_var('JUDGE_BIAS_SPARK_MEMORY', '2g') }}": "2g",
     }
+    rendered = {}
+    for key, value in params.items():
+        for template, default in defaults.items():
+            value = value.replace(template, default)
+        rendered[key] = value
+    for name in ("JUDGE_BIAS_SPARK_MASTER", "JUDGE_BIAS_SPARK_MEMORY"):
+        monkeypatch.delenv(name, raising=False)
     assert rendered == session_config(Path("/x"))
 
 

@@ -119,6 +119,10 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     from judge_bias.bench import runs as bench
 
     one = args.rows[0] if args.rows else None
+    if args.engine == "spark":
+        from judge_bias.bench.spark import run_spark_bench
+
+        return run_spark_bench(args.rows or None, tuple(args.cores))
     if args.builds:
         return bench.run_build_bench(shared=args.shared, repeats=args.repeats)
     if args.agreement:
@@ -230,6 +234,11 @@ def parser() -> argparse.ArgumentParser:
     mode.add_argument("--hostile", action="store_true", help="50k judges, 100k models, 1k labels")
     mode.add_argument("--glm", action="store_true", help="GLM counts vs raw rows (10k 100k 1M)")
     mode.add_argument("--glm-sbc", action="store_true", help="GLM SBC (--rows N: replications)")
+    mode.add_argument(
+        "--engine", choices=["spark"], default=None,
+        help="whole builds, DuckDB vs Spark route (--rows sizes, default 1M 10M)",
+    )  # fmt: skip
+    s.add_argument("--cores", type=int, nargs="+", default=[1, 2], help="Spark's local[k]")
     s.add_argument("--shared", default=str(build_mod.PROJECT_DIR.parent / "shared" / "data"))
     s.add_argument("--repeats", type=int, default=1)
     s.set_defaults(func=_cmd_bench)

@@ -208,12 +208,17 @@ def spark_stage(data_dir: Path, db_path: Path, quiet: bool = False) -> list[str]
     cmd = [sys.executable, "-m", "judge_bias.warehouse.spark", "--data", str(data_dir)]
     cmd += ["--spark-dir", str(work), "--export", str(export)]
     env = dbt_env(db_path, data_dir)
+    start = time.perf_counter()
     done = subprocess.run(cmd, cwd=PROJECT_DIR, env=env, capture_output=quiet, text=True)
     if done.returncode != 0:
         tail = _meaningful_lines((done.stdout or "") + (done.stderr or ""))[-1:] if quiet else []
         cause = tail[0] if tail else f"exit code {done.returncode} (see above)"
         raise BuildError(f"the Spark stage failed: {cause}")
-    return attach_export(db_path, export / "1")
+    built = attach_export(db_path, export / "1")
+    if not quiet:
+        print(f"Spark stage: {len(built)} tables in {time.perf_counter() - start:.1f} s; "
+              "the DuckDB stage builds the rest", flush=True)  # fmt: skip
+    return built
 
 
 def _check_not_locked(db: Path) -> None:

@@ -54,8 +54,8 @@ SUPPORTED = (
 def session_config(spark_dir: Path) -> dict[str, str]:
     """The `spark` target's server_side_parameters with JUDGE_BIAS_SPARK_DIR = spark_dir."""
     return {
-        "spark.master": "local[*]",
-        "spark.driver.memory": "2g",
+        "spark.master": os.environ.get("JUDGE_BIAS_SPARK_MASTER", "local[*]"),
+        "spark.driver.memory": os.environ.get("JUDGE_BIAS_SPARK_MEMORY", "2g"),
         "spark.ui.enabled": "false",
         "spark.sql.shuffle.partitions": "4",
         "spark.sql.session.timeZone": "UTC",

@@ -44,9 +44,12 @@ lint: $(BIN)/pytest
 
 # the coverage figure counts the package's lines run in the pytest process; dbt
 # builds run in a subprocess, so code only dbt's Python models call is not counted
+# target/pytest-memory.tsv: which tests raised the peak memory (tests/conftest.py)
 test: $(BIN)/pytest $(BIN)/pyspark lint chromium
-	$(BIN)/pytest -q --cov=judge_bias --cov-report=
+	@mkdir -p target && rm -f target/pytest-memory.tsv
+	JUDGE_BIAS_MEMLOG=target/pytest-memory.tsv $(BIN)/pytest -q --cov=judge_bias --cov-report=
 	@$(BIN)/coverage report --precision=1 | tail -1 | awk '{print "coverage of python/judge_bias: " $$NF " of lines"}'
+	@echo "peak memory steps (pytest process, finished children):" && tail -4 target/pytest-memory.tsv
 
 chromium:
 	@command -v chromium >/dev/null 2>&1 \

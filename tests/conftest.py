@@ -88,3 +88,24 @@ def imported_build(tmp_path_factory: pytest.TempPathFactory):
         return built[fmt]
 
     return get
+
+
+_PEAKS = {"self": 0, "children": 0}
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    """JUDGE_BIAS_MEMLOG=FILE: append a line each time a test raises the peak resident
+    memory of the pytest process or of its finished children by 100 MB or more
+    (which test makes CI's peak)."""
+    path = os.environ.get("JUDGE_BIAS_MEMLOG")
+    if not path:
+        return
+    import resource
+
+    for who, flag in (("self", resource.RUSAGE_SELF), ("children", resource.RUSAGE_CHILDREN)):
+        peak = resource.getrusage(flag).ru_maxrss  # KiB on Linux
+        if peak - _PEAKS[who] >= 100 * 1024:
+            _PEAKS[who] = peak
+            with open(path, "a", encoding="utf-8") as fh:
+                fh.write(f"{who}\t{peak / 1024**2:.2f} GB\t{item.nodeid}\n")

@@ -28,3 +28,23 @@ def run_model(con: duckdb.DuckDBPyConnection, model: str, **inputs: pd.DataFrame
     for name, frame in inputs.items():
         con.register(name, frame)
     return con.sql(render(model))
+
+
+def model_relation(con: duckdb.DuckDBPyConnection, model: str, tables: dict[str, pd.DataFrame]):
+    """The relation of ``model``: a frame of ``tables`` when it is one, else its SQL
+    with every model it refs created first (recursively) on ``con``."""
+    if model in tables:
+        return con.from_df(tables[model])
+
+    def ref(name: str) -> str:
+        exists = con.sql(
+            f"select count(*) from information_schema.tables where table_name = '{name}'"
+        ).fetchall()[0][0]
+        if not exists:
+            con.register(f"_{name}_relation", model_relation(con, name, tables))
+            con.execute(f"create table {name} as select * from _{name}_relation")
+        return name
+
+    (path,) = Path(PROJECT_DIR, "models").rglob(f"{model}.sql")
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined)
+    return con.sql(env.from_string(path.read_text(encoding="utf-8")).render(ref=ref))

@@ -217,14 +217,17 @@ def within_budget(
     compute: Callable[[pd.DataFrame], pd.DataFrame],
     keys: str,
     schema: dict[str, str],
+    keys_relation=None,
 ) -> pd.DataFrame:
     """``compute`` on the relation's rows when they fit the budget; else the mart's
     rows without statistics: one per distinct ``keys`` (a select list, computed in
-    the database), typed by ``schema``, with the note in ``notes``."""
+    the database, on ``keys_relation`` when given), typed by ``schema``, with the
+    note in ``notes``."""
     from judge_bias.warehouse.frames import distinct_keys
 
     frame, note = read_rows(relation, budget, what, bytes_per_row)
     if note is None:
         return compute(frame)
-    skipped = distinct_keys(relation, keys).assign(notes=note)
+    keyed = relation if keys_relation is None else keys_relation
+    skipped = distinct_keys(keyed, keys).assign(notes=note)
     return skipped.reindex(columns=list(schema)).astype(schema)

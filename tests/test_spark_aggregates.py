@@ -14,8 +14,9 @@ import pandas as pd
 import pytest
 
 from judge_bias.warehouse.frames import count_rows, to_pandas
-from tests.sql_models import render, run_model
+from tests.sql_models import model_relation, render
 from tests.test_agreement import _checked_labels
+from tests.test_pairwise_sums import checked_rows
 from tests.test_perturbation import awkward_rows
 
 pytestmark = pytest.mark.skipif(
@@ -68,7 +69,13 @@ MODELS = {
     "int_annotator_ids": {"int_human_annotations_checked": _checked_labels},
     "int_agreement_judge_human_pairs": {"fct_judge_ratings": _fct},
     "int_glm_agreement_ratings": {"int_glm_ratings": _glm_ratings},
+    **{
+        f"int_pairwise_{name}": {"int_pairwise_checked": lambda: checked_rows(5, n_rows=2000)}
+        for name in ("prompt_sums", "logit_cells", "kappa_counts", "perplexity_cells")
+    },
 }
+# SQL models the aggregates read (views on Spark, tables on DuckDB)
+PREREQUISITES = {name: ["int_pairwise_flags"] for name in MODELS if "pairwise" in name}
 
 
 @pytest.fixture(scope="module")
@@ -103,9 +110,11 @@ def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
 @pytest.mark.parametrize("model", list(MODELS))
 def test_aggregate_is_the_same_on_spark_and_duckdb(spark, model: str, tmp_path: Path) -> None:
     inputs = {name: make() for name, make in MODELS[model].items()}
-    duck = run_model(duckdb.connect(), model, **inputs).df()
+    duck = model_relation(duckdb.connect(), model, inputs).df()
     for name, frame in inputs.items():
         _view(spark, name, frame, tmp_path)
+    for name in PREREQUISITES.get(model, []):
+        spark.sql(render(name)).createOrReplaceTempView(name)
     relation = spark.sql(render(model))
     assert count_rows(relation) == len(duck) > 0
     got = to_pandas(relation)

@@ -346,3 +346,31 @@ def test_sql_label_counts_give_the_table_of_the_label_rows() -> None:
                 reliability_data=reliability.to_numpy(dtype=float), level_of_measurement=level
             )
             assert row[f"alpha_{level}"] == pytest.approx(expected, abs=1e-12)
+
+
+def test_gold_spearman_ties_equal_means_whatever_the_float_rounding() -> None:
+    """Per-item means that are equal fractions must tie in the Spearman ranks: on
+    normalised scores (thirds) a float sum depends on its order (1/3 + 1/3 + 2/3 is
+    not 2/3 + 1/3 + 1/3 in floats). Reference: ranks of the exact fractions."""
+    from fractions import Fraction
+
+    from judge_bias.stats.agreement import gold_agreement
+
+    rng = np.random.default_rng(11)
+    rows, gold_rows = [], []
+    for item in range(60):
+        labels = rng.integers(0, 4, size=3)
+        for a, label in enumerate(rng.permutation(labels)):
+            rows.append((f"p{item}", "m", "d", f"a{a}", label / 3))
+        gold_rows.append((f"p{item}", "m", "d", "e", int(rng.integers(0, 4)) / 3))
+    columns = ["prompt_id", "model", "dimension", "annotator_id", "score"]
+    labels, gold = pd.DataFrame(rows, columns=columns), pd.DataFrame(gold_rows, columns=columns)
+    got = gold_agreement(labels, gold, ["prompt_id", "model", "dimension"])
+    exact = labels.assign(f=[Fraction(round(s * 3), 3) for s in labels["score"]])
+    means = exact.groupby("prompt_id")["f"].agg(lambda v: sum(v) / len(v))
+    gold_f = gold.set_index("prompt_id")["score"].map(lambda s: Fraction(round(s * 3), 3))
+    ref = stats.spearmanr(
+        stats.rankdata([float(x) for x in means]),
+        stats.rankdata([float(x) for x in gold_f.reindex(means.index)]),
+    ).statistic
+    assert got["gold_spearman"] == pytest.approx(ref, abs=1e-12)

@@ -356,8 +356,10 @@ def gold_agreement(labels: pd.DataFrame, gold: pd.DataFrame, item: list[str]) ->
             "gold": joined.groupby(item)["mean"].first(),
         }
     )
+    # ranks on means rounded to 12 decimals: equal means (equal fractions of label
+    # sums) tie, whatever order their float sums were added in
     spearman = (
-        float(stats.spearmanr(means["annotators"], means["gold"]).statistic)
+        float(stats.spearmanr(means["annotators"].round(12), means["gold"].round(12)).statistic)
         if len(means) > 2
         else None
     )

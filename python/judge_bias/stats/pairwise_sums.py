@@ -324,9 +324,10 @@ def pairwise_bias_from_aggregates(
     table["ci_method"] = WITH_HUMAN_CI
     is_pooled = table["opponent"] == POOLED
     table["judge"] = judges[table["judge"].to_numpy()]
-    table["opponent"] = np.where(
-        is_pooled, ALL, opponents[np.maximum(table["opponent"].to_numpy(), 0)]
-    )
+    # opponent names, `all` for the pooled rows (code -2; no opponent at all when no
+    # pair holds a judge's own model)
+    names = np.append(opponents, ALL)
+    table["opponent"] = names[np.where(is_pooled, len(opponents), table["opponent"].to_numpy())]
     table = table.sort_values(KEYS, key=lambda s: s.str.lower())
     return (
         table.reset_index(drop=True)

@@ -278,3 +278,99 @@ def test_counterfactual_bootstrap_does_not_depend_on_the_row_order() -> None:
     first = counterfactual_from_prompt_sums(sums, n_boot=100)
     shuffled = sums.sample(frac=1.0, random_state=3).reset_index(drop=True)
     pd.testing.assert_frame_equal(counterfactual_from_prompt_sums(shuffled, n_boot=100), first)
+
+
+def _checked_labels(seed: int = 8) -> pd.DataFrame:
+    """Accepted and rejected labels of int_human_annotations_checked's shape on two
+    scales: experts, pre-aggregated means, NA labels (null score), a null role."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for dimension, top in (("fluency", 4.0), ("relevance", 2.0)):
+        for item in range(40):
+            centre = rng.integers(0, int(top) + 1)
+            for a in range(rng.integers(1, 5)):
+                score = float(np.clip(centre + rng.integers(-1, 2), 0, top))
+                role = "annotator" if a else None
+                rows.append((f"p{item}", f"m{item % 3}", dimension, f"a{a}", role, 1, score))
+            if item % 4 == 0:
+                rows.append((f"p{item}", f"m{item % 3}", dimension, "e1", "expert", 1,
+                             float(centre)))  # fmt: skip
+            if item % 6 == 0:
+                rows.append((f"p{item}", f"m{item % 3}", dimension, "pool", "annotator", 3, 1.5))
+            if item % 9 == 0:
+                rows.append((f"p{item}", f"m{item % 3}", dimension, "a9", "annotator", None, None))
+    labels = pd.DataFrame(
+        rows,
+        columns=["prompt_id", "model", "dimension", "annotator_id", "role", "n_aggregated",
+                 "human_score"],
+    )  # fmt: skip
+    labels["scale_min"] = 0.0
+    labels["scale_max"] = np.where(labels["dimension"] == "fluency", 4.0, 2.0)
+    labels["reject_code"] = None
+    rejected = labels.head(5).assign(reject_code="duplicate_key", human_score=0.0)
+    return pd.concat([labels, rejected], ignore_index=True)
+
+
+def test_sql_label_counts_give_the_table_of_the_label_rows() -> None:
+    """agreement_annotators from int_annotator_label_counts and int_annotator_ids (SQL,
+    what the mart reads) equals annotator_agreement_table on the accepted label rows;
+    the per-dimension alphas also equal the krippendorff package on those rows."""
+    import duckdb
+
+    from judge_bias.stats.agreement import (
+        annotator_agreement_from_counts,
+        annotator_agreement_table,
+    )
+    from tests.sql_models import run_model
+
+    checked = _checked_labels()
+    con = duckdb.connect()
+    refs = {"int_human_annotations_checked": checked}
+    counts = run_model(con, "int_annotator_label_counts", **refs).df()
+    annotators = run_model(con, "int_annotator_ids", **refs).df()
+    accepted = checked[checked["reject_code"].isna()]
+    assert counts["n_labels"].sum() == len(accepted) and len(counts) < len(accepted)
+    got = annotator_agreement_from_counts(counts.sample(frac=1.0, random_state=2), annotators)
+    ref = annotator_agreement_table(accepted)
+    pd.testing.assert_frame_equal(got, ref, check_dtype=False, atol=1e-12, rtol=0)
+    assert got["notes"].str.contains("pre-aggregated").all()
+    usable = accepted[(accepted["role"] != "expert") & (accepted["n_aggregated"].fillna(1) <= 1)]
+    for dimension, part in usable.dropna(subset=["human_score"]).groupby("dimension"):
+        reliability = part.pivot(
+            index="annotator_id", columns=["prompt_id", "model"], values="human_score"
+        )
+        row = got.set_index("dimension").loc[dimension]
+        assert row["n_annotators"] == len(reliability)
+        for level in ("nominal", "ordinal", "interval"):
+            expected = krippendorff.alpha(
+                reliability_data=reliability.to_numpy(dtype=float), level_of_measurement=level
+            )
+            assert row[f"alpha_{level}"] == pytest.approx(expected, abs=1e-12)
+
+
+def test_gold_spearman_ties_equal_means_whatever_the_float_rounding() -> None:
+    """Per-item means that are equal fractions must tie in the Spearman ranks: on
+    normalised scores (thirds) a float sum depends on its order (1/3 + 1/3 + 2/3 is
+    not 2/3 + 1/3 + 1/3 in floats). Reference: ranks of the exact fractions."""
+    from fractions import Fraction
+
+    from judge_bias.stats.agreement import gold_agreement
+
+    rng = np.random.default_rng(11)
+    rows, gold_rows = [], []
+    for item in range(60):
+        labels = rng.integers(0, 4, size=3)
+        for a, label in enumerate(rng.permutation(labels)):
+            rows.append((f"p{item}", "m", "d", f"a{a}", label / 3))
+        gold_rows.append((f"p{item}", "m", "d", "e", int(rng.integers(0, 4)) / 3))
+    columns = ["prompt_id", "model", "dimension", "annotator_id", "score"]
+    labels, gold = pd.DataFrame(rows, columns=columns), pd.DataFrame(gold_rows, columns=columns)
+    got = gold_agreement(labels, gold, ["prompt_id", "model", "dimension"])
+    exact = labels.assign(f=[Fraction(round(s * 3), 3) for s in labels["score"]])
+    means = exact.groupby("prompt_id")["f"].agg(lambda v: sum(v) / len(v))
+    gold_f = gold.set_index("prompt_id")["score"].map(lambda s: Fraction(round(s * 3), 3))
+    ref = stats.spearmanr(
+        stats.rankdata([float(x) for x in means]),
+        stats.rankdata([float(x) for x in gold_f.reindex(means.index)]),
+    ).statistic
+    assert got["gold_spearman"] == pytest.approx(ref, abs=1e-12)

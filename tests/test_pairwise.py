@@ -29,6 +29,7 @@ from judge_bias.stats.pairwise import (
 )
 from judge_bias.stats.pairwise_human import WITH_HUMAN_COLUMNS, pairwise_bias_with_human
 from judge_bias.warehouse.build import PROJECT_DIR
+from tests.sql_models import model_relation
 
 Z = 1.959963984540054
 
@@ -361,7 +362,8 @@ def test_empty_input_gives_empty_marts_with_every_column() -> None:
 
 class FakeDbt:
     """The part of dbt's Python-model API the marts use: ref() returns a DuckDB
-    relation of the given frame, config.get() the given config (dbt vars)."""
+    relation of the given frame or of the SQL model computed from them,
+    config.get() the given config (dbt vars)."""
 
     def __init__(self, tables: dict[str, pd.DataFrame], config: dict | None = None) -> None:
         self.con = duckdb.connect()
@@ -369,7 +371,8 @@ class FakeDbt:
         self.config = SimpleNamespace(get=(config or {}).get)
 
     def ref(self, name: str) -> duckdb.DuckDBPyRelation:
-        return self.con.from_df(self.tables[name])
+        # a given frame, else the project's SQL model of that name run on them
+        return model_relation(self.con, name, self.tables)
 
 
 def run_model(path: str, tables: dict[str, pd.DataFrame], config: dict | None = None):
@@ -404,12 +407,12 @@ def test_over_the_memory_budget_each_judge_gets_a_note_not_a_kill() -> None:
             reject_code=None, reject_reason=None, kept_as_invalid=False
         )
     }
-    # 2,000 rows of 13 columns cannot fit in 100 kB
+    # the logit cells of 2,000 judgments (about one per judgment) cannot fit in 100 kB
     tiny = {"memory_budget": "100kB"}
     got = run_model("models/marts/pairwise/pairwise_bias.py", tables, tiny)
     assert sorted(got["judge"]) == sorted(rows["judge"].unique())
     assert (got["opponent"] == "all").all() and got["first_slot_rate"].isna().all()
-    assert got["notes"].str.contains("reading 2,000 pairwise judgments").all()
+    assert got["notes"].str.contains("pairwise logit cells").all()
     assert got["notes"].str.contains("memory_budget").all()
     assert list(got.columns) == list(WITH_HUMAN_COLUMNS)
     bins = run_model("models/marts/pairwise/pairwise_perplexity_bins.py", tables, tiny)

@@ -12,8 +12,14 @@ import pytest
 from statsmodels.stats.proportion import proportion_confint
 
 from judge_bias.limits import Budget
-from judge_bias.stats.perturbation import PERTURBATION_BIAS_COLUMNS, perturbation_bias
+from judge_bias.stats.perturbation import (
+    PERTURBATION_BIAS_COLUMNS,
+    SUM_COLUMNS,
+    item_sums,
+    perturbation_bias,
+)
 from judge_bias.warehouse.build import PROJECT_DIR
+from tests.sql_models import run_model
 
 FLIP = {("judge-a", "verbosity"): 0.30, ("judge-a", "authority"): 0.05,
         ("judge-b", "verbosity"): 0.10, ("judge-b", "authority"): 0.40}  # fmt: skip
@@ -198,8 +204,8 @@ def test_empty_input_and_the_dbt_model() -> None:
         config = SimpleNamespace(get=lambda key: None)
 
         def ref(self, name: str) -> duckdb.DuckDBPyRelation:
-            assert name == "int_perturbation_checked"
-            return con.from_df(checked)
+            assert name == "int_perturbation_item_sums"
+            return run_model(con, name, int_perturbation_checked=checked)
 
     model = runpy.run_path(str(PROJECT_DIR / "models/marts/perturbation/perturbation_bias.py"))
     pd.testing.assert_frame_equal(model["model"](FakeDbt(), None), perturbation_bias(rows))
@@ -222,11 +228,52 @@ def test_dbt_model_over_the_memory_budget_writes_a_note_per_judge_and_bias_type(
         config = SimpleNamespace(get={"memory_budget": "10kB"}.get)
 
         def ref(self, name: str) -> duckdb.DuckDBPyRelation:
-            return con.from_df(rows)
+            return run_model(con, name, int_perturbation_checked=rows)
 
     model = runpy.run_path(str(PROJECT_DIR / "models/marts/perturbation/perturbation_bias.py"))
     got = model["model"](TinyBudgetDbt(), None)
     pairs = rows[["judge", "bias_type"]].drop_duplicates()
+    n_items = len(rows[["judge", "bias_type", "item_id"]].drop_duplicates())
     assert len(got) == len(pairs) and got["robustness_rate"].isna().all()
-    assert got["notes"].str.contains(f"reading {len(rows):,} perturbation judgments").all()
+    assert got["notes"].str.contains(f"reading {n_items:,} perturbation item sums").all()
     assert got["notes"].str.contains("memory_budget").all()
+
+
+def awkward_rows() -> pd.DataFrame:
+    """Rows that exercise every branch of the item sums: several runs, a missing
+    repeat or perturbed judgment, verdicts and scores on the same unit, a perturbed
+    ground truth that overrides the original's, a null verdict, a score-only item
+    without a perturbed score, run_id null."""
+    rows = simulate(30, seed=4, runs=3)
+    rows = rows.drop(index=rows.index[(rows["condition"] == "repeat")][::4])
+    rows = rows.drop(index=rows.index[(rows["condition"] == "perturbed")][::7])
+    rows.loc[rows.index[::11], "score"] = 3.25
+    rows.loc[rows.index[::13], "verdict"] = None
+    perturbed = rows["condition"] == "perturbed"
+    rows.loc[rows.index[perturbed][::5], "ground_truth"] = "b"
+    extra = pd.DataFrame(
+        [("judge-c", "x1", "refinement", "original", None, None, 2.0, None),
+         ("judge-c", "x2", "refinement", "original", None, None, 4.0, None),
+         ("judge-c", "x2", "refinement", "perturbed", None, None, 5.0, None)],
+        columns=rows.columns,
+    )  # fmt: skip
+    return pd.concat([rows, extra], ignore_index=True)
+
+
+@pytest.mark.parametrize("make_rows", [simulate, awkward_rows])
+def test_sql_item_sums_equal_the_pandas_pivot(make_rows) -> None:
+    """int_perturbation_item_sums (SQL, what the mart reads) equals item_sums (the
+    pandas pivot the rates were defined on), and the mart from either is the same."""
+    rows = make_rows()
+    checked = rows.assign(run_id=rows["run_id"].fillna("1"), reject_code=None, reject_reason=None)
+    con = duckdb.connect()
+    sql = run_model(con, "int_perturbation_item_sums", int_perturbation_checked=checked).df()
+    keys = ["judge", "bias_type", "item_id"]
+    sql = sql.sort_values(keys).reset_index(drop=True)[SUM_COLUMNS]
+    ref = item_sums(rows).sort_values(keys).reset_index(drop=True)
+    pd.testing.assert_frame_equal(sql, ref, check_dtype=False, atol=1e-12, rtol=0)
+    # SQL gives its rows in no fixed order: the mart must not depend on it
+    shuffled = sql.sample(frac=1.0, random_state=3)
+    from judge_bias.stats.perturbation import perturbation_bias_from_sums
+
+    pd.testing.assert_frame_equal(perturbation_bias_from_sums(shuffled), perturbation_bias(rows))

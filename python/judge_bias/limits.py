@@ -202,9 +202,11 @@ def compact_frame(relation) -> pd.DataFrame:
 def read_rows(relation, budget: Budget, what: str, bytes_per_row: float):
     """(DataFrame, None) of a relation whose rows fit the budget, else (None, note):
     the rows are counted in the database before any is pulled into pandas."""
-    n_rows = relation.aggregate("count(*)").fetchall()[0][0]
+    from judge_bias.warehouse.frames import count_rows, to_pandas
+
+    n_rows = count_rows(relation)
     note = budget.rows(f"reading {n_rows:,} {what}", n_rows, bytes_per_row)
-    return (None, note) if note else (relation.df(), None)
+    return (None, note) if note else (to_pandas(relation), None)
 
 
 def within_budget(
@@ -215,12 +217,17 @@ def within_budget(
     compute: Callable[[pd.DataFrame], pd.DataFrame],
     keys: str,
     schema: dict[str, str],
+    keys_relation=None,
 ) -> pd.DataFrame:
     """``compute`` on the relation's rows when they fit the budget; else the mart's
     rows without statistics: one per distinct ``keys`` (a select list, computed in
-    the database), typed by ``schema``, with the note in ``notes``."""
+    the database, on ``keys_relation`` when given), typed by ``schema``, with the
+    note in ``notes``."""
+    from judge_bias.warehouse.frames import distinct_keys
+
     frame, note = read_rows(relation, budget, what, bytes_per_row)
     if note is None:
         return compute(frame)
-    skipped = relation.aggregate(keys).distinct().df().assign(notes=note)
+    keyed = relation if keys_relation is None else keys_relation
+    skipped = distinct_keys(keyed, keys).assign(notes=note)
     return skipped.reindex(columns=list(schema)).astype(schema)

@@ -7,6 +7,7 @@ from judge_bias.bias.analyses import (
     settings_from_config,
     skipped_analyses,
 )
+from judge_bias.warehouse.frames import to_pandas
 
 
 def model(dbt, session):
@@ -34,12 +35,12 @@ def model(dbt, session):
         stats = dbt.ref("int_bias_prompt_stats")
     else:
         stats = dbt.ref("int_bias_ratings")
-    model_means = dbt.ref("int_bias_model_means").df()
+    model_means = to_pandas(dbt.ref("int_bias_model_means"))
     # within the memory budget, or a note for every analysis
     stats, n_left_out, note = read_statistics(stats, grain, model_means, settings, session)
     if note:
         return results_long(*skipped_analyses(note, settings))
-    ordinal = dbt.ref("int_bias_ordinal_counts").df()
+    ordinal = to_pandas(dbt.ref("int_bias_ordinal_counts"))
     # the gam fit needs one reference value per statistics row: cell-grain
     # statistics split by reference value (prompt and row grain have it already)
     reference_stats = None

@@ -1,15 +1,19 @@
-from judge_bias.stats.agreement import ANNOTATOR_COLUMNS, LABEL_BYTES, annotator_agreement_table
 from judge_bias.limits import Budget, within_budget
+from judge_bias.stats.agreement import (
+    ANNOTATOR_COLUMNS,
+    LABEL_COUNT_BYTES,
+    annotator_agreement_from_counts,
+)
+from judge_bias.warehouse.frames import to_pandas
 
 
 def model(dbt, session):
+    # value counts per item and score, aggregated in SQL (int_annotator_label_counts):
+    # at most one row per label, usually items x score levels; never the labels
     budget = Budget.from_config(dbt.config.get("memory_budget"))
-    labels = dbt.ref("int_human_annotations_checked").filter("reject_code is null")
-    columns = (
-        "prompt_id, model, dimension, annotator_id, role, human_score, n_aggregated, "
-        "scale_min, scale_max"
-    )
+    annotators = to_pandas(dbt.ref("int_annotator_ids"))
     return within_budget(
-        labels.select(columns), budget, "human labels", LABEL_BYTES, annotator_agreement_table,
+        dbt.ref("int_annotator_label_counts"), budget, "human label counts", LABEL_COUNT_BYTES,
+        lambda counts: annotator_agreement_from_counts(counts, annotators),
         "dimension", ANNOTATOR_COLUMNS,
     )  # fmt: skip

@@ -1,20 +1,19 @@
 from judge_bias.limits import Budget, within_budget
-from judge_bias.stats.pairwise import PAIRWISE_ROW_BYTES
-from judge_bias.stats.pairwise_human import WITH_HUMAN_COLUMNS, pairwise_bias_with_human
-
-# rows kept as `invalid` (an unparseable verdict, nothing else wrong) count in
-# invalid_rate and the position consistencies with invalid verdicts
-COLUMNS = (
-    "judge, prompt_id, model_first, model_second, run_id, "
-    "case when kept_as_invalid then 'invalid' else verdict end as verdict, p_first, "
-    "human_verdict, length_first, length_second, is_self_first, is_self_second, pair_key"
-)
+from judge_bias.stats.pairwise_human import WITH_HUMAN_COLUMNS
+from judge_bias.stats.pairwise_sums import LOGIT_CELL_BYTES, pairwise_bias_from_aggregates
+from judge_bias.warehouse.frames import to_pandas
 
 
 def model(dbt, session):
+    # aggregates of the judgments, in SQL: per judge x opponent x prompt sums of every
+    # rate, (verdict, human verdict) counts, and the logistic fits' cells (the largest,
+    # so the one the memory budget is checked on); rows kept as `invalid` (an
+    # unparseable verdict) count in invalid_rate and the *_invalid_* consistencies
     budget = Budget.from_config(dbt.config.get("memory_budget"))
-    rows = dbt.ref("int_pairwise_checked").filter("reject_code is null or kept_as_invalid")
+    sums = dbt.ref("int_pairwise_prompt_sums")
+    kappa = dbt.ref("int_pairwise_kappa_counts")
     return within_budget(
-        rows.select(COLUMNS), budget, "pairwise judgments", PAIRWISE_ROW_BYTES,
-        pairwise_bias_with_human, "judge, 'all' as opponent", WITH_HUMAN_COLUMNS,
+        dbt.ref("int_pairwise_logit_cells"), budget, "pairwise logit cells", LOGIT_CELL_BYTES,
+        lambda cells: pairwise_bias_from_aggregates(to_pandas(sums), cells, to_pandas(kappa)),
+        "judge, 'all' as opponent", WITH_HUMAN_COLUMNS, keys_relation=sums,
     )  # fmt: skip

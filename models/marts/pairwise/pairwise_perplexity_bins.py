@@ -1,17 +1,13 @@
 from judge_bias.limits import Budget, within_budget
-from judge_bias.stats.pairwise import PAIRWISE_ROW_BYTES, PERPLEXITY_BIN_COLUMNS, perplexity_bins
-
-COLUMNS = (
-    "judge, prompt_id, model_first, model_second, verdict, human_verdict, "
-    "perplexity_first, perplexity_second, is_self_first, is_self_second, pair_key"
-)
+from judge_bias.stats.pairwise import PERPLEXITY_BIN_COLUMNS
+from judge_bias.stats.pairwise_sums import PERPLEXITY_CELL_BYTES, perplexity_bins_from_cells
 
 
 def model(dbt, session):
-    # over the memory budget: no bins (pairwise_bias.notes says why), never a kill
+    # per judge x prompt x log-perplexity difference counts, aggregated in SQL; over
+    # the memory budget: no bins (pairwise_bias.notes says why), never a kill
     budget = Budget.from_config(dbt.config.get("memory_budget"))
-    rows = dbt.ref("int_pairwise_checked").filter("reject_code is null").select(COLUMNS)
     return within_budget(
-        rows, budget, "pairwise judgments", PAIRWISE_ROW_BYTES, perplexity_bins,
-        "judge", PERPLEXITY_BIN_COLUMNS,
+        dbt.ref("int_pairwise_perplexity_cells"), budget, "pairwise perplexity cells",
+        PERPLEXITY_CELL_BYTES, perplexity_bins_from_cells, "judge", PERPLEXITY_BIN_COLUMNS,
     ).dropna(subset=["bin"])  # fmt: skip

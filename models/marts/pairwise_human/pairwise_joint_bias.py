@@ -1,19 +1,17 @@
 from judge_bias.limits import Budget, within_budget
-from judge_bias.stats.pairwise import PAIRWISE_ROW_BYTES
-from judge_bias.stats.pairwise_human import JOINT_COLUMNS, joint_bias
-
-COLUMNS = (
-    "judge, prompt_id, model_first, model_second, run_id, verdict, human_verdict, "
-    "length_first, length_second, is_self_first, is_self_second, pair_key"
-)
+from judge_bias.stats.pairwise_human import JOINT_COLUMNS
+from judge_bias.stats.pairwise_sums import LOGIT_CELL_BYTES, joint_bias_from_cells
+from judge_bias.warehouse.frames import to_pandas
 
 
 def model(dbt, session):
+    # the joint logit's cells (per judge x prompt x regressors, aggregated in SQL)
     budget = Budget.from_config(dbt.config.get("memory_budget"))
-    rows = dbt.ref("int_pairwise_checked").filter("reject_code is null").select(COLUMNS)
-    marginal = dbt.ref("pairwise_bias").filter("opponent = 'all'")
-    marginal = marginal.select("judge, self_preference_rate, length_slope").df()
+    marginal = to_pandas(dbt.ref("pairwise_bias"))
+    marginal = marginal.loc[
+        marginal["opponent"] == "all", ["judge", "self_preference_rate", "length_slope"]
+    ].reset_index(drop=True)
     return within_budget(
-        rows, budget, "pairwise judgments", PAIRWISE_ROW_BYTES,
-        lambda frame: joint_bias(frame, marginal), "judge", JOINT_COLUMNS,
+        dbt.ref("int_pairwise_logit_cells"), budget, "pairwise logit cells", LOGIT_CELL_BYTES,
+        lambda cells: joint_bias_from_cells(cells, marginal), "judge", JOINT_COLUMNS,
     )  # fmt: skip

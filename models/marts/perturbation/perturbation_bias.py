@@ -1,18 +1,17 @@
 from judge_bias.limits import Budget, within_budget
 from judge_bias.stats.perturbation import (
     PERTURBATION_BIAS_COLUMNS,
-    PERTURBATION_ROW_BYTES,
-    perturbation_bias,
+    PERTURBATION_SUM_BYTES,
+    perturbation_bias_from_sums,
 )
-
-COLUMNS = "judge, item_id, bias_type, condition, run_id, verdict, score, ground_truth"
 
 
 def model(dbt, session):
+    # per judge x bias type x item sums, aggregated in SQL (int_perturbation_item_sums);
+    # the bootstrap over items resamples them in batches within the memory budget
     budget = Budget.from_config(dbt.config.get("memory_budget"))
-    rows = dbt.ref("int_perturbation_checked").filter("reject_code is null").select(COLUMNS)
     return within_budget(
-        rows, budget, "perturbation judgments", PERTURBATION_ROW_BYTES,
-        lambda frame: perturbation_bias(frame, budget=budget),
+        dbt.ref("int_perturbation_item_sums"), budget, "perturbation item sums",
+        PERTURBATION_SUM_BYTES, lambda sums: perturbation_bias_from_sums(sums, budget=budget),
         "judge, bias_type", PERTURBATION_BIAS_COLUMNS,
     )  # fmt: skip

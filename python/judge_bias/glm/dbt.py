@@ -8,6 +8,7 @@ from collections.abc import Callable
 import pandas as pd
 
 from judge_bias.glm.runner import GlmConfig, Inputs, run_glms
+from judge_bias.warehouse.frames import to_pandas
 
 # every column of int_glm_results, whatever ran, so the marts' selects hold
 RESULT_COLUMNS: dict[str, str] = {
@@ -46,29 +47,24 @@ def shaped(result: pd.DataFrame, ci_level: float) -> pd.DataFrame:
 
 
 def results_from_relations(ref: Callable, get: Callable) -> pd.DataFrame:
-    """``ref(name)`` gives a DuckDB relation, ``get(var)`` a dbt config value."""
+    """``ref(name)`` gives a DuckDB relation or a Spark DataFrame (the small tables the
+    SQL models aggregated), ``get(var)`` a dbt config value."""
     config = GlmConfig.from_vars(get)
-    families = ref("int_glm_families").df()
-    ratings = (
-        ref("int_glm_ratings")
-        .filter("on_scale")
-        .project(
-            "dimension, grader, grader_type, model, prompt_id as item, "
-            "prompt_id || '|' || model as unit, score, run_id"
-        )
-    )
+    families = to_pandas(ref("int_glm_families"))
+    # one rating per coder and unit, deduplicated in SQL; sorted here (SQL gives no
+    # order) because the agreement samples units in order of appearance
     agreement_rows = (
-        ratings.df()
-        .sort_values(["dimension", "grader", "unit", "run_id"])
-        .drop_duplicates(["dimension", "grader", "unit"])  # one rating per coder and unit
+        to_pandas(ref("int_glm_agreement_ratings"))
+        .sort_values(["dimension", "grader", "unit", "run_id"], kind="stable")
+        .reset_index(drop=True)
     )
     inputs = Inputs(
-        rating_counts=ref("int_glm_rating_counts").df(),
-        item_counts=ref("int_glm_item_counts").df(),
-        pairwise_counts=ref("int_glm_pairwise_counts").df(),
-        scales=ref("int_glm_scale_points").df(),
+        rating_counts=to_pandas(ref("int_glm_rating_counts")),
+        item_counts=to_pandas(ref("int_glm_item_counts")),
+        pairwise_counts=to_pandas(ref("int_glm_pairwise_counts")),
+        scales=to_pandas(ref("int_glm_scale_points")),
         families=dict(zip(families["name"], families["family"], strict=True)),
         agreement_rows=agreement_rows,
-        excluded=ref("int_glm_excluded").df(),
+        excluded=to_pandas(ref("int_glm_excluded")),
     )
     return shaped(run_glms(inputs, config), config.settings.ci_level)

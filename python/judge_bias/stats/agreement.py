@@ -50,6 +50,7 @@ ANNOTATOR_COLUMNS: dict[str, str] = {
 
 
 LABEL_BYTES = 9 * 80  # a human label pulled into pandas (9 columns as objects)
+LABEL_COUNT_BYTES = 9 * 80  # a row of int_annotator_label_counts in pandas (9 columns)
 
 
 COUNTERFACTUAL_COLUMNS: dict[str, str] = {
@@ -76,15 +77,17 @@ def frame(rows: list[dict[str, object]], columns: dict[str, str]) -> pd.DataFram
 
 
 def value_counts(
-    items: np.ndarray, values: np.ndarray
+    items: np.ndarray, values: np.ndarray, weights: np.ndarray | None = None
 ) -> tuple[scipy.sparse.csr_matrix, np.ndarray]:
     """Items x distinct values count matrix (krippendorff's value_counts, sparse: an
     item holds a few of the values) and the value domain; ``items`` are integer item
-    codes 0..n_items-1."""
+    codes 0..n_items-1; ``weights``: how many labels each (item, value) row stands
+    for (1 each when the rows are labels)."""
     domain, value_code = np.unique(values, return_inverse=True)
     n_items = int(items.max()) + 1 if items.size else 0
+    data = np.ones(items.size) if weights is None else np.asarray(weights, dtype=float)
     counts = scipy.sparse.csr_matrix(
-        (np.ones(items.size), (items, value_code.ravel())), shape=(n_items, domain.size)
+        (data, (items, value_code.ravel())), shape=(n_items, domain.size)
     )
     counts.sum_duplicates()
     return counts, domain
@@ -122,20 +125,34 @@ def krippendorff_alpha(counts: scipy.sparse.csr_matrix, domain: np.ndarray, leve
     return float(1.0 - (o * d).sum() / (e * d).sum())
 
 
-def annotator_agreement(labels: pd.DataFrame, item_cols: list[str]) -> dict[str, object]:
-    """Alpha at three levels and observed agreement over ``labels`` (one row per label,
-    with a ``score`` column; items are identified by ``item_cols``)."""
+def _weights(labels: pd.DataFrame) -> np.ndarray:
+    """Labels each row stands for: its ``n_labels`` (value counts), else 1 (a label)."""
+    if "n_labels" in labels:
+        return labels["n_labels"].to_numpy(dtype=float)
+    return np.ones(len(labels))
+
+
+def annotator_agreement(
+    labels: pd.DataFrame, item_cols: list[str], n_annotators: int | None = None
+) -> dict[str, object]:
+    """Alpha at three levels and observed agreement over ``labels``: one row per label
+    (with ``annotator_id``), or per item and value with the number of labels in
+    ``n_labels`` (then ``n_annotators`` is given); a ``score`` column; items are
+    identified by ``item_cols``."""
     labels = labels.dropna(subset=["score"])
     items = labels.groupby(item_cols, sort=False).ngroup().to_numpy()
     scores = labels["score"].to_numpy(dtype=float)
-    counts, domain = value_counts(items, scores)
+    weights = _weights(labels)
+    counts, domain = value_counts(items, scores, weights)
     n_per_item = np.asarray(counts.sum(axis=1)).ravel()
     pairable = n_per_item >= 2
     all_agree = np.asarray(counts.max(axis=1).todense()).ravel() == n_per_item
+    if n_annotators is None:
+        n_annotators = int(labels["annotator_id"].nunique())
     out: dict[str, object] = {
         "n_items": int(pairable.sum()),
-        "n_annotators": int(labels["annotator_id"].nunique()),
-        "n_labels": int(len(labels)),
+        "n_annotators": int(n_annotators),
+        "n_labels": int(round(weights.sum())),
         "observed_agreement": float(all_agree[pairable].mean()) if pairable.any() else None,
     }
     for level in LEVELS:
@@ -313,37 +330,95 @@ def judge_human_agreement(fct: pd.DataFrame) -> pd.DataFrame:
     return frame(rows, JUDGE_HUMAN_COLUMNS)
 
 
+def _weighted_mean(frame: pd.DataFrame, keys: list[str], value: str) -> pd.Series:
+    """Per ``keys``, the mean of ``value`` over labels (rows weighted by n_labels)."""
+    w = frame.assign(_w=_weights(frame), _wv=_weights(frame) * frame[value])
+    sums = w.groupby(keys)[["_wv", "_w"]].sum()
+    return sums["_wv"] / sums["_w"]
+
+
 def gold_agreement(labels: pd.DataFrame, gold: pd.DataFrame, item: list[str]) -> dict[str, object]:
     """Against expert (gold) labels: the gold range of an item is [min, max] of its
     expert scores; accuracy is the share of annotator labels inside it, and the
-    Spearman correlation pairs the annotators' and the experts' mean per item."""
+    Spearman correlation pairs the annotators' and the experts' mean per item.
+    Rows are labels, or values with their counts in ``n_labels``."""
     gold = gold.dropna(subset=["score"])
     if gold.empty:
         return {"n_gold_items": 0, "gold_accuracy": None, "gold_spearman": None}
-    ranges = gold.groupby(item)["score"].agg(["min", "max", "mean"])
+    ranges = gold.groupby(item)["score"].agg(["min", "max"])
+    ranges["mean"] = _weighted_mean(gold, item, "score")
     joined = labels.dropna(subset=["score"]).join(ranges, on=item, how="inner")
     inside = (joined["score"] >= joined["min"]) & (joined["score"] <= joined["max"])
-    means = joined.groupby(item).agg(annotators=("score", "mean"), gold=("mean", "first"))
+    weights = _weights(joined)
+    means = pd.DataFrame(
+        {
+            "annotators": _weighted_mean(joined, item, "score"),
+            "gold": joined.groupby(item)["mean"].first(),
+        }
+    )
+    # ranks on means rounded to 12 decimals: equal means (equal fractions of label
+    # sums) tie, whatever order their float sums were added in
     spearman = (
-        float(stats.spearmanr(means["annotators"], means["gold"]).statistic)
+        float(stats.spearmanr(means["annotators"].round(12), means["gold"].round(12)).statistic)
         if len(means) > 2
         else None
     )
     return {
         "n_gold_items": int(len(means)),
-        "gold_accuracy": float(inside.mean()) if len(joined) else None,
+        "gold_accuracy": float((inside * weights).sum() / weights.sum()) if len(joined) else None,
         "gold_spearman": spearman,
     }
 
 
+ANNOTATOR_COUNT_KEYS = [
+    "dimension", "prompt_id", "model", "is_expert", "is_pre_aggregated",
+    "human_score", "scale_min", "scale_max",
+]  # fmt: skip
+
+
+def annotator_label_counts(labels: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """From accepted label rows, what the SQL models int_annotator_label_counts and
+    int_annotator_ids compute: labels per (item, flags, score, scale) in
+    ``n_labels``, and the distinct (dimension, annotator_id) of the per-annotator
+    labels with a score (the rows route of ``annotator_agreement_table``)."""
+    flagged = labels.assign(
+        is_expert=(labels["role"] == "expert").to_numpy(dtype=bool),
+        is_pre_aggregated=(labels["n_aggregated"].fillna(1) > 1).to_numpy(dtype=bool),
+    )
+    counts = (
+        flagged.groupby(ANNOTATOR_COUNT_KEYS, dropna=False, sort=False)
+        .size()
+        .rename("n_labels")
+        .reset_index()
+    )
+    usable = ~flagged["is_expert"] & ~flagged["is_pre_aggregated"] & flagged["human_score"].notna()
+    annotators = flagged.loc[usable, ["dimension", "annotator_id"]].drop_duplicates()
+    return counts, annotators
+
+
 def annotator_agreement_table(labels: pd.DataFrame) -> pd.DataFrame:
+    """agreement_annotators from the accepted label rows of
+    int_human_annotations_checked (``annotator_agreement_from_counts`` on their
+    counts)."""
+    return annotator_agreement_from_counts(*annotator_label_counts(labels))
+
+
+def annotator_agreement_from_counts(counts: pd.DataFrame, annotators: pd.DataFrame) -> pd.DataFrame:
     """agreement_annotators: per dimension on the raw scores, and pooled ('all')
-    on the normalised scores. Pre-aggregated labels (n_aggregated > 1) are not
+    on the normalised scores, from the label counts per item and value
+    (int_annotator_label_counts) and the annotators per dimension
+    (int_annotator_ids). Pre-aggregated labels (n_aggregated > 1) are not
     per-annotator data: they are left out, and a dimension with nothing else says so."""
     item = ["prompt_id", "model", "dimension"]
-    experts = labels[labels["role"] == "expert"].rename(columns={"human_score": "score"})
-    labels = labels[labels["role"] != "expert"]
-    pre = labels["n_aggregated"].fillna(1) > 1
+    counts = counts.assign(
+        is_expert=counts["is_expert"].astype(bool),
+        is_pre_aggregated=counts["is_pre_aggregated"].astype(bool),
+        n_labels=counts["n_labels"].astype("int64"),
+        human_score=pd.to_numeric(counts["human_score"]).astype(float),
+    )
+    experts = counts[counts["is_expert"]].rename(columns={"human_score": "score"})
+    labels = counts[~counts["is_expert"]]
+    pre = labels["is_pre_aggregated"]
     usable = labels[~pre].rename(columns={"human_score": "score"})
     rows = []
     dims = sorted(labels["dimension"].unique())
@@ -355,14 +430,17 @@ def annotator_agreement_table(labels: pd.DataFrame) -> pd.DataFrame:
     for dimension in [*dims, "all"]:
         if dimension == "all":  # pooled over scales: normalised scores
             part, gold = normalised(usable), normalised(experts)
+            n_annotators = annotators["annotator_id"].nunique()
+            n_pre = labels.loc[pre, "n_labels"].sum()
         else:
             part = usable[usable["dimension"] == dimension]
             gold = experts[experts["dimension"] == dimension]
-        n_pre = int(
-            pre.sum() if dimension == "all" else (pre & (labels["dimension"] == dimension)).sum()
-        )
+            n_annotators = annotators.loc[
+                annotators["dimension"] == dimension, "annotator_id"
+            ].nunique()
+            n_pre = labels.loc[pre & (labels["dimension"] == dimension), "n_labels"].sum()
         row: dict[str, object] = {"dimension": dimension}
-        row |= annotator_agreement(part, item) if len(part) else {
+        row |= annotator_agreement(part, item, n_annotators) if len(part) else {
             "n_items": 0, "n_annotators": 0, "n_labels": 0, "observed_agreement": None,
             **{f"alpha_{lvl}": None for lvl in LEVELS},
         }  # fmt: skip
@@ -370,7 +448,7 @@ def annotator_agreement_table(labels: pd.DataFrame) -> pd.DataFrame:
         notes = []
         if n_pre:
             notes.append(
-                f"{n_pre} pre-aggregated labels (means of several annotators) left out: "
+                f"{int(n_pre)} pre-aggregated labels (means of several annotators) left out: "
                 "per-annotator labels are absent for them"
             )
         if row["n_items"] == 0:

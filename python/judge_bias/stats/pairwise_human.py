@@ -167,12 +167,18 @@ def logit_clustered(
 
 def cohens_kappa(a: np.ndarray, b: np.ndarray) -> float:
     """Cohen's kappa between two label vectors (closed form: (po - pe) / (1 - pe))."""
+    return cohens_kappa_table(a, b)
+
+
+def cohens_kappa_table(a: np.ndarray, b: np.ndarray, weights: np.ndarray | None = None) -> float:
+    """Cohen's kappa of label pairs (a[i], b[i]), each standing for ``weights[i]``
+    judgments (1 each when None): from (verdict, human verdict) counts."""
     labels, codes = np.unique(np.concatenate([a, b]), return_inverse=True)
     if len(a) == 0:
         return float("nan")
     k = len(labels)
     table = np.zeros((k, k))
-    np.add.at(table, (codes[: len(a)], codes[len(a) :]), 1.0)
+    np.add.at(table, (codes[: len(a)], codes[len(a) :]), 1.0 if weights is None else weights)
     table /= table.sum()
     po = np.trace(table)
     pe = table.sum(axis=1) @ table.sum(axis=0)

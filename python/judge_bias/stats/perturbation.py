@@ -80,7 +80,15 @@ PERTURBATION_BIAS_COLUMNS: dict[str, str] = {
     "notes": "string",
 }
 KEY = ["judge", "bias_type", "item_id", "run_id"]
+# the item sums' prefix of each rate (int_perturbation_item_sums: <prefix>_d, <prefix>_y)
+RATE_SUMS = {
+    "robustness": "robustness_rate",
+    "consistency": "consistency_rate",
+    "accuracy_original": "accuracy_original",
+    "accuracy_perturbed": "accuracy_perturbed",
+}
 PERTURBATION_ROW_BYTES = 8 * 80  # an accepted row pulled into pandas (8 columns as objects)
+PERTURBATION_SUM_BYTES = 16 * 80  # a row of int_perturbation_item_sums in pandas (16 columns)
 
 
 def _same(a_verdict: pd.Series, b_verdict: pd.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -117,20 +125,23 @@ def _wide(rows: pd.DataFrame) -> pd.DataFrame:
     return wide
 
 
-def _rate(wide: pd.DataFrame, usable: np.ndarray, value: np.ndarray, name: str) -> pd.DataFrame:
-    sums = pd.DataFrame(
+def _rate(sums: pd.DataFrame, name: str, rate: str) -> pd.DataFrame:
+    """``name``'s n, rate and clustered interval per judge x bias type from the item
+    sums: ``<rate>_y`` agreeing of ``<rate>_d`` comparable units per item."""
+    table = pd.DataFrame(
         {
-            "judge": wide["judge"],
-            "bias_type": wide["bias_type"],
-            "item": wide["item_id"],
-            "y": value.astype(float),
-            "d": 1.0,
+            "judge": sums["judge"],
+            "bias_type": sums["bias_type"],
+            "item": sums["item_id"],
+            "y": sums[f"{rate}_y"].to_numpy(dtype=float),
+            "d": sums[f"{rate}_d"].to_numpy(dtype=float),
         }
-    )[usable]
-    if sums.empty:
+    )
+    table = table[table["d"] > 0]
+    if table.empty:
         return pd.DataFrame(columns=[f"n_{name}", name, f"{name}_ci_low", f"{name}_ci_high"])
-    table = clustered_rates(sums, ["judge", "bias_type"], "item").drop(columns="n_eff")
-    return table.rename(
+    rates = clustered_rates(table, ["judge", "bias_type"], "item").drop(columns="n_eff")
+    return rates.rename(
         columns={
             "n": f"n_{name}",
             "rate": name,
@@ -154,16 +165,17 @@ def abs_interval(low: float, high: float) -> tuple[float, float]:
     return min(abs(low), abs(high)), max(abs(low), abs(high))
 
 
-def _error_rates(wide: pd.DataFrame, n_boot: int, seed: int, budget: Budget) -> pd.DataFrame:
-    both = wide[wide["score_original"].notna() & wide["score_perturbed"].notna()]
+def _error_rates(sums: pd.DataFrame, n_boot: int, seed: int, budget: Budget) -> pd.DataFrame:
+    """relative_change and error_rate per judge x bias type from the item sums (items
+    in item_id order: the bootstrap's draws are then the same on every engine)."""
+    both = sums[sums["n_scored"] > 0]
     rng = np.random.default_rng(seed)
     rows = []
     for (judge, bias_type), part in both.groupby(["judge", "bias_type"], sort=True):
-        item, _ = pd.factorize(part["item_id"])
-        n_items = int(item.max()) + 1
-        n = np.bincount(item, minlength=n_items).astype(float)
-        a = np.bincount(item, weights=part["score_original"].to_numpy(), minlength=n_items)
-        b = np.bincount(item, weights=part["score_perturbed"].to_numpy(), minlength=n_items)
+        n = part["n_scored"].to_numpy(dtype=float)
+        a = part["sum_score_original"].to_numpy(dtype=float)
+        b = part["sum_score_perturbed"].to_numpy(dtype=float)
+        n_items = len(part)
         mean_a, mean_b = a.sum() / n.sum(), b.sum() / n.sum()
         change = (mean_b - mean_a) / mean_a if mean_a != 0 else np.nan
         boot = np.empty(n_boot)
@@ -178,39 +190,83 @@ def _error_rates(wide: pd.DataFrame, n_boot: int, seed: int, budget: Budget) -> 
             low, high = np.percentile(boot, [2.5, 97.5])
         abs_low, abs_high = abs_interval(low, high) if np.isfinite(low) else (np.nan, np.nan)
         rows.append(
-            [judge, bias_type, len(part), mean_a, mean_b, change, low, high,
+            [judge, bias_type, int(n.sum()), mean_a, mean_b, change, low, high,
              abs(change), abs_low, abs_high]
         )  # fmt: skip
     return pd.DataFrame(rows, columns=ERROR_COLUMNS).set_index(["judge", "bias_type"])
+
+
+SUM_COLUMNS = [
+    "judge", "bias_type", "item_id", "n_units", "n_verdicts",
+    *(f"{rate}_{part}" for rate in RATE_SUMS for part in ("d", "y")),
+    "n_scored", "sum_score_original", "sum_score_perturbed",
+]  # fmt: skip
+
+
+def item_sums(rows: pd.DataFrame) -> pd.DataFrame:
+    """From the accepted int_perturbation_checked rows, what the SQL model
+    int_perturbation_item_sums computes: per judge x bias type x item, the units
+    comparable and agreeing for each rate, the units scored in both conditions
+    and their score sums, the verdicts given."""
+    if rows.empty:
+        return pd.DataFrame(columns=SUM_COLUMNS)
+    rows = rows.copy()
+    rows["run_id"] = rows["run_id"].fillna("1") if "run_id" in rows else "1"
+    wide = _wide(rows)
+    truth_o = wide["ground_truth_original"]
+    truth_p = wide["ground_truth_perturbed"].where(wide["ground_truth_perturbed"].notna(), truth_o)
+    flags = {
+        "robustness": _same(wide["verdict_original"], wide["verdict_perturbed"]),
+        "consistency": _same(wide["verdict_original"], wide["verdict_repeat"]),
+        "accuracy_original": _correct(wide["verdict_original"], truth_o),
+        "accuracy_perturbed": _correct(wide["verdict_perturbed"], truth_p),
+    }
+    scored = (wide["score_original"].notna() & wide["score_perturbed"].notna()).to_numpy()
+    units = pd.DataFrame(
+        {
+            "judge": wide["judge"],
+            "bias_type": wide["bias_type"],
+            "item_id": wide["item_id"],
+            "n_units": 1,
+            **{f"{rate}_{k}": v.astype(int) for rate, (d, y) in flags.items()
+               for k, v in (("d", d), ("y", y))},
+            "n_scored": scored.astype(int),
+            "sum_score_original": wide["score_original"].where(scored),
+            "sum_score_perturbed": wide["score_perturbed"].where(scored),
+        }
+    )  # fmt: skip
+    keys = ["judge", "bias_type", "item_id"]
+    sums = units.groupby(keys, sort=False).sum(min_count=1)
+    verdicts = rows.groupby(keys, sort=False)["verdict"].count().rename("n_verdicts")
+    return sums.join(verdicts).reset_index().reindex(columns=SUM_COLUMNS)
 
 
 def perturbation_bias(
     rows: pd.DataFrame, n_boot: int = 1000, seed: int = 20250101, budget: Budget | None = None
 ) -> pd.DataFrame:
     """The perturbation_bias table (judge x bias_type) from the accepted
-    int_perturbation_checked rows; see the module docstring. The bootstrap draws its
+    int_perturbation_checked rows (``perturbation_bias_from_sums`` on their
+    ``item_sums``); see the module docstring."""
+    return perturbation_bias_from_sums(item_sums(rows), n_boot, seed, budget)
+
+
+def perturbation_bias_from_sums(
+    sums: pd.DataFrame, n_boot: int = 1000, seed: int = 20250101, budget: Budget | None = None
+) -> pd.DataFrame:
+    """The perturbation_bias table (judge x bias_type) from the per-item sums of
+    int_perturbation_item_sums; see the module docstring. The bootstrap draws its
     replicates in batches within the memory ``budget``."""
     schema = PERTURBATION_BIAS_COLUMNS
-    if rows.empty:
+    if sums.empty:
         return pd.DataFrame(columns=list(schema)).astype(schema)
-    rows = rows.copy()
-    rows["run_id"] = rows["run_id"].fillna("1") if "run_id" in rows else "1"
-    wide = _wide(rows)
-    usable_rr, same_rr = _same(wide["verdict_original"], wide["verdict_perturbed"])
-    usable_cr, same_cr = _same(wide["verdict_original"], wide["verdict_repeat"])
-    truth_o = wide["ground_truth_original"]
-    truth_p = wide["ground_truth_perturbed"].where(wide["ground_truth_perturbed"].notna(), truth_o)
-    usable_ao, correct_o = _correct(wide["verdict_original"], truth_o)
-    usable_ap, correct_p = _correct(wide["verdict_perturbed"], truth_p)
-    n_items = rows.groupby(["judge", "bias_type"])["item_id"].nunique().rename("n_items")
+    # item_id order within each judge x bias type, whatever order SQL gave
+    sums = sums.sort_values(["judge", "bias_type", "item_id"], kind="stable")
+    n_items = sums.groupby(["judge", "bias_type"]).size().rename("n_items")
     table = pd.concat(
         [
             n_items,
-            _rate(wide, usable_rr, same_rr, "robustness_rate"),
-            _rate(wide, usable_cr, same_cr, "consistency_rate"),
-            _rate(wide, usable_ao, correct_o, "accuracy_original"),
-            _rate(wide, usable_ap, correct_p, "accuracy_perturbed"),
-            _error_rates(wide, n_boot, seed, budget or Budget()),
+            *(_rate(sums, name, rate) for rate, name in RATE_SUMS.items()),
+            _error_rates(sums, n_boot, seed, budget or Budget()),
         ],
         axis=1,
     )
@@ -218,7 +274,7 @@ def perturbation_bias(
         table[f"n_{rate}"] = table[f"n_{rate}"].fillna(0)
     table["n_error_rate"] = table["n_error_rate"].fillna(0)
     table.index.names = ["judge", "bias_type"]
-    has_verdict = rows.groupby(["judge", "bias_type"])["verdict"].apply(lambda v: v.notna().any())
+    has_verdict = sums.groupby(["judge", "bias_type"])["n_verdicts"].sum() > 0
     # numpy's stubs leave None out of ArrayLike; at runtime it is an object scalar (a null note).
     table["notes"] = np.where(  # type: ignore[call-overload]
         has_verdict.reindex(table.index).fillna(False), None, SCORE_ONLY_NOTE

@@ -1,0 +1,33 @@
+-- Per judge x dimension x prompt, each distinct pair of normalised scores (judge,
+-- human) of the positive frame with the ratings that have it: the contingency
+-- table of the correlations and the per-prompt totals of their design effect
+-- (agreement_judge_human), in SQL so that any engine computes it.
+with
+
+scored as (
+    select
+        judge,
+        dimension,
+        prompt_id,
+        judge_score_norm,
+        human_score_norm
+    from {{ ref('fct_judge_ratings') }}
+    where
+        framing = 'positive'
+        and judge_score_norm is not null
+        and human_score_norm is not null
+),
+
+final as (
+    select
+        judge,
+        dimension,
+        prompt_id,
+        judge_score_norm,
+        human_score_norm,
+        count(*) as n_rows
+    from scored
+    group by judge, dimension, prompt_id, judge_score_norm, human_score_norm
+)
+
+select * from final

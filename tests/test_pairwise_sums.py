@@ -1,0 +1,125 @@
+"""The pairwise marts from the SQL aggregates (int_pairwise_* models, what the dbt
+models read since issue 17) equal the same marts computed from the rows
+(pairwise_human.pairwise_bias_with_human, joint_bias, pairwise.perplexity_bins, the
+route the statistics tests check against statsmodels and hand counts)."""
+
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+
+from judge_bias.bench.pairwise import simulate_pairwise_rows
+from judge_bias.stats.pairwise import perplexity_bins
+from judge_bias.stats.pairwise_human import joint_bias, pairwise_bias_with_human
+from judge_bias.stats.pairwise_sums import (
+    joint_bias_from_cells,
+    pairwise_bias_from_aggregates,
+    perplexity_bins_from_cells,
+)
+from tests.sql_models import render
+
+AGGREGATES = [
+    "int_pairwise_prompt_sums",
+    "int_pairwise_logit_cells",
+    "int_pairwise_kappa_counts",
+    "int_pairwise_perplexity_cells",
+]
+
+
+def checked_rows(seed: int, n_rows: int = 6000, tie_prob: float = 0.1) -> pd.DataFrame:
+    """int_pairwise_checked-shaped rows: simulated judgments with ties, some kept as
+    invalid (their verdict as given), some rejected, human verdicts with ties and
+    gaps, missing lengths and p_first, repeated runs, unknown perplexities, a judge
+    with ties only."""
+    rng = np.random.default_rng(seed)
+    rows = simulate_pairwise_rows(n_rows, seed=seed, tie_prob=tie_prob, n_prompts=120)
+    rows = rows.drop(columns=[c for c in ("x_true",) if c in rows])
+    n = len(rows)
+    human = rows["human_verdict"].to_numpy(dtype=object)
+    human[rng.random(n) < 0.1] = "tie"
+    human[rng.random(n) < 0.1] = None
+    rows["human_verdict"] = human
+    rows.loc[rng.random(n) < 0.05, "length_first"] = np.nan
+    rows.loc[rng.random(n) < 0.2, "p_first"] = np.nan
+    rows.loc[rng.random(n) < 0.1, "perplexity_second"] = np.nan
+    # a second run of some judgments, same pair keys but for the run
+    again = rows.sample(frac=0.1, random_state=seed).copy()
+    again["run_id"] = "2"
+    again["pair_key"] = again["pair_key"].str.replace(r"\|1$", "|2", regex=True)
+    rows = pd.concat([rows, again], ignore_index=True)
+    rows["reject_code"] = None
+    rows["kept_as_invalid"] = False
+    invalid = rng.random(len(rows)) < 0.03
+    rows.loc[invalid, ["reject_code", "kept_as_invalid"]] = ["invalid_value", True]
+    rows.loc[invalid, "verdict"] = "[[C]]"
+    rejected = rng.random(len(rows)) < 0.02
+    rows.loc[rejected & ~invalid, "reject_code"] = "unknown_model"
+    ties_only = (
+        rows[rows["judge"] == "judge-d"]
+        .head(4)
+        .assign(judge="judge-t", verdict="tie", reject_code=None, kept_as_invalid=False)
+    )
+    ties_only["pair_key"] = ties_only["pair_key"] + "t"
+    return pd.concat([rows, ties_only], ignore_index=True)
+
+
+def aggregates(rows: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    con = duckdb.connect()
+    con.register("int_pairwise_checked", rows)
+    con.execute(f"create table int_pairwise_flags as {render('int_pairwise_flags')}")
+    # SQL gives rows in no fixed order: shuffle to prove the marts do not depend on it
+    return {
+        name: con.sql(render(name)).df().sample(frac=1.0, random_state=1).reset_index(drop=True)
+        for name in AGGREGATES
+    }
+
+
+def _equal(got: pd.DataFrame, ref: pd.DataFrame) -> None:
+    pd.testing.assert_frame_equal(
+        got.reset_index(drop=True), ref.reset_index(drop=True), atol=1e-12, rtol=1e-10
+    )
+
+
+@pytest.mark.parametrize(("seed", "own_pairs"), [(1, True), (2, True), (3, False)])
+def test_marts_from_aggregates_equal_the_marts_from_rows(seed: int, own_pairs: bool) -> None:
+    rows = checked_rows(seed)
+    if not own_pairs:  # LLMBar's shape: no pair holds a judge's own model
+        rows = rows.assign(is_self_first=False, is_self_second=False)
+    agg = aggregates(rows)
+    listed = rows[rows["reject_code"].isna() | rows["kept_as_invalid"]].assign(
+        verdict=lambda f: f["verdict"].where(~f["kept_as_invalid"], "invalid")
+    )
+    accepted = rows[rows["reject_code"].isna()]
+    bias = pairwise_bias_from_aggregates(
+        agg["int_pairwise_prompt_sums"], agg["int_pairwise_logit_cells"],
+        agg["int_pairwise_kappa_counts"],
+    )  # fmt: skip
+    ref = pairwise_bias_with_human(listed)
+    _equal(bias, ref)
+    assert bias["n_invalid"].sum() > 0 and bias["length_slope"].notna().any()
+    assert bias["kappa"].notna().any() and "judge-t" in set(bias["judge"])
+    assert (bias["opponent"] != "all").any() == own_pairs
+    marginal = ref.loc[ref["opponent"] == "all", ["judge", "self_preference_rate", "length_slope"]]
+    _equal(
+        joint_bias_from_cells(agg["int_pairwise_logit_cells"], marginal),
+        joint_bias(accepted, marginal),
+    )
+    _equal(
+        perplexity_bins_from_cells(agg["int_pairwise_perplexity_cells"]), perplexity_bins(accepted)
+    )
+    # the aggregates are smaller than the rows they stand for
+    assert len(agg["int_pairwise_prompt_sums"]) < len(rows) / 3
+
+
+def test_empty_aggregates_give_empty_typed_marts() -> None:
+    rows = checked_rows(3).iloc[:0]
+    agg = aggregates(rows)
+    bias = pairwise_bias_from_aggregates(
+        agg["int_pairwise_prompt_sums"], agg["int_pairwise_logit_cells"],
+        agg["int_pairwise_kappa_counts"],
+    )  # fmt: skip
+    _equal(bias, pairwise_bias_with_human(rows))
+    _equal(joint_bias_from_cells(agg["int_pairwise_logit_cells"]), joint_bias(rows))
+    assert perplexity_bins_from_cells(agg["int_pairwise_perplexity_cells"]).empty

@@ -1,0 +1,130 @@
+"""The SQL aggregates the Python models read (issue 17) give on a local Spark session
+what they give on DuckDB, and what Spark gives reaches pandas through
+warehouse.frames (a real Spark DataFrame's toPandas)."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+
+from judge_bias.warehouse.frames import count_rows, to_pandas
+from tests.sql_models import model_relation, render
+from tests.test_agreement import _checked_labels
+from tests.test_pairwise_sums import checked_rows
+from tests.test_perturbation import awkward_rows
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("java") is None or importlib.util.find_spec("pyspark") is None,
+    reason="needs java and pyspark (make spark)",
+)
+
+
+def _perturbation() -> pd.DataFrame:
+    rows = awkward_rows()
+    return rows.assign(run_id=rows["run_id"].fillna("1"), reject_code=None, reject_reason=None)
+
+
+def _fct() -> pd.DataFrame:
+    rng = np.random.default_rng(3)
+    n = 400
+    return pd.DataFrame(
+        {
+            "judge": rng.choice(["j1", "j2"], n),
+            "dimension": rng.choice(["d1", "d2"], n),
+            "prompt_id": rng.choice([f"p{i}" for i in range(30)], n),
+            "framing": rng.choice(["positive", "inverted"], n, p=[0.8, 0.2]),
+            "judge_score_norm": np.where(rng.random(n) < 0.1, np.nan, rng.integers(0, 5, n) / 4),
+            "human_score_norm": rng.integers(0, 9, n) / 8,
+        }
+    )
+
+
+def _glm_ratings() -> pd.DataFrame:
+    rng = np.random.default_rng(4)
+    n = 300
+    return pd.DataFrame(
+        {
+            "dimension": rng.choice(["d1", "d2"], n),
+            "grader": rng.choice(["g1", "g2", "ann"], n),
+            "grader_type": "llm",
+            "model": rng.choice(["m1", "m2"], n),
+            "prompt_id": rng.choice([f"p{i}" for i in range(20)], n),
+            "run_id": rng.choice(["1", "2", "10"], n),
+            "score": rng.integers(1, 6, n).astype(float),
+            "on_scale": rng.random(n) < 0.9,
+        }
+    )
+
+
+# each new SQL model with the input frames its refs name
+MODELS = {
+    "int_perturbation_item_sums": {"int_perturbation_checked": _perturbation},
+    "int_annotator_label_counts": {"int_human_annotations_checked": _checked_labels},
+    "int_annotator_ids": {"int_human_annotations_checked": _checked_labels},
+    "int_agreement_judge_human_pairs": {"fct_judge_ratings": _fct},
+    "int_glm_agreement_ratings": {"int_glm_ratings": _glm_ratings},
+    **{
+        f"int_pairwise_{name}": {"int_pairwise_checked": lambda: checked_rows(5, n_rows=2000)}
+        for name in ("prompt_sums", "logit_cells", "kappa_counts", "perplexity_cells")
+    },
+}
+# SQL models the aggregates read (views on Spark, tables on DuckDB)
+PREREQUISITES = {name: ["int_pairwise_flags"] for name in MODELS if "pairwise" in name}
+
+
+@pytest.fixture(scope="module")
+def spark(tmp_path_factory: pytest.TempPathFactory):
+    from judge_bias.warehouse.spark import start_session
+
+    session = start_session(tmp_path_factory.mktemp("spark"))
+    yield session
+    session.stop()
+
+
+def _view(spark, name: str, frame: pd.DataFrame, folder: Path) -> None:
+    """``frame`` as Spark temp view ``name``, through Parquet (text as strings, so a
+    column of nulls keeps its type)."""
+    typed = frame.copy()
+    for column in typed.columns:
+        if typed[column].dtype == object:
+            typed[column] = typed[column].astype("string")
+    path = folder / f"{name}.parquet"
+    typed.to_parquet(path, index=False)
+    spark.read.parquet(str(path)).createOrReplaceTempView(name)
+
+
+def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
+    frame = frame.copy()
+    for column in frame.columns:
+        if frame[column].dtype == object or str(frame[column].dtype) == "string":
+            frame[column] = frame[column].astype(object).where(frame[column].notna(), None)
+    return frame.sort_values(list(frame.columns), na_position="last").reset_index(drop=True)
+
+
+@pytest.mark.parametrize("model", list(MODELS))
+def test_aggregate_is_the_same_on_spark_and_duckdb(spark, model: str, tmp_path: Path) -> None:
+    inputs = {name: make() for name, make in MODELS[model].items()}
+    duck = model_relation(duckdb.connect(), model, inputs).df()
+    for name, frame in inputs.items():
+        _view(spark, name, frame, tmp_path)
+    for name in PREREQUISITES.get(model, []):
+        spark.sql(render(name)).createOrReplaceTempView(name)
+    relation = spark.sql(render(model))
+    assert count_rows(relation) == len(duck) > 0
+    got = to_pandas(relation)
+    assert list(got.columns) == list(duck.columns)
+    duck, got = _sorted(duck), _sorted(got)
+    for column in duck.columns:
+        a, b = duck[column], got[column]
+        if pd.api.types.is_numeric_dtype(a) and not pd.api.types.is_bool_dtype(a):
+            np.testing.assert_allclose(
+                b.astype(float), a.astype(float), rtol=1e-12, atol=1e-12, err_msg=column
+            )
+        else:
+            assert a.astype(object).tolist() == b.astype(object).tolist(), column

@@ -53,7 +53,9 @@ def test_d_elpd_se_equals_arviz_compare_on_rows():
     assert ours > 0
 
 
-def test_glm_fits_says_not_requested_when_off():
+def test_glm_fits_says_not_requested_when_off(tmp_path, monkeypatch):
+    cache = tmp_path / "jax-cache"
+    monkeypatch.setenv("JUDGE_BIAS_JAX_CACHE", str(cache))
     empty = pd.DataFrame(columns=["dimension", "grader", "grader_type", "model", "score", "n"])
     inputs = Inputs(
         rating_counts=pd.DataFrame(
@@ -78,3 +80,4 @@ def test_glm_fits_says_not_requested_when_off():
     assert set(fits["status"]) == {"not requested"}
     assert {"grader_model", "items", "pairwise"} <= set(fits["model"])
     assert fits["notes"].str.contains("glm_models").all()
+    assert not cache.exists()  # no GLM asked for: no compilation cache made

@@ -11,7 +11,7 @@ the model (or None). Add a model: one ``@register`` function returning a spec.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import jax.numpy as jnp
@@ -55,6 +55,9 @@ class ModelSpec:
     # the sampler's parameterisation chosen from the data (None: one
     # parameterisation); part of the compiled shape
     variant: Callable[[CountData], Variant] | None = None
+    # group scales held at 1 while the start is optimised (``FlatModel.laplace``):
+    # the item model's joint mode is degenerate (a scale at 0 or infinity)
+    hold_at_start: tuple[str, ...] = ()
 
     def numpyro_model(self, data: CountData, priors: Priors) -> Callable[..., None]:
         """The numpyro model of the groups, each likelihood term scaled by its count.
@@ -77,9 +80,22 @@ class ModelSpec:
         logp = ordinal_log_probs(eta, p["cutpoints"])
         return jnp.take_along_axis(logp, jnp.broadcast_to(y, eta.shape)[..., None], axis=-1)[..., 0]
 
-    def group_log_lik(self, draws: Params, data: CountData) -> jnp.ndarray:
-        """Log-likelihood of one row of each group under each draw: (draws, groups)."""
-        return self._log_lik(draws, data.codes, jnp.asarray(data.y))
+    def group_log_lik(
+        self, draws: Params, data: CountData, groups: slice = slice(None)
+    ) -> jnp.ndarray:
+        """Log-likelihood of one row of each group (of the ``groups`` slice)
+        under each draw: (draws, groups)."""
+        codes = {k: v[groups] for k, v in data.codes.items()}
+        return self._log_lik(draws, codes, jnp.asarray(data.y[groups]))
+
+    def group_log_lik_chunks(
+        self, draws: Params, data: CountData, size: int
+    ) -> Iterator[np.ndarray]:
+        """``group_log_lik`` ``size`` groups at a time, in group order: the
+        whole (draws x groups) matrix is never held."""
+        on_device = {k: jnp.asarray(v) for k, v in draws.items()}
+        for start in range(0, data.n_groups, size):
+            yield np.asarray(self.group_log_lik(on_device, data, slice(start, start + size)))
 
 
 MODELS: dict[str, ModelSpec] = {}
@@ -124,15 +140,16 @@ def sum_to_zero_matrix(name: str, n1: int, n2: int, priors: Priors) -> jnp.ndarr
     return numpyro.deterministic(name, full)
 
 
-def cutpoints(num_classes: int, priors: Priors, active=None) -> jnp.ndarray:
+def cutpoints(num_classes: int, priors: Priors, active=None, first=None) -> jnp.ndarray:
     """The ordered cutpoints. ``active`` (a data value: the dimension's own
     number of classes, <= num_classes) lets dimensions with shorter scales
     share one compiled sampler: cutpoints past the dimension's last one sit 30
     logits above it (class probabilities beyond the scale ~1e-13), so their
     gaps keep only their prior and are dropped after sampling (fit.run_batch)."""
-    first = numpyro.sample(
-        "first_cutpoint", dist.Normal(priors.first_cutpoint_loc, priors.first_cutpoint_scale)
-    )
+    if first is None:
+        first = numpyro.sample(
+            "first_cutpoint", dist.Normal(priors.first_cutpoint_loc, priors.first_cutpoint_scale)
+        )
     if num_classes <= 2:
         return numpyro.deterministic("cutpoints", jnp.reshape(first, (1,)))
     gaps = numpyro.sample(
@@ -186,11 +203,26 @@ def _ordinal(
     """An ordered-logistic model: intercept + ``terms`` + cutpoints, and the
     linear predictor intercept + each of ``eta_terms``, summed left to right."""
 
+    offset = bool(sampler.pop("offset_cutpoints", False))
+
     def params(d: CountData, pr: Priors, c: dict) -> Params:
+        b0 = intercept(pr)
+        first = None
+        if offset:
+            # sampled as the offset v = c_1 - intercept, v | intercept ~
+            # Normal(loc - intercept, scale): the same joint density as c_1 ~
+            # Normal(loc, scale), but the likelihood sees v alone, so the
+            # intercept is no longer 0.99 correlated with every cutpoint (a
+            # diagonal mass matrix, used above DENSE_MASS_MAX, cannot follow that)
+            v = numpyro.sample(
+                "first_cutpoint_offset",
+                dist.Normal(pr.first_cutpoint_loc - b0, pr.first_cutpoint_scale),
+            )
+            first = b0 + v
         return {
-            "intercept": intercept(pr),
+            "intercept": b0,
             **terms(d, pr, c),
-            "cutpoints": cutpoints(d.num_classes, pr, c.get("num_classes")),
+            "cutpoints": cutpoints(d.num_classes, pr, c.get("num_classes"), first),
         }
 
     def predictor(p: Params, c: dict) -> jnp.ndarray:
@@ -341,26 +373,87 @@ def hierarchical() -> ModelSpec:
     )
 
 
+# An item (or grader x item cell) with at least this many ratings has its
+# effect pinned by its own data (posterior sd about 2 / sqrt(n) <= 0.4 logits
+# at 25), and is sampled centred; below it, non-centred. The demo has 54
+# ratings per item and 6 per grader x item cell: centred items, non-centred
+# cells (README "GLM speed").
+ITEM_CENTRED_MIN_RATINGS = 25
+
+
+def _fewest(d: CountData, *factors: str) -> int:
+    """The fewest ratings of any combination of ``factors`` seen in the data."""
+    if not d.n_groups:
+        return 0
+    keys = np.zeros(d.n_groups, dtype=np.int64)
+    for f in factors:
+        keys = keys * d.count(f) + d.codes[f]
+    _, inverse = np.unique(keys, return_inverse=True)
+    return int(np.bincount(inverse, weights=d.n).min())
+
+
+def item_parameterisation(d: CountData) -> Variant:
+    """Item effects and grader x item effects each sampled centred when every
+    item (cell) has >= ITEM_CENTRED_MIN_RATINGS ratings, else non-centred: the
+    same posterior either way, only the sampler's geometry differs."""
+    parts, notes = [], []
+    for label, factors in (("item", ("item",)), ("grader x item", ("grader", "item"))):
+        fewest = _fewest(d, *factors)
+        centred = fewest >= ITEM_CENTRED_MIN_RATINGS
+        parts.append("c" if centred else "n")
+        notes.append(
+            f"{label} effects sampled {'centred' if centred else 'non-centred'} (fewest "
+            f"{fewest} ratings per {label}, {'>=' if centred else '<'} "
+            f"{ITEM_CENTRED_MIN_RATINGS})"
+        )
+    return Variant("".join(parts), "; ".join(notes))
+
+
+def _scaled(name: str, scale: jnp.ndarray, shape: tuple[int, ...], centred: bool) -> jnp.ndarray:
+    """Effects ~ Normal(0, scale) (``scale`` broadcast to ``shape``), sampled
+    centred or as scale x Normal(0, 1) (non-centred)."""
+    scale = jnp.broadcast_to(scale, shape)
+    if centred:
+        return numpyro.sample(name, dist.Normal(jnp.zeros(shape), scale).to_event(len(shape)))
+    raw = numpyro.sample(f"{name}_raw", dist.Normal(jnp.zeros(shape), 1.0).to_event(len(shape)))
+    return numpyro.deterministic(name, scale * raw)
+
+
+def _zero_sum_scaled(name: str, scale: jnp.ndarray, n: int, centred: bool) -> jnp.ndarray:
+    """n effects ~ Normal(0, scale) given that they sum to zero (numpyro's
+    ZeroSumNormal: effect coding, as the paper codes items, with a
+    hierarchical scale), sampled centred or as scale x ZeroSumNormal(1)."""
+    if centred:
+        return numpyro.sample(name, dist.ZeroSumNormal(scale, event_shape=(n,)))
+    raw = numpyro.sample(f"{name}_raw", dist.ZeroSumNormal(1.0, event_shape=(n,)))
+    return numpyro.deterministic(name, scale * raw)
+
+
 @register
 def items() -> ModelSpec:
     """Eq. 4: + item effects and grader x item interactions, both hierarchical
-    (non-centred normals with HalfCauchy scales) so thousands of items stay
-    tractable; HiBayes codes them as fixed effects, which a few items allow."""
+    so thousands of items stay tractable: item effects ~ Normal(0, item_sigma)
+    and each grader's item interactions ~ Normal(0, grader_item_sigmas[grader])
+    (one scale per grader: a grader may be noisier item by item than another),
+    HalfCauchy scales; each term centred or non-centred by its ratings
+    (``item_parameterisation``). HiBayes codes both as fixed effects, which a
+    few items allow."""
 
     def terms(d: CountData, pr: Priors, c: dict) -> Params:
         g, i = d.count("grader"), d.count("item")
+        variant = item_parameterisation(d).name
         item_sd = numpyro.sample("item_sigma", dist.HalfCauchy(pr.item_sigma_scale))
-        gi_sd = numpyro.sample("grader_item_sigma", dist.HalfCauchy(pr.item_sigma_scale))
-        item_raw = numpyro.sample("item_raw", _normal(0.0, 1.0, i))
-        gi_raw = numpyro.sample("grader_item_raw", _normal(0.0, 1.0, g * i))
+        gi_sd = numpyro.sample(
+            "grader_item_sigmas", dist.HalfCauchy(pr.item_sigma_scale).expand([g])
+        )
         return {
             "grader_effects": effect_coded("grader_effects", g, pr),
             "model_effects": effect_coded("model_effects", d.count("model"), pr),
             "item_sigma": item_sd,
-            "grader_item_sigma": gi_sd,
-            "item_effects": numpyro.deterministic("item_effects", item_sd * item_raw),
-            "grader_item_effects": numpyro.deterministic(
-                "grader_item_effects", (gi_sd * gi_raw).reshape(g, i)
+            "grader_item_sigmas": gi_sd,
+            "item_effects": _zero_sum_scaled("item_effects", item_sd, i, variant[0] == "c"),
+            "grader_item_effects": _scaled(
+                "grader_item_effects", gi_sd[:, None], (g, i), variant[1] == "c"
             ),
         }
 
@@ -383,15 +476,47 @@ def items() -> ModelSpec:
             "grader_effects",
             "model_effects",
             "item_sigma",
-            "grader_item_sigma",
+            "grader_item_sigmas",
             "item_effects",
             "grader_item_effects",
         ),  # fmt: skip
         adapt_warmup=600,
+        variant=item_parameterisation,
+        offset_cutpoints=True,
+        hold_at_start=("item_sigma", "grader_item_sigmas"),
     )
 
 
 # -- pairwise models ----------------------------------------------------------
+
+
+# The grader length slopes ~ Normal(mu, sigma) are sampled centred only when
+# there are at least this many graders, each with >= CENTRED_MIN_RATINGS
+# verdicts; with fewer graders sigma is barely identified, its posterior
+# reaches near 0 and the centred slopes make a funnel (3 graders: 1-13
+# divergent transitions of 2,000 on the planted data), so they are sampled
+# non-centred, mu + sigma x Normal(0, 1): the same posterior.
+SLOPES_CENTRED_MIN_GRADERS = 8
+
+
+def slope_parameterisation(d: CountData) -> Variant:
+    """``centred`` with >= SLOPES_CENTRED_MIN_GRADERS graders each with >=
+    CENTRED_MIN_RATINGS verdicts, else ``non-centred``."""
+    graders = d.count("grader")
+    per_grader = np.bincount(d.codes["grader"], weights=d.n, minlength=graders)
+    fewest = int(per_grader.min()) if len(per_grader) else 0
+    if graders >= SLOPES_CENTRED_MIN_GRADERS and fewest >= CENTRED_MIN_RATINGS:
+        return Variant(
+            "centred",
+            f"grader length slopes sampled centred ({graders} graders >= "
+            f"{SLOPES_CENTRED_MIN_GRADERS}, fewest {fewest} verdicts)",
+        )
+    return Variant(
+        "non-centred",
+        f"grader length slopes sampled non-centred ({graders} graders, fewest {fewest} "
+        f"verdicts; centred needs >= {SLOPES_CENTRED_MIN_GRADERS} graders with >= "
+        f"{CENTRED_MIN_RATINGS}); same posterior as the centred Normal(mu, sigma)",
+    )
 
 
 def _pairwise(with_length: bool) -> ModelSpec:
@@ -413,9 +538,13 @@ def _pairwise(with_length: bool) -> ModelSpec:
             )
             sd = numpyro.sample("length_slope_sigma", dist.HalfNormal(pr.length_slope_sigma_scale))
             p["length_slope_mean"], p["length_slope_sigma"] = mu, sd
-            p["grader_length_slopes"] = numpyro.sample(
-                "grader_length_slopes", dist.Normal(mu, sd).expand([d.count("grader")])
-            )
+            g = d.count("grader")
+            if slope_parameterisation(d).name == "centred":
+                slopes = numpyro.sample("grader_length_slopes", dist.Normal(mu, sd).expand([g]))
+            else:
+                raw = numpyro.sample("grader_length_slopes_raw", _normal(0.0, 1.0, g))
+                slopes = numpyro.deterministic("grader_length_slopes", mu + sd * raw)
+            p["grader_length_slopes"] = slopes
         return p
 
     def predictor(p: Params, c: dict) -> jnp.ndarray:
@@ -446,6 +575,7 @@ def _pairwise(with_length: bool) -> ModelSpec:
         ("grader_effects",),
         unsupported,
         effects,
+        variant=slope_parameterisation if with_length else None,
     )
 
 

@@ -28,7 +28,6 @@ AXES: dict[str, tuple[str, ...]] = {
     "grader_item_effects": ("grader", "item"),
     "pair_effects": ("pair",),
     "grader_length_slopes": ("grader",),
-    "grader_item_sigmas": ("grader",),
     "cutpoints": ("cutpoint",),
 }
 TERM_TYPES = {
@@ -40,7 +39,7 @@ TERM_TYPES = {
     "grader_type_sigmas": "grader_type_sd",
     "grader_model_effects": "grader_model",
     "item_sigma": "item_sd",
-    "grader_item_sigmas": "grader_item_sd",
+    "grader_item_sigma": "grader_item_sd",
     "item_effects": "item",
     "grader_item_effects": "grader_item",
     "cutpoints": "cutpoint",

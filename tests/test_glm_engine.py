@@ -295,18 +295,19 @@ def row_level_pairwise(rows: pd.DataFrame, priors: Priors, effect_coded_pairs: b
     return model
 
 
-@pytest.mark.parametrize("branch", ["non-centred", "centred"])
+@pytest.mark.parametrize("branch", ["centred", "non-centred"])
 def test_pairwise_count_posterior_equals_row_level(branch, monkeypatch):
-    """Three graders: the count model's slopes are non-centred
-    (``slope_parameterisation``); forced centred as well. Either way its
-    posterior equals the row-level model's, whose slopes are centred."""
+    """Three graders with 240 verdicts each: the count model's slopes are
+    centred (``slope_parameterisation``); non-centred when the threshold is
+    raised over 240. Either way its posterior equals the row-level model's,
+    whose slopes are centred."""
     rows = simulated_pairs()
     counts = pairwise_counts_from_rows(rows)
     data = pairwise_counts(counts)
     assert data.pair_coding == "free" and data.n_obs == len(rows)
     assert data.n_groups < len(rows)  # the three graders of a prompt share x
-    if branch == "centred":
-        monkeypatch.setattr(glm_models, "SLOPES_CENTRED_MIN_GRADERS", 1)
+    if branch == "non-centred":
+        monkeypatch.setattr(glm_models, "SLOPES_CENTRED_MIN_VERDICTS", 1000)
     assert glm_models.slope_parameterisation(data).name == branch
     counted = run(MODELS["pairwise"], data, Priors(), SETTINGS)
     assert counted.notes and f"sampled {branch}" in counted.notes[0]

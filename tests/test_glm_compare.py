@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from judge_bias.glm import GlmConfig, Inputs, run_glms
-from judge_bias.glm.compare import d_elpd_se, pointwise_loo
+from judge_bias.glm.compare import criteria, d_elpd_se, pointwise, pointwise_loo
 
 
 def test_d_elpd_se_equals_arviz_compare_on_rows():
@@ -53,7 +53,9 @@ def test_d_elpd_se_equals_arviz_compare_on_rows():
     assert ours > 0
 
 
-def test_glm_fits_says_not_requested_when_off():
+def test_glm_fits_says_not_requested_when_off(tmp_path, monkeypatch):
+    cache = tmp_path / "jax-cache"
+    monkeypatch.setenv("JUDGE_BIAS_JAX_CACHE", str(cache))
     empty = pd.DataFrame(columns=["dimension", "grader", "grader_type", "model", "score", "n"])
     inputs = Inputs(
         rating_counts=pd.DataFrame(
@@ -78,3 +80,23 @@ def test_glm_fits_says_not_requested_when_off():
     assert set(fits["status"]) == {"not requested"}
     assert {"grader_model", "items", "pairwise"} <= set(fits["model"])
     assert fits["notes"].str.contains("glm_models").all()
+    assert not cache.exists()  # no GLM asked for: no compilation cache made
+
+
+def test_chunked_pointwise_terms_equal_arviz_loo_and_waic_on_the_whole_matrix():
+    """PSIS in chunks of groups (as runner does for the item model): the
+    per-group terms and the totals equal ArviZ's loo / waic on the whole
+    (draws x groups) matrix, whatever the chunk size."""
+    rng = np.random.default_rng(3)
+    ll = rng.normal(-1.2, 0.4, (2, 500, 37)) - rng.gamma(1.0, 0.3, (1, 1, 37))
+    flat = ll.reshape(1000, 37)
+    ref = az.loo(az.from_dict(log_likelihood={"y": ll}), pointwise=True, reff=1.0)
+    ref_waic = az.waic(az.from_dict(log_likelihood={"y": ll}))
+    for size in (1, 5, 37):
+        chunks = (flat[:, a : a + size] for a in range(0, 37, size))
+        terms = pointwise(chunks, 1.0)
+        np.testing.assert_allclose(terms["loo_i"], ref.loo_i.values, rtol=1e-6)
+        np.testing.assert_allclose(terms["k"], ref.pareto_k.values, rtol=1e-6, atol=1e-9)
+        ic = criteria(terms, np.ones(37), 1000)
+        assert abs(ic["elpd_loo"] - ref.elpd_loo) < 1e-6
+        assert abs(ic["elpd_waic"] - ref_waic.elpd_waic) < 1e-6

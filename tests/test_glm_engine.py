@@ -32,6 +32,7 @@ from judge_bias.glm import (
     relative_efficiency,
     run,
 )
+from judge_bias.glm import models as glm_models
 from judge_bias.glm.likelihood import ordinal_log_probs
 
 Z = 4.0
@@ -294,13 +295,23 @@ def row_level_pairwise(rows: pd.DataFrame, priors: Priors, effect_coded_pairs: b
     return model
 
 
-def test_pairwise_count_posterior_equals_row_level():
+@pytest.mark.parametrize("branch", ["centred", "non-centred"])
+def test_pairwise_count_posterior_equals_row_level(branch, monkeypatch):
+    """Three graders with 240 verdicts each: the count model's slopes are
+    centred (``slope_parameterisation``); non-centred when the threshold is
+    raised over 240. Either way its posterior equals the row-level model's,
+    whose slopes are centred."""
     rows = simulated_pairs()
     counts = pairwise_counts_from_rows(rows)
     data = pairwise_counts(counts)
     assert data.pair_coding == "free" and data.n_obs == len(rows)
     assert data.n_groups < len(rows)  # the three graders of a prompt share x
+    if branch == "non-centred":
+        monkeypatch.setattr(glm_models, "SLOPES_CENTRED_MIN_VERDICTS", 1000)
+    assert glm_models.slope_parameterisation(data).name == branch
     counted = run(MODELS["pairwise"], data, Priors(), SETTINGS)
+    assert counted.notes and f"sampled {branch}" in counted.notes[0]
+    assert counted.divergences <= 2, counted.divergences
     by_row = sample_rows(row_level_pairwise(rows, Priors()), SETTINGS)
     names = ["intercept", "pair_effects", "grader_effects", "length_slope_mean",
              "grader_length_slopes"]  # fmt: skip

@@ -152,13 +152,19 @@ def thresholds(fit) -> dict:
     }
 
 
+def fitted(rows: pd.DataFrame, model: str):
+    """The count data of ``rows`` and ``model`` fitted on it with weak priors."""
+    data = ordinal_counts(ordinal_counts_from_rows(rows), SCALE, "Faithfulness")
+    fit = run(MODELS[model], data, WEAK, SETTINGS)
+    assert fit.divergences <= MAX_DIVERGENCES
+    return data, fit
+
+
 @needs_shared
 @pytest.mark.shared
 def test_grader_type_equals_ordered_logit_mle(faithfulness):
     rows = faithfulness
-    data = ordinal_counts(ordinal_counts_from_rows(rows), SCALE, "Faithfulness")
-    fit = run(MODELS["grader_type"], data, WEAK, SETTINGS)
-    assert fit.divergences <= MAX_DIVERGENCES
+    data, fit = fitted(rows, "grader_type")
     types, models = data.levels["grader_type"], data.levels["model"]
     exog = pd.concat(
         [sum_coded(rows["grader_type"], "type"), sum_coded(rows["model"], "model")], axis=1
@@ -176,24 +182,18 @@ def test_grader_type_equals_ordered_logit_mle(faithfulness):
 @pytest.mark.shared
 def test_grader_model_equals_ordered_logit_mle(faithfulness):
     rows = faithfulness
-    data = ordinal_counts(ordinal_counts_from_rows(rows), SCALE, "Faithfulness")
-    fit = run(MODELS["grader_model"], data, WEAK, SETTINGS)
-    assert fit.divergences <= MAX_DIVERGENCES
+    data, fit = fitted(rows, "grader_model")
     graders, models = data.levels["grader"], data.levels["model"]
     g, m = sum_coded(rows["grader"], "grader"), sum_coded(rows["model"], "model")
     exog = pd.concat([g, m, products(g, m)], axis=1)
-    inter = fit.flat(("grader_model_effects",))["grader_model_effects"]
     ours = {
         **posterior(fit, "grader_effects", [f"grader[{x}]" for x in graders]),
         **posterior(fit, "model_effects", [f"model[{x}]" for x in models]),
-        **{
-            f"grader[{graders[i]}]:model[{models[j]}]": (
-                float(inter[:, i, j].mean()),
-                float(inter[:, i, j].std()),
-            )
-            for i in range(len(graders))
-            for j in range(len(models))
-        },
+        **posterior(
+            fit,
+            "grader_model_effects",
+            [f"grader[{x}]:model[{y}]" for x in graders for y in models],
+        ),
         **thresholds(fit),
     }
     mle = ordinal_mle(rows, exog, ours)

@@ -12,6 +12,7 @@ PSIS runs once per group instead of once per row. The relative efficiency
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterable
 
 import arviz as az
 import numpy as np
@@ -40,22 +41,42 @@ def _weighted_se(values: np.ndarray, n: np.ndarray) -> float:
     return float(np.sqrt(total * np.sum(n * (values - mean) ** 2) / total))
 
 
-def information_criteria(log_lik: np.ndarray, n: np.ndarray, reff: float) -> dict[str, float]:
-    """elpd_loo, its se, p_loo, Pareto k summary, elpd_waic, its se, p_waic.
+# the pointwise log-likelihood is computed and PSIS-smoothed this many bytes
+# (float64, draws x groups) at a time: the item model on 2,000 prompts has
+# 108k groups, 1.7 GB per copy of the whole (draws x groups) matrix
+CHUNK_BYTES = 32 * 2**20
 
-    ``log_lik``: (draws, groups), one row's log-likelihood per group; ``n``:
-    rows per group.
-    """
-    ll = np.asarray(log_lik, dtype=np.float64).T  # (groups, draws)
-    s = ll.shape[1]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the Pareto k are reported, not warned
-        log_w, k = az.psislw(-ll, reff)
-    loo_i = logsumexp(log_w + ll, axis=1)
-    lppd_i = logsumexp(ll, axis=1) - np.log(s)
-    var_i = ll.var(axis=1)
+
+def chunk_groups(n_draws: int, num_classes: int = 2) -> int:
+    """Groups per chunk: CHUNK_BYTES of log-likelihood, counting the (draws x
+    groups x classes) class log-probabilities the ordinal likelihood makes."""
+    return max(1, CHUNK_BYTES // (8 * n_draws * (num_classes + 4)))
+
+
+def pointwise(log_lik_chunks: Iterable[np.ndarray], reff: float) -> dict[str, np.ndarray]:
+    """Per group, from (draws, groups) log-likelihood chunks taken in group
+    order: one row's PSIS-LOO elpd (loo_i), log pointwise predictive density
+    (lppd_i), WAIC penalty (var_i) and Pareto k. PSIS smooths each group's
+    importance ratios on their own, so chunking changes nothing."""
+    parts: dict[str, list[np.ndarray]] = {"loo_i": [], "lppd_i": [], "var_i": [], "k": []}
+    for chunk in log_lik_chunks:
+        ll = np.asarray(chunk, dtype=np.float64).T  # (groups, draws)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the Pareto k are reported, not warned
+            log_w, k = az.psislw(-ll, reff)
+        parts["loo_i"].append(logsumexp(log_w + ll, axis=1))
+        parts["lppd_i"].append(logsumexp(ll, axis=1) - np.log(ll.shape[1]))
+        parts["var_i"].append(ll.var(axis=1))
+        parts["k"].append(np.atleast_1d(k))
+    return {name: np.concatenate(v) for name, v in parts.items()}
+
+
+def criteria(pw: dict[str, np.ndarray], n: np.ndarray, n_draws: int) -> dict[str, float]:
+    """elpd_loo, its se, p_loo, Pareto k summary, elpd_waic, its se, p_waic
+    from ``pointwise``'s per-group terms and ``n`` rows per group."""
+    loo_i, lppd_i, var_i, k = pw["loo_i"], pw["lppd_i"], pw["var_i"], pw["k"]
     waic_i = lppd_i - var_i
-    good_k = min(1 - 1 / np.log10(s), PARETO_K_LIMIT)
+    good_k = min(1 - 1 / np.log10(n_draws), PARETO_K_LIMIT)
     return {
         "elpd_loo": float(np.sum(n * loo_i)),
         "se_loo": _weighted_se(loo_i, n),
@@ -70,13 +91,15 @@ def information_criteria(log_lik: np.ndarray, n: np.ndarray, reff: float) -> dic
     }
 
 
+def information_criteria(log_lik: np.ndarray, n: np.ndarray, reff: float) -> dict[str, float]:
+    """``criteria`` of a whole (draws, groups) matrix: one row's log-likelihood
+    per group; ``n``: rows per group."""
+    return criteria(pointwise([log_lik], reff), n, np.shape(log_lik)[0])
+
+
 def pointwise_loo(log_lik: np.ndarray, reff: float) -> np.ndarray:
     """One row's PSIS-LOO elpd per group (the terms ``information_criteria`` sums)."""
-    ll = np.asarray(log_lik, dtype=np.float64).T
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        log_w, _ = az.psislw(-ll, reff)
-    return logsumexp(log_w + ll, axis=1)
+    return pointwise([log_lik], reff)["loo_i"]
 
 
 def d_elpd_se(best: pd.DataFrame, other: pd.DataFrame) -> float:

@@ -164,7 +164,7 @@ def run_batch(
                 _FLAT.clear()
                 jax.clear_caches()
             _FLAT[key] = flat
-        laplaces = [flat.laplace(args) for args in padded]
+        laplaces = [flat.laplace(args, spec.hold_at_start) for args in padded]
         stacked = jax.tree_util.tree_map(lambda *a: np.stack(a), *padded)
         draws = sample(
             flat,

@@ -1,18 +1,12 @@
 """The registered GLMs (paper sections 2.1-2.5): one function per model.
 
-Each model is a ``ModelSpec``: ``params`` samples the parameters (numpyro sample
-sites, with the interpretable effects as deterministic sites), ``predictor``
-maps parameters to the linear predictor of every group (it broadcasts over a
-leading draw axis, so the same code serves the sampler and the posterior
-predictive), ``without_graders`` zeroes the grader effects for the
-counterfactual agreement, and ``unsupported`` says why the data cannot carry
-the model (or None). Add a model: one ``@register`` function returning a spec.
+The building blocks and ``ModelSpec`` are in ``spec.py``. Add a model: one
+``@register`` function returning a spec.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import jax.numpy as jnp
 import numpy as np
@@ -20,154 +14,24 @@ import numpyro
 import numpyro.distributions as dist
 
 from judge_bias.glm.data import CountData
-from judge_bias.glm.likelihood import binary_log_probs, ordinal_log_probs
 from judge_bias.glm.priors import Priors
+from judge_bias.glm.spec import (
+    MODELS,
+    ModelSpec,
+    Params,
+    Variant,
+    _at,
+    _needs,
+    _normal,
+    _scalar,
+    cutpoints,
+    effect_coded,
+    intercept,
+    register,
+    sum_to_zero_matrix,
+)
 
-Params = dict[str, jnp.ndarray]
-
-
-@dataclass(frozen=True)
-class Variant:
-    """A data-chosen parameterisation: its name, the note glm_fits records and
-    a floor on the target acceptance (0: glm_target_accept as set)."""
-
-    name: str
-    note: str
-    min_target_accept: float = 0.0
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    name: str
-    kind: str  # "ordinal" or "binary"
-    description: str
-    params: Callable[[CountData, Priors, dict], Params]
-    predictor: Callable[[Params, dict], jnp.ndarray]
-    grader_terms: tuple[str, ...]  # parameter names removed for the counterfactual
-    unsupported: Callable[[CountData], str | None]
-    effects: tuple[str, ...]  # deterministic sites reported in glm_effects
-    # Models with group scales (HalfCauchy sds): their posterior is a funnel
-    # that the fixed Laplace mass matrix at the mode fits badly (hierarchical
-    # on the demo: 150-400 leapfrog steps per draw, dozens of divergences), so
-    # numpyro's windowed mass adaptation runs, started from the Laplace matrix,
-    # over at least this many warm-up iterations (0: the fixed Laplace matrix)
-    adapt_warmup: int = 0
-    # the sampler's parameterisation chosen from the data (None: one
-    # parameterisation); part of the compiled shape
-    variant: Callable[[CountData], Variant] | None = None
-
-    def numpyro_model(self, data: CountData, priors: Priors) -> Callable[..., None]:
-        """The numpyro model of the groups, each likelihood term scaled by its count.
-
-        The arrays (codes, y, n) are arguments, not constants, so one compiled
-        sampler serves every dimension whose level counts and padded group
-        count match (``fit.run`` keeps them); ``data`` only fixes the shapes.
-        """
-
-        def model(codes: dict, y: jnp.ndarray, n: jnp.ndarray) -> None:
-            p = self.params(data, priors, codes)
-            numpyro.factor("loglik", jnp.sum(n * self._log_lik(p, codes, y)))
-
-        return model
-
-    def _log_lik(self, p: Params, codes: dict, y: jnp.ndarray) -> jnp.ndarray:
-        eta = self.predictor(p, codes)
-        if self.kind == "binary":
-            return binary_log_probs(eta, y)
-        logp = ordinal_log_probs(eta, p["cutpoints"])
-        return jnp.take_along_axis(logp, jnp.broadcast_to(y, eta.shape)[..., None], axis=-1)[..., 0]
-
-    def group_log_lik(self, draws: Params, data: CountData) -> jnp.ndarray:
-        """Log-likelihood of one row of each group under each draw: (draws, groups)."""
-        return self._log_lik(draws, data.codes, jnp.asarray(data.y))
-
-
-MODELS: dict[str, ModelSpec] = {}
-
-
-def register(fn: Callable[[], ModelSpec]) -> Callable[[], ModelSpec]:
-    spec = fn()
-    MODELS[spec.name] = spec
-    return fn
-
-
-# -- building blocks ----------------------------------------------------------
-
-
-def _normal(loc: float, scale: float, n: int) -> dist.Distribution:
-    return dist.Normal(loc, scale).expand([n])
-
-
-def effect_coded(name: str, n: int, priors: Priors) -> jnp.ndarray:
-    """n effects summing to zero: n - 1 free ~ Normal, the last minus their sum."""
-    if n < 2:
-        coefs = jnp.zeros(n)
-    else:
-        free = numpyro.sample(
-            f"{name}_free", _normal(priors.effect_loc, priors.effect_scale, n - 1)
-        )
-        coefs = jnp.concatenate([free, -jnp.sum(free, keepdims=True)])
-    return numpyro.deterministic(name, coefs)
-
-
-def sum_to_zero_matrix(name: str, n1: int, n2: int, priors: Priors) -> jnp.ndarray:
-    """An n1 x n2 interaction whose rows and columns sum to zero; the
-    (n1 - 1)(n2 - 1) free cells ~ Normal (HiBayes' categorical interaction)."""
-    if n1 < 2 or n2 < 2:
-        return numpyro.deterministic(name, jnp.zeros((n1, n2)))
-    free = numpyro.sample(
-        f"{name}_free",
-        _normal(priors.interaction_loc, priors.interaction_scale, (n1 - 1) * (n2 - 1)),
-    ).reshape(n1 - 1, n2 - 1)
-    top = jnp.concatenate([free, -free.sum(axis=1, keepdims=True)], axis=1)
-    full = jnp.concatenate([top, -top.sum(axis=0, keepdims=True)], axis=0)
-    return numpyro.deterministic(name, full)
-
-
-def cutpoints(num_classes: int, priors: Priors, active=None) -> jnp.ndarray:
-    """The ordered cutpoints. ``active`` (a data value: the dimension's own
-    number of classes, <= num_classes) lets dimensions with shorter scales
-    share one compiled sampler: cutpoints past the dimension's last one sit 30
-    logits above it (class probabilities beyond the scale ~1e-13), so their
-    gaps keep only their prior and are dropped after sampling (fit.run_batch)."""
-    first = numpyro.sample(
-        "first_cutpoint", dist.Normal(priors.first_cutpoint_loc, priors.first_cutpoint_scale)
-    )
-    if num_classes <= 2:
-        return numpyro.deterministic("cutpoints", jnp.reshape(first, (1,)))
-    gaps = numpyro.sample(
-        "cutpoint_gaps",
-        dist.LogNormal(priors.cutpoint_gap_loc, priors.cutpoint_gap_scale).expand(
-            [num_classes - 2]
-        ),
-    )
-    steps = jnp.cumsum(gaps + priors.min_cutpoint_spacing)
-    cuts = jnp.concatenate([first[None], first + steps])
-    if active is not None:
-        k = jnp.arange(num_classes - 1)
-        last = cuts[active - 2]
-        cuts = jnp.where(k < active - 1, cuts, last + 30.0 * (k - active + 2))
-    return numpyro.deterministic("cutpoints", cuts)
-
-
-def intercept(priors: Priors) -> jnp.ndarray:
-    return numpyro.sample("intercept", dist.Normal(priors.intercept_loc, priors.intercept_scale))
-
-
-def _at(values: jnp.ndarray, index) -> jnp.ndarray:
-    """values[..., index] for parameters with or without a leading draw axis."""
-    return jnp.asarray(values)[..., index]
-
-
-def _scalar(value) -> jnp.ndarray:
-    return jnp.asarray(value)[..., None]
-
-
-def _needs(data: CountData, **minimum: int) -> str | None:
-    for factor, k in minimum.items():
-        if data.count(factor) < k:
-            return f"needs at least {k} {factor} levels, the data has {data.count(factor)}"
-    return None
+__all__ = ["MODELS", "ModelSpec", "Variant"]
 
 
 # -- ordinal models -----------------------------------------------------------
@@ -186,11 +50,26 @@ def _ordinal(
     """An ordered-logistic model: intercept + ``terms`` + cutpoints, and the
     linear predictor intercept + each of ``eta_terms``, summed left to right."""
 
+    offset = bool(sampler.pop("offset_cutpoints", False))
+
     def params(d: CountData, pr: Priors, c: dict) -> Params:
+        b0 = intercept(pr)
+        first = None
+        if offset:
+            # sampled as the offset v = c_1 - intercept, v | intercept ~
+            # Normal(loc - intercept, scale): the same joint density as c_1 ~
+            # Normal(loc, scale), but the likelihood sees v alone, so the
+            # intercept is no longer 0.99 correlated with every cutpoint (a
+            # diagonal mass matrix, used above DENSE_MASS_MAX, cannot follow that)
+            v = numpyro.sample(
+                "first_cutpoint_offset",
+                dist.Normal(pr.first_cutpoint_loc - b0, pr.first_cutpoint_scale),
+            )
+            first = b0 + v
         return {
-            "intercept": intercept(pr),
+            "intercept": b0,
             **terms(d, pr, c),
-            "cutpoints": cutpoints(d.num_classes, pr, c.get("num_classes")),
+            "cutpoints": cutpoints(d.num_classes, pr, c.get("num_classes"), first),
         }
 
     def predictor(p: Params, c: dict) -> jnp.ndarray:
@@ -341,27 +220,86 @@ def hierarchical() -> ModelSpec:
     )
 
 
+# An item (or grader x item cell) with at least this many ratings has its
+# effect pinned by its own data (posterior sd about 2 / sqrt(n) <= 0.4 logits
+# at 25), and is sampled centred; below it, non-centred. The demo has 54
+# ratings per item and 6 per grader x item cell: centred items, non-centred
+# cells (README "GLM speed").
+ITEM_CENTRED_MIN_RATINGS = 25
+
+
+def _fewest(d: CountData, *factors: str) -> int:
+    """The fewest ratings of any combination of ``factors`` seen in the data."""
+    if not d.n_groups:
+        return 0
+    keys = np.zeros(d.n_groups, dtype=np.int64)
+    for f in factors:
+        keys = keys * d.count(f) + d.codes[f]
+    _, inverse = np.unique(keys, return_inverse=True)
+    return int(np.bincount(inverse, weights=d.n).min())
+
+
+def item_parameterisation(d: CountData) -> Variant:
+    """Item effects and grader x item effects each sampled centred when every
+    item (cell) has >= ITEM_CENTRED_MIN_RATINGS ratings, else non-centred: the
+    same posterior either way, only the sampler's geometry differs."""
+    parts, notes = [], []
+    for label, factors in (("item", ("item",)), ("grader x item", ("grader", "item"))):
+        fewest = _fewest(d, *factors)
+        centred = fewest >= ITEM_CENTRED_MIN_RATINGS
+        parts.append("c" if centred else "n")
+        notes.append(
+            f"{label} effects sampled {'centred' if centred else 'non-centred'} (fewest "
+            f"{fewest} ratings per {label}, {'>=' if centred else '<'} "
+            f"{ITEM_CENTRED_MIN_RATINGS})"
+        )
+    return Variant("".join(parts), "; ".join(notes))
+
+
+def _scaled(name: str, scale: jnp.ndarray, shape: tuple[int, ...], centred: bool) -> jnp.ndarray:
+    """Effects ~ Normal(0, scale) (``scale`` broadcast to ``shape``), sampled
+    centred or as scale x Normal(0, 1) (non-centred)."""
+    scale = jnp.broadcast_to(scale, shape)
+    if centred:
+        return numpyro.sample(name, dist.Normal(jnp.zeros(shape), scale).to_event(len(shape)))
+    raw = numpyro.sample(f"{name}_raw", dist.Normal(jnp.zeros(shape), 1.0).to_event(len(shape)))
+    return numpyro.deterministic(name, scale * raw)
+
+
+def _zero_sum_scaled(name: str, scale: jnp.ndarray, n: int, centred: bool) -> jnp.ndarray:
+    """n effects ~ Normal(0, scale) given that they sum to zero (numpyro's
+    ZeroSumNormal: effect coding, as the paper codes items, with a
+    hierarchical scale), sampled centred or as scale x ZeroSumNormal(1)."""
+    if centred:
+        return numpyro.sample(name, dist.ZeroSumNormal(scale, event_shape=(n,)))
+    raw = numpyro.sample(f"{name}_raw", dist.ZeroSumNormal(1.0, event_shape=(n,)))
+    return numpyro.deterministic(name, scale * raw)
+
+
 @register
 def items() -> ModelSpec:
     """Eq. 4: + item effects and grader x item interactions, both hierarchical
-    (non-centred normals with HalfCauchy scales) so thousands of items stay
-    tractable; HiBayes codes them as fixed effects, which a few items allow."""
+    so thousands of items stay tractable: item effects ~ ZeroSumNormal(
+    item_sigma) (effect-coded, as the paper codes items) and grader x item
+    effects ~ Normal(0, grader_item_sigma), HalfCauchy scales; each term
+    centred or non-centred by its ratings (``item_parameterisation``); the
+    first cutpoint sampled as its offset from the intercept (``_ordinal``).
+    HiBayes codes both terms as fixed effects, which a few items allow. (One
+    grader x item scale per grader was tried on the demo: the 9 scales, all
+    about 0.1 +- 0.08, mixed worse, bulk ESS 117-372 of 600 draws.)"""
 
     def terms(d: CountData, pr: Priors, c: dict) -> Params:
         g, i = d.count("grader"), d.count("item")
+        variant = item_parameterisation(d).name
         item_sd = numpyro.sample("item_sigma", dist.HalfCauchy(pr.item_sigma_scale))
         gi_sd = numpyro.sample("grader_item_sigma", dist.HalfCauchy(pr.item_sigma_scale))
-        item_raw = numpyro.sample("item_raw", _normal(0.0, 1.0, i))
-        gi_raw = numpyro.sample("grader_item_raw", _normal(0.0, 1.0, g * i))
         return {
             "grader_effects": effect_coded("grader_effects", g, pr),
             "model_effects": effect_coded("model_effects", d.count("model"), pr),
             "item_sigma": item_sd,
             "grader_item_sigma": gi_sd,
-            "item_effects": numpyro.deterministic("item_effects", item_sd * item_raw),
-            "grader_item_effects": numpyro.deterministic(
-                "grader_item_effects", (gi_sd * gi_raw).reshape(g, i)
-            ),
+            "item_effects": _zero_sum_scaled("item_effects", item_sd, i, variant[0] == "c"),
+            "grader_item_effects": _scaled("grader_item_effects", gi_sd, (g, i), variant[1] == "c"),
         }
 
     def eta(p: Params, c: dict) -> list[jnp.ndarray]:
@@ -388,10 +326,47 @@ def items() -> ModelSpec:
             "grader_item_effects",
         ),  # fmt: skip
         adapt_warmup=600,
+        variant=item_parameterisation,
+        offset_cutpoints=True,
+        hold_at_start=("item_sigma", "grader_item_sigma"),
     )
 
 
 # -- pairwise models ----------------------------------------------------------
+
+
+# The grader length slopes ~ Normal(mu, sigma) are sampled centred when every
+# grader has at least this many verdicts (its slope is pinned by its own data,
+# as for hierarchical's grader effects), else non-centred, mu + sigma x
+# Normal(0, 1), at target acceptance >= 0.95: the same posterior either way.
+# Measured on the planted 3-judge data (720 verdicts each, seeds 101/202/303,
+# divergences of 2,000): centred, fixed Laplace mass 1/13/2 (bulk ESS 396-1524);
+# non-centred 0/1/8 (ESS 175-199, 45-62 steps per draw), at target 0.95 0/0/12
+# (ESS 112-202, r_hat up to 1.03); either with windowed adaptation 7-97. So
+# with well-informed slopes centred stays: the few divergences left there come
+# from (mu, sigma) given only 3 slopes, which no slope parameterisation removes.
+SLOPES_CENTRED_MIN_VERDICTS = 100
+
+
+def slope_parameterisation(d: CountData) -> Variant:
+    """``centred`` when every grader has >= SLOPES_CENTRED_MIN_VERDICTS
+    verdicts, else ``non-centred`` at target acceptance >= 0.95."""
+    graders = d.count("grader")
+    per_grader = np.bincount(d.codes["grader"], weights=d.n, minlength=graders)
+    fewest = int(per_grader.min()) if len(per_grader) else 0
+    if fewest >= SLOPES_CENTRED_MIN_VERDICTS:
+        return Variant(
+            "centred",
+            f"grader length slopes sampled centred (every grader has >= "
+            f"{SLOPES_CENTRED_MIN_VERDICTS} verdicts, fewest {fewest})",
+        )
+    return Variant(
+        "non-centred",
+        f"grader length slopes sampled non-centred (a grader has {fewest} < "
+        f"{SLOPES_CENTRED_MIN_VERDICTS} verdicts); same posterior as the centred "
+        "Normal(mu, sigma)",
+        0.95,
+    )
 
 
 def _pairwise(with_length: bool) -> ModelSpec:
@@ -413,9 +388,13 @@ def _pairwise(with_length: bool) -> ModelSpec:
             )
             sd = numpyro.sample("length_slope_sigma", dist.HalfNormal(pr.length_slope_sigma_scale))
             p["length_slope_mean"], p["length_slope_sigma"] = mu, sd
-            p["grader_length_slopes"] = numpyro.sample(
-                "grader_length_slopes", dist.Normal(mu, sd).expand([d.count("grader")])
-            )
+            g = d.count("grader")
+            if slope_parameterisation(d).name == "centred":
+                slopes = numpyro.sample("grader_length_slopes", dist.Normal(mu, sd).expand([g]))
+            else:
+                raw = numpyro.sample("grader_length_slopes_raw", _normal(0.0, 1.0, g))
+                slopes = numpyro.deterministic("grader_length_slopes", mu + sd * raw)
+            p["grader_length_slopes"] = slopes
         return p
 
     def predictor(p: Params, c: dict) -> jnp.ndarray:
@@ -446,6 +425,7 @@ def _pairwise(with_length: bool) -> ModelSpec:
         ("grader_effects",),
         unsupported,
         effects,
+        variant=slope_parameterisation if with_length else None,
     )
 
 

@@ -18,9 +18,11 @@ import pandas as pd
 
 from judge_bias.glm.agreement import agreement
 from judge_bias.glm.compare import (
+    CHUNK_BYTES,
+    chunk_groups,
+    criteria,
     d_elpd_se,
-    information_criteria,
-    pointwise_loo,
+    pointwise,
     rank_models,
     relative_efficiency,
 )
@@ -101,17 +103,21 @@ class Inputs:
 
 
 def _fit_bytes(spec: ModelSpec, data: CountData, s: FitSettings) -> float:
-    """Posterior draws (the sampler's unconstrained buffer, the constrained
-    and deterministic sites: 3 copies), the (draws x groups) log-likelihood
-    matrix and PSIS's copies of it (4), in float64. The item model's grader x
-    item and item effects are its bulk: 2,000 prompts x 9 graders x 6 models
-    is 108k groups and 20k parameters, 7.9 GB at 2 x 1,000 draws (the demo,
-    120 prompts x 7 graders: 0.38 GB)."""
+    """Posterior draws in float32: the sampler's unconstrained buffer, the
+    constrained and deterministic sites (the item model's raw and scaled
+    grader x item effects: 2 copies), the reported effects stacked for the
+    summary and ArviZ's float64 copy of them (2): 6 copies of every parameter;
+    plus the pointwise log-likelihood and PSIS, which run CHUNK_BYTES at a time
+    (with their temporaries: 6 chunks). The item model's grader x item effects
+    are its bulk: 2,000 prompts x 9 graders is 20k parameters, 1.0 GB at
+    2 x 1,000 draws (the demo, 120 prompts x 9 graders: 0.1 GB). Before the
+    log-likelihood was chunked, its (draws x groups x classes) arrays made the
+    same fit 7.9 GB."""
     n_draws = s.draws * s.chains
     n_params = 200
     if spec.name == "items":
         n_params += (data.count("grader") + 1) * data.count("item")
-    return 8.0 * n_draws * (4 * data.n_groups + 3 * n_params)
+    return 4.0 * 6 * n_draws * n_params + 6 * CHUNK_BYTES
 
 
 def _fit_row(spec: ModelSpec, dimension: str, data: CountData | None, s: FitSettings) -> dict:
@@ -161,11 +167,15 @@ def _rows(spec, dimension, data, fit, config, families, notes) -> list:
     try:
         out = _effects(fit, families, "effects" if spec.kind == "ordinal" else "pairwise_effects")
         diag = diagnostics(fit, out[out["parameter"].isin(spec.effects)])
-        log_lik = np.asarray(spec.group_log_lik(fit.flat(), data))
         reff = relative_efficiency(fit.samples)
-        ic = information_criteria(log_lik, data.n, reff)
+        n_draws = s.draws * s.chains
+        chunks = spec.group_log_lik_chunks(
+            fit.flat(), data, chunk_groups(n_draws, data.num_classes)
+        )
+        terms = pointwise(chunks, reff)
+        ic = criteria(terms, data.n, n_draws)
         cells = _cell_keys(data)
-        cells["loo_i"], cells["n"] = pointwise_loo(log_lik, reff), data.n
+        cells["loo_i"], cells["n"] = terms["loo_i"], data.n
     except Exception as exc:  # one failed fit must not stop the others
         row.update(status="error", notes="; ".join([*notes, f"{type(exc).__name__}: {exc}"]))
         return [row]
@@ -283,7 +293,8 @@ def _not_requested(config: GlmConfig, dimensions: list[str]) -> list[dict]:
 
 def run_glms(inputs: Inputs, config: GlmConfig) -> pd.DataFrame:
     """Every requested model on every dimension: one long table."""
-    compilation_cache()  # the compiled samplers persist across builds
+    if config.models:  # the compiled samplers persist across builds
+        compilation_cache()
     records: list[dict] = []
     excluded = inputs.excluded
     dimensions = sorted(inputs.rating_counts["dimension"].unique())

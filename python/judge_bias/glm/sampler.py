@@ -101,6 +101,9 @@ class FlatModel:
         }
         flat, self.unravel = ravel_pytree(shapes)
         self.size = int(flat.size)
+        self.names = tuple(shapes)
+        self._ravel = lambda tree: ravel_pytree(tree)[0]
+        self._shapes = shapes
         self.start = np.zeros(self.size)  # the optimiser's start: 0 on the unconstrained scale
         self.model = model
 
@@ -116,19 +119,38 @@ class FlatModel:
 
         self._constrain = jax.jit(jax.vmap(one, in_axes=(0, None)))
 
-    def laplace(self, args: tuple) -> Laplace:
+    def held(self, names: tuple[str, ...]) -> np.ndarray:
+        """A mask of the flat coordinates of the sites ``names``."""
+        tree = {k: jnp.full(v.shape, k in names, jnp.float32) for k, v in self._shapes.items()}
+        return np.asarray(self._ravel(tree)) > 0.5
+
+    def laplace(self, args: tuple, hold: tuple[str, ...] = ()) -> Laplace:
         """The posterior mode (L-BFGS) and, for small models, the inverse
-        Hessian there as the dense inverse mass matrix."""
+        Hessian there as the dense inverse mass matrix.
+
+        ``hold``: sites kept at the start (0 unconstrained: a scale of 1) while
+        the others are optimised, for a model whose joint mode is degenerate
+        (centred effects with their group scale -> 0, or non-centred ones with
+        it -> infinity, as in the item model: item_sigma went to 1e-6); the
+        chains then start there and the windowed adaptation finds the typical
+        set (no Laplace mass matrix is used)."""
+        free = ~self.held(hold)
 
         def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
-            v, g = self._value_and_grad(jnp.asarray(x, dtype=jnp.float32), args)
-            return float(v), np.asarray(g, dtype=np.float64)
+            full = self.start.copy()
+            full[free] = x
+            v, g = self._value_and_grad(jnp.asarray(full, dtype=jnp.float32), args)
+            return float(v), np.asarray(g, dtype=np.float64)[free]
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            res = minimize(fun, self.start, jac=True, method="L-BFGS-B",
+            res = minimize(fun, self.start[free], jac=True, method="L-BFGS-B",
                            options={"maxiter": 2000})  # fmt: skip
-        mode = res.x if np.all(np.isfinite(res.x)) else self.start
+        mode = self.start.copy()
+        if np.all(np.isfinite(res.x)):
+            mode[free] = res.x
+        if hold:
+            return Laplace(mode, None, f"chains started at the mode with {', '.join(hold)} at 1")
         if self.size > DENSE_MASS_MAX:
             return Laplace(mode, None)
         h = np.asarray(self._hessian(jnp.asarray(mode, dtype=jnp.float32), args), np.float64)

@@ -1,0 +1,188 @@
+"""What a registered GLM is (``ModelSpec``), the registry and the building
+blocks the models in ``models.py`` are made of: effect-coded and sum-to-zero
+effects, HiBayes' cutpoints, the intercept.
+
+Each model is a ``ModelSpec``: ``params`` samples the parameters (numpyro sample
+sites, with the interpretable effects as deterministic sites), ``predictor``
+maps parameters to the linear predictor of every group (it broadcasts over a
+leading draw axis, so the same code serves the sampler and the posterior
+predictive), ``grader_terms`` are zeroed for the counterfactual agreement,
+and ``unsupported`` says why the data cannot carry the model (or None).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import jax.numpy as jnp
+import numpy as np
+import numpyro
+import numpyro.distributions as dist
+
+from judge_bias.glm.data import CountData
+from judge_bias.glm.likelihood import binary_log_probs, ordinal_log_probs
+from judge_bias.glm.priors import Priors
+
+Params = dict[str, jnp.ndarray]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A data-chosen parameterisation: its name, the note glm_fits records and
+    a floor on the target acceptance (0: glm_target_accept as set)."""
+
+    name: str
+    note: str
+    min_target_accept: float = 0.0
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    kind: str  # "ordinal" or "binary"
+    description: str
+    params: Callable[[CountData, Priors, dict], Params]
+    predictor: Callable[[Params, dict], jnp.ndarray]
+    grader_terms: tuple[str, ...]  # parameter names removed for the counterfactual
+    unsupported: Callable[[CountData], str | None]
+    effects: tuple[str, ...]  # deterministic sites reported in glm_effects
+    # Models with group scales (HalfCauchy sds): their posterior is a funnel
+    # that the fixed Laplace mass matrix at the mode fits badly (hierarchical
+    # on the demo: 150-400 leapfrog steps per draw, dozens of divergences), so
+    # numpyro's windowed mass adaptation runs, started from the Laplace matrix,
+    # over at least this many warm-up iterations (0: the fixed Laplace matrix)
+    adapt_warmup: int = 0
+    # the sampler's parameterisation chosen from the data (None: one
+    # parameterisation); part of the compiled shape
+    variant: Callable[[CountData], Variant] | None = None
+    # group scales held at 1 while the start is optimised (``FlatModel.laplace``):
+    # the item model's joint mode is degenerate (a scale at 0 or infinity)
+    hold_at_start: tuple[str, ...] = ()
+
+    def numpyro_model(self, data: CountData, priors: Priors) -> Callable[..., None]:
+        """The numpyro model of the groups, each likelihood term scaled by its count.
+
+        The arrays (codes, y, n) are arguments, not constants, so one compiled
+        sampler serves every dimension whose level counts and padded group
+        count match (``fit.run`` keeps them); ``data`` only fixes the shapes.
+        """
+
+        def model(codes: dict, y: jnp.ndarray, n: jnp.ndarray) -> None:
+            p = self.params(data, priors, codes)
+            numpyro.factor("loglik", jnp.sum(n * self._log_lik(p, codes, y)))
+
+        return model
+
+    def _log_lik(self, p: Params, codes: dict, y: jnp.ndarray) -> jnp.ndarray:
+        eta = self.predictor(p, codes)
+        if self.kind == "binary":
+            return binary_log_probs(eta, y)
+        logp = ordinal_log_probs(eta, p["cutpoints"])
+        return jnp.take_along_axis(logp, jnp.broadcast_to(y, eta.shape)[..., None], axis=-1)[..., 0]
+
+    def group_log_lik(
+        self, draws: Params, data: CountData, groups: slice = slice(None)
+    ) -> jnp.ndarray:
+        """Log-likelihood of one row of each group (of the ``groups`` slice)
+        under each draw: (draws, groups)."""
+        codes = {k: v[groups] for k, v in data.codes.items()}
+        return self._log_lik(draws, codes, jnp.asarray(data.y[groups]))
+
+    def group_log_lik_chunks(
+        self, draws: Params, data: CountData, size: int
+    ) -> Iterator[np.ndarray]:
+        """``group_log_lik`` ``size`` groups at a time, in group order: the
+        whole (draws x groups) matrix is never held."""
+        on_device = {k: jnp.asarray(v) for k, v in draws.items()}
+        for start in range(0, data.n_groups, size):
+            yield np.asarray(self.group_log_lik(on_device, data, slice(start, start + size)))
+
+
+MODELS: dict[str, ModelSpec] = {}
+
+
+def register(fn: Callable[[], ModelSpec]) -> Callable[[], ModelSpec]:
+    spec = fn()
+    MODELS[spec.name] = spec
+    return fn
+
+
+# -- building blocks ----------------------------------------------------------
+
+
+def _normal(loc: float, scale: float, n: int) -> dist.Distribution:
+    return dist.Normal(loc, scale).expand([n])
+
+
+def effect_coded(name: str, n: int, priors: Priors) -> jnp.ndarray:
+    """n effects summing to zero: n - 1 free ~ Normal, the last minus their sum."""
+    if n < 2:
+        coefs = jnp.zeros(n)
+    else:
+        free = numpyro.sample(
+            f"{name}_free", _normal(priors.effect_loc, priors.effect_scale, n - 1)
+        )
+        coefs = jnp.concatenate([free, -jnp.sum(free, keepdims=True)])
+    return numpyro.deterministic(name, coefs)
+
+
+def sum_to_zero_matrix(name: str, n1: int, n2: int, priors: Priors) -> jnp.ndarray:
+    """An n1 x n2 interaction whose rows and columns sum to zero; the
+    (n1 - 1)(n2 - 1) free cells ~ Normal (HiBayes' categorical interaction)."""
+    if n1 < 2 or n2 < 2:
+        return numpyro.deterministic(name, jnp.zeros((n1, n2)))
+    free = numpyro.sample(
+        f"{name}_free",
+        _normal(priors.interaction_loc, priors.interaction_scale, (n1 - 1) * (n2 - 1)),
+    ).reshape(n1 - 1, n2 - 1)
+    top = jnp.concatenate([free, -free.sum(axis=1, keepdims=True)], axis=1)
+    full = jnp.concatenate([top, -top.sum(axis=0, keepdims=True)], axis=0)
+    return numpyro.deterministic(name, full)
+
+
+def cutpoints(num_classes: int, priors: Priors, active=None, first=None) -> jnp.ndarray:
+    """The ordered cutpoints. ``active`` (a data value: the dimension's own
+    number of classes, <= num_classes) lets dimensions with shorter scales
+    share one compiled sampler: cutpoints past the dimension's last one sit 30
+    logits above it (class probabilities beyond the scale ~1e-13), so their
+    gaps keep only their prior and are dropped after sampling (fit.run_batch)."""
+    if first is None:
+        first = numpyro.sample(
+            "first_cutpoint", dist.Normal(priors.first_cutpoint_loc, priors.first_cutpoint_scale)
+        )
+    if num_classes <= 2:
+        return numpyro.deterministic("cutpoints", jnp.reshape(first, (1,)))
+    gaps = numpyro.sample(
+        "cutpoint_gaps",
+        dist.LogNormal(priors.cutpoint_gap_loc, priors.cutpoint_gap_scale).expand(
+            [num_classes - 2]
+        ),
+    )
+    steps = jnp.cumsum(gaps + priors.min_cutpoint_spacing)
+    cuts = jnp.concatenate([first[None], first + steps])
+    if active is not None:
+        k = jnp.arange(num_classes - 1)
+        last = cuts[active - 2]
+        cuts = jnp.where(k < active - 1, cuts, last + 30.0 * (k - active + 2))
+    return numpyro.deterministic("cutpoints", cuts)
+
+
+def intercept(priors: Priors) -> jnp.ndarray:
+    return numpyro.sample("intercept", dist.Normal(priors.intercept_loc, priors.intercept_scale))
+
+
+def _at(values: jnp.ndarray, index) -> jnp.ndarray:
+    """values[..., index] for parameters with or without a leading draw axis."""
+    return jnp.asarray(values)[..., index]
+
+
+def _scalar(value) -> jnp.ndarray:
+    return jnp.asarray(value)[..., None]
+
+
+def _needs(data: CountData, **minimum: int) -> str | None:
+    for factor, k in minimum.items():
+        if data.count(factor) < k:
+            return f"needs at least {k} {factor} levels, the data has {data.count(factor)}"
+    return None

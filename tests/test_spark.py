@@ -118,8 +118,15 @@ def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
     first = ("source", "_row_number", "row_number", "alias_key", "dimension_key")
     keys = [c for c in first if c in frame]
     keys = keys[:2] if keys[:1] == ["source"] else keys[:1]
-    keys = keys or [c for c in frame.columns if not pd.api.types.is_float_dtype(frame[c])]
-    return frame.sort_values(keys, kind="stable", na_position="last").reset_index(drop=True)
+    if keys:
+        return frame.sort_values(keys, kind="stable", na_position="last").reset_index(drop=True)
+    # no key column: every column, the doubles last and rounded (the other columns
+    # need not be a key: int_bias_ordinal_counts is keyed by scores), so that
+    # last-bit differences between the engines cannot reorder rows
+    floats = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c])]
+    order = frame.drop(columns=floats).assign(**{f"_{c}": frame[c].round(9) for c in floats})
+    index = order.sort_values(list(order.columns), kind="stable", na_position="last").index
+    return frame.loc[index].reset_index(drop=True)
 
 
 def assert_same_table(duck: pd.DataFrame, spark: pd.DataFrame, table: str) -> None:

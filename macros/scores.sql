@@ -41,7 +41,7 @@
 {%- endmacro %}
 
 {% macro normalised(score, scale_min, scale_max) -%}
-    ({{ score }} - {{ scale_min }}) / ({{ scale_max }} - {{ scale_min }})
+    {{ ieee_divide(score ~ ' - ' ~ scale_min, scale_max ~ ' - ' ~ scale_min) }}
 {%- endmacro %}
 
 {% macro unknown_model_check(name, resolved, given) -%}

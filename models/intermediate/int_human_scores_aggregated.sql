@@ -16,9 +16,10 @@ final as (
         prompt_id,
         model,
         dimension,
-        sum(human_score * n_aggregated) / sum(n_aggregated) filter (
-            where human_score is not null
-        ) as human_score_mean,
+        {{ ieee_divide(
+            'sum(human_score * n_aggregated)',
+            'sum(n_aggregated) filter (where human_score is not null)'
+        ) }} as human_score_mean,
         median(human_score) as human_score_median,
         stddev_samp(human_score) as human_score_sd,
         min(human_score) as human_score_min,

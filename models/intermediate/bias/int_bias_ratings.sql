@@ -46,7 +46,7 @@ family_reference as (
 human as (
     select
         'human' as reference_kind,
-        cast(null as varchar) as reference_family,
+        cast(null as {{ string_type() }}) as reference_family,
         ratings.*
     from ratings
 ),

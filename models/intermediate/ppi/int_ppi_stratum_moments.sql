@@ -20,7 +20,7 @@
 {%- endfor %}
 {%- set parts = [] %}
 {%- for s in strata %}
-    {%- do parts.append("'" ~ s ~ "=' || coalesce(cast(all_units." ~ s ~ " as varchar), '(none)')") %}
+    {%- do parts.append("'" ~ s ~ "=' || coalesce(cast(all_units." ~ s ~ " as " ~ string_type() ~ "), '(none)')") %}
 {%- endfor %}
 {%- set stratum_expr = "concat_ws(', ', " ~ parts | join(', ') ~ ")" if parts else "'all'" %}
 with

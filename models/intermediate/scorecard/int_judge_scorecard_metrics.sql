@@ -105,7 +105,7 @@ worst_perturbation as (
     from perturbation
     where robustness_rate is not null
     qualify row_number() over (
-        partition by judge order by robustness_rate asc, bias_type asc
+        partition by judge order by robustness_rate asc, bias_type asc nulls last
     ) = 1
 ),
 

@@ -8,13 +8,13 @@ results as (
 
 final as (
     select
-        cast(analysis as varchar) as analysis,
-        cast(slice as varchar) as slice,
-        cast(term as varchar) as term,
-        cast(term_type as varchar) as term_type,
-        cast(judge as varchar) as judge,
-        cast(family as varchar) as family,
-        cast(dimension as varchar) as dimension,
+        cast(analysis as {{ string_type() }}) as analysis,
+        cast(slice as {{ string_type() }}) as slice,
+        cast(term as {{ string_type() }}) as term,
+        cast(term_type as {{ string_type() }}) as term_type,
+        cast(judge as {{ string_type() }}) as judge,
+        cast(family as {{ string_type() }}) as family,
+        cast(dimension as {{ string_type() }}) as dimension,
         cast(estimate as double) as estimate,
         cast(std_error as double) as std_error,
         cast(z as double) as z,
@@ -23,7 +23,7 @@ final as (
         cast(ci_high as double) as ci_high,
         cast(ci_level as double) as ci_level,
         cast(significant as boolean) as significant,
-        cast(se_type as varchar) as se_type,
+        cast(se_type as {{ string_type() }}) as se_type,
         cast(n_obs as bigint) as n_obs,
         cast(n_support as bigint) as n_support
     from results

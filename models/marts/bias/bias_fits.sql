@@ -9,15 +9,15 @@ results as (
 
 final as (
     select
-        cast(analysis as varchar) as analysis,
-        cast(slice as varchar) as slice,
-        cast(model_type as varchar) as model_type,
+        cast(analysis as {{ string_type() }}) as analysis,
+        cast(slice as {{ string_type() }}) as slice,
+        cast(model_type as {{ string_type() }}) as model_type,
         cast(n_obs as bigint) as n_obs,
         cast(n_params as bigint) as n_params,
         cast(r_squared as double) as r_squared,
-        cast(se_type as varchar) as se_type,
+        cast(se_type as {{ string_type() }}) as se_type,
         cast(ci_level as double) as ci_level,
-        cast(notes as varchar) as notes
+        cast(notes as {{ string_type() }}) as notes
     from results
 )
 

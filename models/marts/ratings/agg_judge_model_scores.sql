@@ -4,14 +4,35 @@
 with
 
 ratings as (
-    select * from {{ ref('fct_judge_ratings') }}
+    select
+        judge,
+        judge_family,
+        model,
+        model_family,
+        dimension,
+        judge_score_norm,
+        human_score_norm,
+        is_self,
+        is_same_family
+    from {{ ref('fct_judge_ratings') }}
     where judge_score_norm is not null
 ),
 
+-- the columns listed (Spark has no `* replace`)
 both_grains as (
     select * from ratings
     union all
-    select * replace ('all' as dimension) from ratings
+    select
+        judge,
+        judge_family,
+        model,
+        model_family,
+        'all' as dimension,
+        judge_score_norm,
+        human_score_norm,
+        is_self,
+        is_same_family
+    from ratings
 ),
 
 final as (

@@ -50,12 +50,12 @@ flags as (
 
 final as (
     select
-        * exclude (
-            is_weak_agreement, is_weak_pairwise_agreement, is_often_invalid,
-            is_often_invalid_pairwise, is_large_self_bias, is_large_family_bias,
-            is_self_biased, is_family_biased, is_length_sensitive, is_order_sensitive,
-            is_fragile
-        ),
+        {{ star_except('', [
+            'is_weak_agreement', 'is_weak_pairwise_agreement', 'is_often_invalid',
+            'is_often_invalid_pairwise', 'is_large_self_bias', 'is_large_family_bias',
+            'is_self_biased', 'is_family_biased', 'is_length_sensitive', 'is_order_sensitive',
+            'is_fragile',
+        ]) }},
         case
             when
                 is_weak_agreement or is_weak_pairwise_agreement

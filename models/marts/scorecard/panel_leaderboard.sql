@@ -112,7 +112,7 @@ panel as (
         model_family,
         dimension,
         count(*) filter (where is_panel) as n_panel_judges,
-        string_agg(judge, ', ' order by judge) filter (where is_panel) as panel_judges,
+        {{ ordered_string_agg('judge', ', ', 'judge', where='is_panel') }} as panel_judges,
         count(*) filter (where not is_panel) as n_excluded_judges,
         sum(n_ratings) filter (where is_panel) as n_panel_ratings,
         avg(mean_score) filter (where is_panel) as panel_score,

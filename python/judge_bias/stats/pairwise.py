@@ -418,24 +418,7 @@ def pairwise_bias(rows: pd.DataFrame) -> pd.DataFrame:
         "length_slope_ci_high",
     ):
         table[col] = np.where(pooled, table["judge"].map(slopes[col]), np.nan)
-    notes = []
-    for row in table.itertuples(index=False):
-        note = []
-        if row.n_swapped_pairs == 0:
-            note.append("no pair asked in both orders")
-        if row.n_self_judgments == 0:
-            note.append("no pair with the judge's own model")
-        elif np.isnan(row.self_preference_prob):
-            note.append("no p_first")
-        if np.isnan(row.eo_bias) and row.n_self_judgments > 0:
-            note.append("eo_bias needs human verdicts preferring each side")
-        if row.opponent == -2:
-            slope_note = slopes["note"].get(row.judge) if "note" in slopes else None
-            if isinstance(slope_note, str):
-                note.append(slope_note)
-            elif np.isnan(row.length_slope):
-                note.append("no completion lengths")
-        notes.append("; ".join(note) or None)
+    notes = mart_notes(table, slopes, pooled_code=-2)
     table["notes"] = notes
     table["ci_method"] = CI_METHOD
     table["judge"] = judges[table["judge"].to_numpy()]
@@ -492,3 +475,26 @@ def perplexity_bins(rows: pd.DataFrame, n_bins: int = N_PERPLEXITY_BINS) -> pd.D
     table["ci_method"] = PERPLEXITY_CI
     table = table.sort_values(["judge", "bin"])
     return _typed(table.reset_index(drop=True), PERPLEXITY_BIN_COLUMNS)
+
+
+def mart_notes(table: pd.DataFrame, slopes: pd.DataFrame, pooled_code: int) -> list[str | None]:
+    """pairwise_bias's notes per row; the pooled rows also carry the slope's note."""
+    notes = []
+    for row in table.itertuples(index=False):
+        note = []
+        if row.n_swapped_pairs == 0:
+            note.append("no pair asked in both orders")
+        if row.n_self_judgments == 0:
+            note.append("no pair with the judge's own model")
+        elif np.isnan(row.self_preference_prob):
+            note.append("no p_first")
+        if np.isnan(row.eo_bias) and row.n_self_judgments > 0:
+            note.append("eo_bias needs human verdicts preferring each side")
+        if row.opponent == pooled_code:
+            slope_note = slopes["note"].get(row.judge) if "note" in slopes else None
+            if isinstance(slope_note, str):
+                note.append(slope_note)
+            elif np.isnan(row.length_slope):
+                note.append("no completion lengths")
+        notes.append("; ".join(note) or None)
+    return notes

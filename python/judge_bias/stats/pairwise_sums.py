@@ -32,6 +32,7 @@ from judge_bias.stats.pairwise import (
     PERPLEXITY_BIN_COLUMNS,
     PERPLEXITY_CI,
     length_slopes,
+    mart_notes,
 )
 from judge_bias.stats.pairwise_human import (
     HUMAN_COLUMNS,
@@ -182,28 +183,6 @@ def _slopes(rows: pd.DataFrame, judges: np.ndarray) -> pd.DataFrame:
     return length_slopes(w, x).set_index("judge")
 
 
-def _notes(table: pd.DataFrame, slopes: pd.DataFrame) -> list[str | None]:
-    notes = []
-    for row in table.itertuples(index=False):
-        note = []
-        if row.n_swapped_pairs == 0:
-            note.append("no pair asked in both orders")
-        if row.n_self_judgments == 0:
-            note.append("no pair with the judge's own model")
-        elif np.isnan(row.self_preference_prob):
-            note.append("no p_first")
-        if np.isnan(row.eo_bias) and row.n_self_judgments > 0:
-            note.append("eo_bias needs human verdicts preferring each side")
-        if row.opponent == POOLED:
-            slope_note = slopes["note"].get(row.judge) if "note" in slopes else None
-            if isinstance(slope_note, str):
-                note.append(slope_note)
-            elif np.isnan(row.length_slope):
-                note.append("no completion lengths")
-        notes.append("; ".join(note) or None)
-    return notes
-
-
 def _kappas(kappa: pd.DataFrame, judges: np.ndarray, opponents: np.ndarray) -> pd.Series:
     """Cohen's kappa per judge x opponent code and pooled (code -2)."""
     if kappa.empty:
@@ -315,7 +294,7 @@ def pairwise_bias_from_aggregates(
     for col in ("n_length_judgments", "length_slope", "length_slope_ci_low",
                 "length_slope_ci_high"):  # fmt: skip
         base[col] = np.where(pooled, base["judge"].map(slopes[col]), np.nan)
-    base["notes"] = _notes(base, slopes)
+    base["notes"] = mart_notes(base, slopes, POOLED)
     extra = _human_table(sums, kappa, rows, judges, opponents)
     table = base.merge(extra, on=KEYS, how="outer")
     for name in ("n_pairs", "n_judgments", "n_ties", "n_swapped_pairs",

@@ -112,7 +112,7 @@ def _frames(db: Path, export: Path, table: str) -> tuple[pd.DataFrame, pd.DataFr
     return duck, spark
 
 
-def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
+def _sorted(frame: pd.DataFrame, floats: list[str]) -> pd.DataFrame:
     first = ("source", "_row_number", "row_number", "alias_key", "dimension_key")
     keys = [c for c in first if c in frame]
     keys = keys[:2] if keys[:1] == ["source"] else keys[:1]
@@ -120,8 +120,9 @@ def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
         return frame.sort_values(keys, kind="stable", na_position="last").reset_index(drop=True)
     # no key column: every column, the doubles last and rounded (the other columns
     # need not be a key: int_bias_ordinal_counts is keyed by scores), so that
-    # last-bit differences between the engines cannot reorder rows
-    floats = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c])]
+    # last-bit differences between the engines cannot reorder rows. ``floats``: the
+    # columns that are doubles on either engine (DuckDB's integer sum is a HUGEINT,
+    # a double in pandas, where Spark's is a bigint), the same for both frames
     order = frame.drop(columns=floats).assign(**{f"_{c}": frame[c].round(9) for c in floats})
     index = order.sort_values(list(order.columns), kind="stable", na_position="last").index
     return frame.loc[index].reset_index(drop=True)
@@ -130,7 +131,12 @@ def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
 def assert_same_table(duck: pd.DataFrame, spark: pd.DataFrame, table: str) -> None:
     assert list(spark.columns) == list(duck.columns), table
     assert len(spark) == len(duck), table
-    duck, spark = _sorted(duck), _sorted(spark)
+    floats = [
+        c
+        for c in duck.columns
+        if pd.api.types.is_float_dtype(duck[c]) or pd.api.types.is_float_dtype(spark[c])
+    ]
+    duck, spark = _sorted(duck, floats), _sorted(spark, floats)
     for col in duck.columns:
         d, s = duck[col], spark[col]
         numeric = pd.api.types.is_float_dtype(d) or pd.api.types.is_float_dtype(s)

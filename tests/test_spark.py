@@ -29,7 +29,12 @@ import yaml
 
 from judge_bias.inputs.contract import KINDS
 from judge_bias.warehouse.build import PROJECT_DIR, run_dbt
-from judge_bias.warehouse.spark import session_config, spark_buildable
+from judge_bias.warehouse.spark import (
+    exported_files,
+    parquet_sql,
+    session_config,
+    spark_buildable,
+)
 from tests.conftest import DEMO_DIR
 
 needs_spark = pytest.mark.skipif(
@@ -87,6 +92,7 @@ def both_routes(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "DO_NOT_TRACK": "1"}
     cmd = [sys.executable, "-m", "judge_bias.warehouse.spark", "--spark-dir", str(root / "spark")]
     cmd += [*(a for d in folders for a in ("--data", str(d))), "--export", str(root / "export")]
+    cmd += ["--export-views"]
     done = subprocess.run(
         cmd, cwd=PROJECT_DIR, env=env, capture_output=True, text=True, timeout=1800
     )
@@ -102,13 +108,18 @@ def _built(export: Path) -> list[str]:
     return (export / "tables.txt").read_text().split()
 
 
+def _parquet(export: Path, table: str) -> str:
+    """DuckDB's read_parquet over the files the Spark route handed over for a table."""
+    return parquet_sql(exported_files(export)[table])
+
+
 def _frames(db: Path, export: Path, table: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     con = duckdb.connect(str(db), read_only=True)
     try:
         duck = con.execute(f"select * from main.{table}").df()
     finally:
         con.close()
-    spark = duckdb.sql(f"select * from read_parquet('{export / table}/*.parquet')").df()
+    spark = duckdb.sql(f"select * from {_parquet(export, table)}").df()
     return duck, spark
 
 
@@ -230,7 +241,7 @@ def test_broken_records_are_kept_with_their_numbers(both_routes) -> None:
     _, export = both_routes
     ratings = duckdb.sql(
         f"select _row_number, _parse_error is not null as bad, label, raw_output "
-        f"from read_parquet('{export}/base_inputs__judge_ratings/*.parquet') "
+        f"from {_parquet(export, 'base_inputs__judge_ratings')} "
         "order by _row_number desc limit 3"
     ).fetchall()
     n = ratings[0][0]
@@ -266,7 +277,7 @@ def test_broken_copy_exercises_the_checks(both_routes) -> None:
     codes = {
         (source, code)
         for source, code in duckdb.sql(
-            f"select source, reason_code from read_parquet('{export}/rejected_rows/*.parquet')"
+            f"select source, reason_code from {_parquet(export, 'rejected_rows')}"
         ).fetchall()
     }
     assert {
@@ -277,7 +288,7 @@ def test_broken_copy_exercises_the_checks(both_routes) -> None:
         ("completions", "unknown_model"),
     } <= codes, codes
     verdicts = duckdb.sql(
-        f"select verdict from read_parquet('{export}/stg_inputs__pairwise_judgments/*.parquet') "
+        f"select verdict from {_parquet(export, 'stg_inputs__pairwise_judgments')} "
         "where run_id = '9' order by row_number"
     ).fetchall()
     assert [v[0] for v in verdicts] == ["second", "tie", "first", "second"]

@@ -14,9 +14,9 @@ model and seed with no Python model upstream, so a new SQL model joins the
 route by itself. `python -m judge_bias.warehouse.spark --list` prints them.
 
 `python -m judge_bias.warehouse.spark --data DIR [--data DIR2] [--export DIR]`
-builds and, with --export, writes each built table as Parquet (DIR/<i>/<table>/,
-their names in DIR/<i>/tables.txt): the hand-over format of the second (DuckDB)
-stage the issue plans.
+builds and, with --export, hands each built table over to the second (DuckDB)
+stage as Parquet files (export_tables: Spark's own files, listed in
+DIR/<i>/tables.json); --export-views writes the views out too.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import shutil
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 from judge_bias.inputs.spark_loading import load_inputs
 
@@ -126,13 +127,14 @@ def build_spark(
     spark_dir: Path,
     select: tuple[str, ...] | None = None,
     export: Path | None = None,
+    export_views: bool = False,
 ) -> int:
     """Load each data folder and build ``select`` on it on Spark (the first into
     schema judge_bias, the next into judge_bias_2, ...), in one Spark session;
     ``select`` None is every model the route can build (spark_buildable). With
-    ``export``, write every table built as Parquet to export/<i>/<table>/
-    (i = 1, 2, ...) and their names, one per line, to export/<i>/tables.txt.
-    0 when every dbt build succeeded."""
+    ``export``, the hand-over of folder i (1, 2, ...) in export/<i>/
+    (export_tables; views too with ``export_views``). 0 when every dbt build
+    succeeded."""
     from dbt.cli.main import dbtRunner
 
     spark_dir = spark_dir.resolve()
@@ -157,9 +159,7 @@ def build_spark(
                 return 1
             if export is not None:
                 tables = [*(f"base_inputs__{k}" for k in counts), *select]
-                for table in tables:
-                    write_parquet(spark.table(f"{schema}.{table}"), export / str(number) / table)
-                (export / str(number) / "tables.txt").write_text("\n".join(tables) + "\n")
+                export_tables(spark, schema, tables, export / str(number), export_views)
         return 0
     finally:
         spark.stop()
@@ -174,15 +174,58 @@ def write_parquet(frame: Any, path: Path) -> None:
     frame.write.mode("overwrite").parquet(str(path))
 
 
+def export_tables(
+    spark: Any, schema: str, names: list[str], out: Path, views: bool = False
+) -> dict[str, list[str]]:
+    """The hand-over to the DuckDB stage: for each table of ``names`` in ``schema``,
+    the Parquet files that hold it, in out/tables.json ({table: [file, ...]}), and
+    every name, one per line, in out/tables.txt. A table Spark stored as Parquet
+    (a dbt table or a loader's) is handed over as its own files, no copy: Spark
+    wrote them once already. Anything else is written to out/<table>/ (write_parquet).
+    A view is left out (the DuckDB stage creates it again over the tables, for
+    nothing: reading it would re-run its query on Spark here) unless ``views``,
+    then it is written out too (the tests compare views engine against engine)."""
+    files: dict[str, list[str]] = {}
+    for name in names:
+        table = f"{schema}.{name}"
+        info = {
+            r.col_name: r.data_type for r in spark.sql(f"describe table extended {table}").collect()
+        }
+        if info.get("Type") == "VIEW" and not views:
+            continue
+        own = spark.table(table).inputFiles() if info.get("Provider") == "parquet" else []
+        if own and all(f.startswith("file:") for f in own):
+            files[name] = sorted(unquote(urlparse(f).path) for f in own)
+        else:
+            write_parquet(spark.table(table), out / name)
+            files[name] = sorted(str(f) for f in (out / name).glob("*.parquet"))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "tables.json").write_text(json.dumps(files, indent=1) + "\n")
+    (out / "tables.txt").write_text("\n".join(names) + "\n")
+    return files
+
+
+def exported_files(out: Path) -> dict[str, list[str]]:
+    """What export_tables handed over in ``out``: {table: [Parquet file, ...]}."""
+    files: dict[str, list[str]] = json.loads((out / "tables.json").read_text())
+    return files
+
+
+def parquet_sql(files: list[str]) -> str:
+    """A DuckDB `read_parquet([...])` call over these files."""
+    quoted = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
+    return f"read_parquet([{quoted}])"
+
+
 def attach_export(db: Path, export: Path) -> list[str]:
-    """The second stage's inputs: a view in ``db``'s main schema over each Parquet
-    table in ``export`` (what the Spark stage built), replacing any table or view of
-    that name. Views, not copies: DuckDB reads a row-level table only when a model
-    of the second stage does, and the BI snapshot copies the marts it publishes.
+    """The second stage's inputs: a view in ``db``'s main schema over each table
+    handed over in ``export`` (export_tables), replacing any table or view of that
+    name. Views, not copies: DuckDB reads a row-level table only when a model of
+    the second stage does, and the BI snapshot copies the marts it publishes.
     Returns the table names."""
     import duckdb
 
-    tables = sorted(p.name for p in export.iterdir() if p.is_dir())
+    files = exported_files(export)
     con = duckdb.connect(str(db))
     try:
         kinds = dict(
@@ -191,16 +234,15 @@ def attach_export(db: Path, export: Path) -> list[str]:
                 "where table_schema = 'main'"
             ).fetchall()
         )
-        for table in tables:
+        for table, parts in sorted(files.items()):
             if kinds.get(table) == "BASE TABLE":
                 con.execute(f'drop table main."{table}"')
-            files = str((export / table).resolve() / "*.parquet").replace("'", "''")
             con.execute(
-                f"create or replace view main.\"{table}\" as select * from read_parquet('{files}')"
+                f'create or replace view main."{table}" as select * from {parquet_sql(parts)}'
             )
     finally:
         con.close()
-    return tables
+    return sorted(files)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -208,6 +250,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, action="append", help="repeatable; default demo")
     parser.add_argument("--spark-dir", type=Path, default=PROJECT_DIR / "target" / "spark")
     parser.add_argument("--export", type=Path, default=None)
+    parser.add_argument(
+        "--export-views", action="store_true", help="write the views out too (for comparisons)"
+    )
     parser.add_argument(
         "--list", action="store_true", help="print the models the route builds; build nothing"
     )
@@ -217,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(spark_buildable(parse_spark_manifest(target))))
         return 0
     data = [d.resolve() for d in args.data or [PROJECT_DIR / "data" / "demo"]]
-    return build_spark(data, args.spark_dir, None, args.export)
+    return build_spark(data, args.spark_dir, None, args.export, args.export_views)
 
 
 if __name__ == "__main__":

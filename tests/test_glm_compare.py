@@ -100,3 +100,39 @@ def test_chunked_pointwise_terms_equal_arviz_loo_and_waic_on_the_whole_matrix():
         ic = criteria(terms, np.ones(37), 1000)
         assert abs(ic["elpd_loo"] - ref.elpd_loo) < 1e-6
         assert abs(ic["elpd_waic"] - ref_waic.elpd_waic) < 1e-6
+
+
+def test_a_model_without_a_finite_elpd_is_not_ranked_and_the_others_are():
+    """Found by `bench --engine spark` at 10M ratings: one fit's elpd_loo was NaN and
+    ranking cast NaN to int, failing int_glm_results for every model. Now that
+    model has no rank, no d_elpd and is not preferred; the others rank among
+    themselves, and se_d_elpd pairs them with the finite best."""
+    from judge_bias.glm.compare import rank_models
+    from judge_bias.glm.runner import _with_d_elpd_se
+
+    cells = pd.DataFrame({"y": [0, 1], "grader": ["a", "b"], "n": [3, 5]})
+    table = pd.DataFrame(
+        {
+            "model": ["m1", "m2", "m3", "p1"],
+            "dimension": ["d", "d", "d", "pairwise"],
+            "family_of_models": ["ordinal", "ordinal", "ordinal", "binary"],
+            "elpd_loo": [-10.0, np.nan, -12.5, -np.inf],
+            "_pointwise": [
+                cells.assign(loo_i=[-1.0, -1.4]),
+                cells.assign(loo_i=[np.nan, -1.0]),
+                cells.assign(loo_i=[-1.5, -1.6]),
+                cells.assign(loo_i=[-np.inf, -1.0]),
+            ],
+        }
+    )
+    ranked = _with_d_elpd_se(rank_models(table, ["dimension", "family_of_models"]))
+    by = ranked.set_index("model")
+    assert by.loc["m1", "rank"] == 1 and by.loc["m3", "rank"] == 2
+    assert pd.isna(by.loc["m2", "rank"]) and pd.isna(by.loc["p1", "rank"])
+    assert list(by["preferred"]) == [True, False, False, False]
+    assert by.loc["m3", "d_elpd"] == 2.5 and np.isnan(by.loc["m2", "d_elpd"])
+    assert by.loc["m1", "se_d_elpd"] == 0.0
+    # m3 vs m1, 8 rows: differences -0.5 (x3) and -0.2 (x5), sqrt(N var) by hand
+    diff = np.repeat([-0.5, -0.2], [3, 5])
+    assert np.isclose(by.loc["m3", "se_d_elpd"], np.sqrt(8 * diff.var()), rtol=1e-12)
+    assert np.isnan(by.loc["m2", "se_d_elpd"]) and np.isnan(by.loc["p1", "se_d_elpd"])

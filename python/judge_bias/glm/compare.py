@@ -123,10 +123,13 @@ def d_elpd_se(best: pd.DataFrame, other: pd.DataFrame) -> float:
 
 def rank_models(table: pd.DataFrame, group: list[str]) -> pd.DataFrame:
     """Rank by elpd_loo within each ``group`` (1 = best), d_elpd = best - this,
-    ``preferred`` for rank 1. Models compared share their rows (same outcome)."""
+    ``preferred`` for rank 1. Models compared share their rows (same outcome).
+    A model whose elpd_loo is not finite (its PSIS failed) is not ranked: rank
+    and d_elpd null, not preferred; the others are ranked among themselves."""
     out = table.copy()
-    out["rank"] = out.groupby(group)["elpd_loo"].rank(ascending=False, method="first").astype(int)
-    best = out.groupby(group)["elpd_loo"].transform("max")
-    out["d_elpd"] = best - out["elpd_loo"]
-    out["preferred"] = out["rank"] == 1
+    elpd = out["elpd_loo"].astype(float).where(np.isfinite(out["elpd_loo"].astype(float)))
+    rank = elpd.groupby([out[g] for g in group]).rank(ascending=False, method="first")
+    out["rank"] = rank.astype("Int64")
+    out["d_elpd"] = elpd.groupby([out[g] for g in group]).transform("max") - elpd
+    out["preferred"] = (out["rank"] == 1).fillna(False).astype(bool)
     return out

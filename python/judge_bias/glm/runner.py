@@ -181,6 +181,12 @@ def _rows(spec, dimension, data, fit, config, families, notes) -> list:
         return [row]
     status = diag.pop("status")
     fit_notes = [*notes, *fit.notes, diag.pop("diagnostic_notes")]
+    if not np.isfinite(ic["elpd_loo"]):  # kept and flagged, left out of the ranking
+        status = "warning"
+        fit_notes.append(
+            f"elpd_loo is {ic['elpd_loo']} (a cell's pointwise log-likelihood or PSIS "
+            "weights are not finite): not ranked in glm_model_comparison"
+        )
     if ic["pareto_k_bad"]:
         fit_notes.append(
             f"{ic['pareto_k_bad']} rows with Pareto k > {ic['pareto_k_limit']:.2f} "
@@ -222,10 +228,14 @@ def _with_d_elpd_se(comparison: pd.DataFrame) -> pd.DataFrame:
     out = comparison.copy()
     out["se_d_elpd"] = np.nan
     for _, group in out.groupby(["dimension", "family_of_models"]):
-        best = group.loc[group["rank"] == 1, "_pointwise"].iloc[0]
+        preferred = group.loc[group["preferred"], "_pointwise"]
+        if preferred.empty:  # no model of the group has a finite elpd_loo
+            continue
         for index, cells in group["_pointwise"].items():
-            same = out.at[index, "rank"] == 1
-            out.at[index, "se_d_elpd"] = 0.0 if same else d_elpd_se(best, cells)
+            if pd.isna(out.at[index, "rank"]):
+                continue
+            same = bool(out.at[index, "preferred"])
+            out.at[index, "se_d_elpd"] = 0.0 if same else d_elpd_se(preferred.iloc[0], cells)
     return out.drop(columns="_pointwise")
 
 

@@ -127,9 +127,10 @@ def rank_models(table: pd.DataFrame, group: list[str]) -> pd.DataFrame:
     A model whose elpd_loo is not finite (its PSIS failed) is not ranked: rank
     and d_elpd null, not preferred; the others are ranked among themselves."""
     out = table.copy()
-    elpd = out["elpd_loo"].astype(float).where(np.isfinite(out["elpd_loo"].astype(float)))
-    rank = elpd.groupby([out[g] for g in group]).rank(ascending=False, method="first")
-    out["rank"] = rank.astype("Int64")
-    out["d_elpd"] = elpd.groupby([out[g] for g in group]).transform("max") - elpd
+    elpd = out["elpd_loo"].astype(float)
+    elpd = elpd.where(np.isfinite(elpd))
+    by = elpd.groupby([out[g] for g in group])
+    out["rank"] = by.rank(ascending=False, method="first").astype("Int64")
+    out["d_elpd"] = by.transform("max") - elpd
     out["preferred"] = (out["rank"] == 1).fillna(False).astype(bool)
     return out

@@ -7,9 +7,24 @@ import duckdb
 import pandas as pd
 import pytest
 
-from judge_bias.warehouse.frames import count_rows, distinct_keys, to_pandas
+from judge_bias.warehouse.frames import count_rows, distinct_keys, rows_where_in, to_pandas
 
 FRAME = pd.DataFrame({"judge": ["a", "b", "a"], "n": [1, 2, 3]})
+
+
+class FakeCondition:
+    def __init__(self, column: str, values: list) -> None:
+        self.column, self.values = column, values
+
+
+class FakeColumn:
+    """A Spark Column's isin (the condition it makes is read by the fake's filter)."""
+
+    def __init__(self, column: str) -> None:
+        self.column = column
+
+    def isin(self, values: list) -> FakeCondition:
+        return FakeCondition(self.column, list(values))
 
 
 class FakeSparkDataFrame:
@@ -32,6 +47,14 @@ class FakeSparkDataFrame:
         con = duckdb.connect()
         con.register("t", self.frame)
         return FakeSparkDataFrame(con.sql(f"select {', '.join(exprs)} from t").df())
+
+    def __getitem__(self, column: str) -> FakeColumn:
+        return FakeColumn(column)
+
+    def filter(self, condition: FakeCondition) -> FakeSparkDataFrame:
+        self.calls.append("filter")
+        kept = self.frame[self.frame[condition.column].isin(condition.values)]
+        return FakeSparkDataFrame(kept.reset_index(drop=True))
 
     def distinct(self) -> FakeSparkDataFrame:
         self.calls.append("distinct")
@@ -77,3 +100,17 @@ def test_pandas_passes_through_and_anything_else_is_refused() -> None:
         to_pandas([1, 2])
     with pytest.raises(TypeError, match="count the rows of a list"):
         count_rows([1, 2])
+
+
+def test_rows_where_in_filters_in_the_engine_with_quoted_values() -> None:
+    frame = pd.DataFrame({"unit": ["a", "b's", "c", "b's"], "n": [1, 2, 3, 4]})
+    want = frame[frame["unit"].isin(["b's", "c"])].reset_index(drop=True)
+    relation = duckdb.connect().from_df(frame)
+    for source in (frame, relation):
+        got = rows_where_in(source, "unit", ["b's", "c"]).sort_values("n").reset_index(drop=True)
+        pd.testing.assert_frame_equal(got, want)
+        assert rows_where_in(source, "unit", []).empty
+    fake = FakeSparkDataFrame(frame)
+    got = rows_where_in(fake, "unit", ["b's", "c"]).sort_values("n").reset_index(drop=True)
+    pd.testing.assert_frame_equal(got, want)
+    assert fake.calls == ["filter"]  # filtered by Spark, then only those rows pulled

@@ -36,7 +36,7 @@ from judge_bias.glm import models as glm_models
 from judge_bias.glm.likelihood import ordinal_log_probs
 
 Z = 4.0
-SETTINGS = FitSettings(draws=600, warmup=400, chains=2, seed=7)
+SETTINGS = FitSettings(draws=1000, warmup=400, chains=2, seed=7)
 
 
 def simulated_ratings(seed: int = 3) -> pd.DataFrame:

@@ -13,7 +13,9 @@ either way: means and sds must agree within Z combined MCSEs
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
+import duckdb
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -35,6 +37,7 @@ from judge_bias.glm import (
     run_glms,
 )
 from judge_bias.glm.data import ORDINAL_KEYS
+from judge_bias.glm.dbt import read_item_counts
 from judge_bias.glm.fit import diagnostics, summary
 from judge_bias.glm.models import (
     CENTRED_MIN_RATINGS,
@@ -227,16 +230,18 @@ def _item_counts(prompts: int) -> pd.DataFrame:
     return keys
 
 
-def test_items_on_2000_prompts_fits_the_budget_and_more_is_skipped():
-    """2,000 prompts x 9 graders x 6 models: 108k groups and 20k item
-    parameters, about 1.2 GB (runner._fit_bytes: draws in float32, the
-    log-likelihood in chunks; measured peak in the README) within the default
-    2 GB budget; 5,000 prompts (2.6 GB) is skipped with how to raise it, and
-    nothing is sampled (so this is fast)."""
+def test_items_on_1800_prompts_fits_the_budget_and_more_is_skipped():
+    """1,800 prompts x 9 graders x 6 models: 97k groups and 18k item
+    parameters, about 1.9 GB (runner.fit_bytes: draws in float64, the
+    log-likelihood in chunks) within the default 2 GB budget; 2,000 prompts
+    (2.1 GB; 1.2 GB when the draws were float32) is over it, 5,000 prompts
+    (5.0 GB) is skipped with how to raise it, and nothing is sampled (so this
+    is fast)."""
     spec, config = MODELS["items"], GlmConfig(models=("items",))
-    data = ordinal_counts(_item_counts(2000), [1.0, 2.0], "a")
-    assert data.n_groups == 108_000
-    assert _fit_bytes(spec, data, config.settings) < 1.3e9
+    data = ordinal_counts(_item_counts(1800), [1.0, 2.0], "a")
+    assert data.n_groups == 97_200
+    assert 1.8e9 < _fit_bytes(spec, data, config.settings) < 2e9
+    assert _checked(spec, "a", ordinal_counts(_item_counts(2000), [1.0, 2.0], "a"), config, [])
     assert _checked(spec, "a", data, config, []) is None
     keys = _item_counts(5000)
     inputs = Inputs(
@@ -254,7 +259,21 @@ def test_items_on_2000_prompts_fits_the_budget_and_more_is_skipped():
     row = out[(out["output"] == "fits") & (out["model"] == "items")].iloc[0]
     assert row["status"] == "skipped" and row["n_cells"] == 270_000
     assert "over the memory budget of 2.0 GB" in row["notes"], row["notes"]
-    assert "memory_budget: 4GB" in row["notes"], row["notes"]
+    assert "memory_budget: 8GB" in row["notes"], row["notes"]
+    # from the warehouse, the 270k count rows are not even read: the same note
+    # from the distinct keys, and the runner writes the same skipped row
+    relation = duckdb.connect().from_df(keys)
+    counts, skipped = read_item_counts(relation, config)
+    assert counts.empty and list(skipped) == ["a"]
+    assert skipped["a"] == row["notes"]
+    out = run_glms(replace(inputs, item_counts=counts, items_skipped=skipped), config)
+    again = out[(out["output"] == "fits") & (out["model"] == "items")].iloc[0]
+    assert again["status"] == "skipped" and again["notes"] == row["notes"]
+    assert again["n_obs"] == row["n_obs"] == 270_000
+    # 1,800 prompts fit: the table is read
+    small = duckdb.connect().from_df(_item_counts(1800))
+    counts, skipped = read_item_counts(small, config)
+    assert len(counts) == 97_200 and skipped == {}
 
 
 def test_compilation_cache_is_off_when_asked_or_unwritable(tmp_path, monkeypatch):

@@ -39,6 +39,22 @@ def _alpha(units: np.ndarray, classes: np.ndarray, k: int, level: Level) -> floa
     )
 
 
+def unit_sample(units: pd.DataFrame, max_units: int, seed: int) -> pd.DataFrame:
+    """The (dimension, unit) pairs the agreement reads: every unit of a dimension
+    with at most ``max_units``, else a reproducible sample of them (drawn from
+    the sorted units, so the order the warehouse returns them in does not matter)."""
+    chosen = []
+    for dimension, group in units.groupby("dimension", sort=True):
+        names = np.sort(group["unit"].astype(str).unique())
+        if len(names) > max_units:
+            rng = np.random.default_rng(seed)
+            names = np.sort(rng.choice(names, size=max_units, replace=False))
+        chosen.append(pd.DataFrame({"dimension": dimension, "unit": names}))
+    if not chosen:
+        return pd.DataFrame({"dimension": [], "unit": []}, dtype=object)
+    return pd.concat(chosen, ignore_index=True)
+
+
 def row_codes(fit: Fit, rows: pd.DataFrame) -> dict[str, np.ndarray]:
     """The fit's integer codes of every rating row (columns named as the factors)."""
     codes = {}

@@ -7,8 +7,22 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from judge_bias.glm.runner import GlmConfig, Inputs, run_glms
-from judge_bias.warehouse.frames import to_pandas
+from judge_bias.glm.agreement import unit_sample
+from judge_bias.glm.models import MODELS
+from judge_bias.glm.runner import GlmConfig, Inputs, fit_bytes, run_glms
+from judge_bias.warehouse.frames import distinct_keys, rows_where_in, to_pandas
+
+ITEM_COUNT_COLUMNS = ["dimension", "grader", "grader_type", "model", "item", "score", "n"]
+AGREEMENT_COLUMNS = [
+    "dimension",
+    "grader",
+    "grader_type",
+    "model",
+    "item",
+    "unit",
+    "score",
+    "run_id",
+]
 
 # every column of int_glm_results, whatever ran, so the marts' selects hold
 RESULT_COLUMNS: dict[str, str] = {
@@ -46,25 +60,58 @@ def shaped(result: pd.DataFrame, ci_level: float) -> pd.DataFrame:
     return out
 
 
+def read_item_counts(relation, config: GlmConfig) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The item model's count cells, read only when it is requested and its fit
+    on every dimension fits the memory budget (counted from the distinct keys
+    first: on 10M ratings the table has 11.7M rows and the fit would need
+    about 100 GB); else an empty table and the skip note per dimension."""
+    empty = pd.DataFrame(columns=ITEM_COUNT_COLUMNS)
+    if "items" not in config.models:
+        return empty, {}
+    items = distinct_keys(relation, "dimension, item").groupby("dimension").size()
+    graders = distinct_keys(relation, "dimension, grader").groupby("dimension").size()
+    skipped = {}
+    for dimension, n_items in items.items():
+        needed = fit_bytes("items", config.settings, int(graders.get(dimension, 0)), int(n_items))
+        note = config.budget.over(f"the items fit on {dimension}", needed)
+        if note:
+            skipped[str(dimension)] = note
+    if skipped and len(skipped) == len(items):
+        return empty, skipped
+    return to_pandas(relation), skipped
+
+
+def agreement_rows(relation, config: GlmConfig) -> pd.DataFrame:
+    """The rows of int_glm_agreement_ratings (one rating per grader and unit,
+    deduplicated in SQL) of the units the agreement reads: the unit keys are
+    sampled here and only their ratings are pulled (10M ratings are 11.7M rows
+    there, 2 x 2,000 units about 28k), sorted (SQL gives no order)."""
+    if not any(MODELS[m].kind == "ordinal" for m in config.models):
+        return pd.DataFrame(columns=AGREEMENT_COLUMNS)
+    keep = unit_sample(
+        distinct_keys(relation, "dimension, unit"), config.agreement_max_units, config.settings.seed
+    )
+    rows = rows_where_in(relation, "unit", keep["unit"].unique())
+    rows = rows.merge(keep, on=["dimension", "unit"])  # a unit kept in one dimension only
+    return rows.sort_values(["dimension", "grader", "unit", "run_id"], kind="stable").reset_index(
+        drop=True
+    )
+
+
 def results_from_relations(ref: Callable, get: Callable) -> pd.DataFrame:
     """``ref(name)`` gives a DuckDB relation or a Spark DataFrame (the small tables the
     SQL models aggregated), ``get(var)`` a dbt config value."""
     config = GlmConfig.from_vars(get)
     families = to_pandas(ref("int_glm_families"))
-    # one rating per coder and unit, deduplicated in SQL; sorted here (SQL gives no
-    # order) because the agreement samples units in order of appearance
-    agreement_rows = (
-        to_pandas(ref("int_glm_agreement_ratings"))
-        .sort_values(["dimension", "grader", "unit", "run_id"], kind="stable")
-        .reset_index(drop=True)
-    )
+    item_counts, items_skipped = read_item_counts(ref("int_glm_item_counts"), config)
     inputs = Inputs(
         rating_counts=to_pandas(ref("int_glm_rating_counts")),
-        item_counts=to_pandas(ref("int_glm_item_counts")),
+        item_counts=item_counts,
+        items_skipped=items_skipped,
         pairwise_counts=to_pandas(ref("int_glm_pairwise_counts")),
         scales=to_pandas(ref("int_glm_scale_points")),
         families=dict(zip(families["name"], families["family"], strict=True)),
-        agreement_rows=agreement_rows,
+        agreement_rows=agreement_rows(ref("int_glm_agreement_ratings"), config),
         excluded=to_pandas(ref("int_glm_excluded")),
     )
     return shaped(run_glms(inputs, config), config.settings.ci_level)

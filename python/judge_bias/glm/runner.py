@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from judge_bias.glm.agreement import agreement
+from judge_bias.glm.agreement import agreement, unit_sample
 from judge_bias.glm.compare import (
     CHUNK_BYTES,
     chunk_groups,
@@ -100,24 +100,31 @@ class Inputs:
     families: Mapping[str, str]  # grader or model name -> family
     agreement_rows: pd.DataFrame  # dimension, unit, grader, grader_type, model, item, score
     excluded: pd.DataFrame  # dimension, reason, n: rows the GLMs cannot use
+    # why item_counts was not read (the item model over the budget), per dimension
+    items_skipped: Mapping[str, str] = field(default_factory=dict)
 
 
-def _fit_bytes(spec: ModelSpec, data: CountData, s: FitSettings) -> float:
-    """Posterior draws in float32: the sampler's unconstrained buffer, the
-    constrained and deterministic sites (the item model's raw and scaled
-    grader x item effects: 2 copies), the reported effects stacked for the
-    summary and ArviZ's float64 copy of them (2): 6 copies of every parameter;
-    plus the pointwise log-likelihood and PSIS, which run CHUNK_BYTES at a time
-    (with their temporaries: 6 chunks). The item model's grader x item effects
-    are its bulk: 2,000 prompts x 9 graders is 20k parameters, 1.0 GB at
-    2 x 1,000 draws (the demo, 120 prompts x 9 graders: 0.1 GB). Before the
+def fit_bytes(name: str, s: FitSettings, n_graders: int = 0, n_items: int = 0) -> float:
+    """Posterior draws in float64 (the sampler runs in double precision,
+    glm.sampler): the sampler's unconstrained buffer, the constrained and
+    deterministic sites (the item model's raw and scaled grader x item
+    effects: 2 copies), the reported effects stacked for the summary and
+    ArviZ's copy of them (2): 6 copies of every parameter; plus the pointwise
+    log-likelihood and PSIS, which run CHUNK_BYTES at a time (with their
+    temporaries: 6 chunks). The item model's grader x item effects are its
+    bulk: 2,000 prompts x 9 graders is 20k parameters, 2.0 GB at 2 x 1,000
+    draws (the demo, 120 prompts x 9 graders: 0.1 GB). Before the
     log-likelihood was chunked, its (draws x groups x classes) arrays made the
     same fit 7.9 GB."""
     n_draws = s.draws * s.chains
     n_params = 200
-    if spec.name == "items":
-        n_params += (data.count("grader") + 1) * data.count("item")
-    return 4.0 * 6 * n_draws * n_params + 6 * CHUNK_BYTES
+    if name == "items":
+        n_params += (n_graders + 1) * n_items
+    return 8.0 * 6 * n_draws * n_params + 6 * CHUNK_BYTES
+
+
+def _fit_bytes(spec: ModelSpec, data: CountData, s: FitSettings) -> float:
+    return fit_bytes(spec.name, s, data.count("grader"), data.count("item"))
 
 
 def _fit_row(spec: ModelSpec, dimension: str, data: CountData | None, s: FitSettings) -> dict:
@@ -278,12 +285,10 @@ def _ordinal_data(inputs: Inputs, dimension: str, with_items: bool) -> CountData
 
 def _agreement_rows(inputs: Inputs, dimension: str, config: GlmConfig) -> pd.DataFrame:
     rows = inputs.agreement_rows[inputs.agreement_rows["dimension"] == dimension]
-    units = rows["unit"].unique()
-    if len(units) > config.agreement_max_units:  # a reproducible sample of units
-        rng = np.random.default_rng(config.settings.seed)
-        keep = set(rng.choice(units, size=config.agreement_max_units, replace=False))
-        rows = rows[rows["unit"].isin(keep)]
-    return rows
+    keep = unit_sample(
+        rows[["dimension", "unit"]], config.agreement_max_units, config.settings.seed
+    )
+    return rows[rows["unit"].isin(keep["unit"])]
 
 
 def _not_requested(config: GlmConfig, dimensions: list[str]) -> list[dict]:
@@ -321,8 +326,19 @@ def run_glms(inputs: Inputs, config: GlmConfig) -> pd.DataFrame:
         spec = MODELS[name]
         if spec.kind != "ordinal":
             continue
+        skipped = inputs.items_skipped if name == "items" else {}
+        for d in sorted(set(dimensions) & set(skipped)):
+            row = _fit_row(spec, d, None, config.settings)
+            n_obs = inputs.rating_counts.loc[inputs.rating_counts["dimension"] == d, "n"].sum()
+            row.update(
+                n_obs=int(n_obs), n_cells=None, status="skipped",
+                notes="; ".join([*notes[d], skipped[d]]),
+            )  # fmt: skip
+            records.append(row)
         jobs = [
-            (d, _ordinal_data(inputs, d, with_items=name == "items"), notes[d]) for d in dimensions
+            (d, _ordinal_data(inputs, d, with_items=name == "items"), notes[d])
+            for d in dimensions
+            if d not in skipped
         ]
         rows, fits[name] = _fit_all(spec, jobs, config, inputs.families)
         records += rows

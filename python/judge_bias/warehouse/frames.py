@@ -11,6 +11,7 @@ second DuckDB stage of the Spark route reading exported tables).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
@@ -57,3 +58,17 @@ def distinct_keys(relation: Any, keys: str) -> pd.DataFrame:
     if _is_spark(relation):
         return relation.selectExpr(*(k.strip() for k in keys.split(","))).distinct().toPandas()
     return relation.aggregate(keys).distinct().df()
+
+
+def rows_where_in(relation: Any, column: str, values: Sequence[str]) -> pd.DataFrame:
+    """The rows of ``relation`` whose ``column`` (a string column) is one of
+    ``values``, filtered by its engine: only those rows are pulled into pandas."""
+    values = [str(v) for v in values]
+    if isinstance(relation, pd.DataFrame):
+        return relation[relation[column].isin(values)].reset_index(drop=True)
+    if _is_spark(relation):
+        return relation.filter(relation[column].isin(values)).toPandas()
+    if not values:
+        return relation.limit(0).df()
+    literals = ", ".join("'" + v.replace("'", "''") + "'" for v in values)
+    return relation.filter(f"{column} in ({literals})").df()

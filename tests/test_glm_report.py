@@ -5,6 +5,7 @@ is missing or empty."""
 from __future__ import annotations
 
 import duckdb
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -83,6 +84,17 @@ def warehouse() -> Warehouse:
         )  # fmt: skip
     )
     con.execute("create table glm_agreement as select * from agreement")
+    rng = np.random.default_rng(0)
+    draws = pd.DataFrame(  # noqa: F841
+        dict(
+            dimension="helpfulness",
+            kind=["posterior"] * 100 + ["counterfactual"] * 100,
+            model="grader_model",
+            draw=list(range(100)) * 2,
+            alpha=np.r_[rng.normal(0.3, 0.03, 100), rng.normal(0.5, 0.03, 100)],
+        )
+    )
+    con.execute("create table glm_agreement_draws as select * from draws")
     return Warehouse(con)
 
 
@@ -118,12 +130,31 @@ def test_comparison_panel_stars_the_preferred_model(warehouse):
     assert len(stars) == 1 and stars[0].get_xdata()[0] == -100.0
 
 
-def test_agreement_panel_draws_observed_and_two_boxes(warehouse):
+def test_agreement_panel_draws_observed_and_two_violins_of_the_draws(warehouse):
     p = panel_glm_agreement(warehouse)
-    assert p.figure is not None
+    assert p.figure is not None and "Violins" in p.caption
     ax = p.figure.axes[0]
     labels = ax.get_legend_handles_labels()[1]
     assert labels == ["observed", "posterior", "counterfactual"]
+    bodies = [c for c in ax.collections if c.get_label() in ("posterior", "counterfactual")]
+    assert len(bodies) == 2
+    # each violin spans its draws: the posterior one sits around 0.3, the other 0.5
+    spans = {b.get_label(): b.get_paths()[0].vertices[:, 1] for b in bodies}
+    alphas = warehouse.df("select kind, min(alpha) lo, max(alpha) hi from glm_agreement_draws "
+                          "group by kind").set_index("kind")  # fmt: skip
+    for kind, ys in spans.items():
+        assert ys.min() == pytest.approx(alphas.loc[kind, "lo"])
+        assert ys.max() == pytest.approx(alphas.loc[kind, "hi"])
+
+
+def test_agreement_panel_falls_back_to_quantile_boxes_without_the_draws(warehouse):
+    warehouse.con.execute("drop table glm_agreement_draws")
+    wh = Warehouse(warehouse.con)
+    p = panel_glm_agreement(wh)
+    assert p.figure is not None and "Boxes span" in p.caption
+    ax = p.figure.axes[0]
+    assert ax.get_legend_handles_labels()[1] == ["observed", "posterior", "counterfactual"]
+    assert len(ax.patches) == 2  # the two boxes
 
 
 def test_panels_say_why_when_the_marts_are_missing_or_empty():

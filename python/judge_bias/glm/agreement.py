@@ -65,11 +65,12 @@ def row_codes(fit: Fit, rows: pd.DataFrame) -> dict[str, np.ndarray]:
     return codes
 
 
-def agreement(
+def alpha_draws(
     fit: Fit, rows: pd.DataFrame, draws: int = 100, seed: int = 0, level: Level = "ordinal"
-) -> pd.DataFrame:
-    """Observed, posterior-predictive and counterfactual alpha of ``rows``
-    (unit, grader, grader_type, model, [item], score), as quantiles over draws."""
+) -> tuple[float, dict[str, np.ndarray]]:
+    """The observed alpha of ``rows`` (unit, grader, grader_type, model, [item],
+    score) and, per kind (posterior, counterfactual), the alpha of each of
+    ``draws`` posterior draws (seeded; the same draws for both kinds)."""
     scores = fit.data.class_scores
     y = rows["score"].astype(float).map({s: i for i, s in enumerate(scores)}).to_numpy(int)
     units = pd.factorize(rows["unit"])[0]
@@ -89,7 +90,21 @@ def agreement(
             logp = np.asarray(ordinal_log_probs(fit.spec.predictor(p, codes), p["cutpoints"]))
             draw = np.argmax(logp + rng.gumbel(size=logp.shape), axis=-1)  # Gumbel-max sampling
             out[kind].append(_alpha(units, draw, k, level))
-    observed = _alpha(units, y, k, level)
+    return _alpha(units, y, k, level), {kind: np.asarray(v) for kind, v in out.items()}
+
+
+def agreement(
+    fit: Fit, rows: pd.DataFrame, draws: int = 100, seed: int = 0, level: Level = "ordinal"
+) -> pd.DataFrame:
+    """Observed, posterior-predictive and counterfactual alpha of ``rows``
+    (``alpha_draws``) as quantiles over draws."""
+    return summarise_alphas(*alpha_draws(fit, rows, draws, seed, level), rows, level)
+
+
+def summarise_alphas(
+    observed: float, by_kind: dict[str, np.ndarray], rows: pd.DataFrame, level: Level
+) -> pd.DataFrame:
+    """One row per kind: the mean and quantiles of its alphas over draws."""
     rows_out = [
         {
             "kind": "observed",
@@ -98,8 +113,7 @@ def agreement(
             "n_draws": 0,
         }
     ]
-    for kind, values in out.items():
-        v = np.asarray(values)
+    for kind, v in by_kind.items():
         rows_out.append(
             {
                 "kind": kind,
@@ -109,7 +123,7 @@ def agreement(
             }
         )
     frame = pd.DataFrame(rows_out)
-    frame["n_units"] = int(len(np.unique(units)))
+    frame["n_units"] = int(rows["unit"].nunique())
     frame["n_ratings"] = int(len(rows))
     frame["level"] = level
     return frame

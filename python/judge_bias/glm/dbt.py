@@ -45,7 +45,8 @@ RESULT_COLUMNS: dict[str, str] = {
     "preferred": "boolean",
     "kind": "string", "q05": "float64", "q25": "float64", "q50": "float64",
     "q75": "float64", "q95": "float64", "n_draws": "Int64", "n_units": "Int64",
-    "n_ratings": "Int64", "level": "string", "ci_level": "float64",
+    "n_ratings": "Int64", "level": "string", "draw": "Int64", "alpha": "float64",
+    "ci_level": "float64",
 }  # fmt: skip
 
 

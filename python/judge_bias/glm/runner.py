@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from judge_bias.glm.agreement import agreement, unit_sample
+from judge_bias.glm.agreement import alpha_draws, summarise_alphas, unit_sample
 from judge_bias.glm.compare import (
     CHUNK_BYTES,
     chunk_groups,
@@ -347,9 +347,22 @@ def run_glms(inputs: Inputs, config: GlmConfig) -> pd.DataFrame:
         if chosen:
             rows = _agreement_rows(inputs, dimension, config)
             fit = fits[chosen][dimension]
-            table = agreement(fit, rows, config.agreement_draws, config.settings.seed)
+            observed, by_kind = alpha_draws(fit, rows, config.agreement_draws, config.settings.seed)
+            table = summarise_alphas(observed, by_kind, rows, "ordinal")
             table["output"], table["model"], table["dimension"] = "agreement", chosen, dimension
             records += table.to_dict("records")
+            records += [
+                {
+                    "output": "agreement_draws",
+                    "model": chosen,
+                    "dimension": dimension,
+                    "kind": kind,
+                    "draw": i,
+                    "alpha": float(a),
+                }  # fmt: skip
+                for kind, values in by_kind.items()
+                for i, a in enumerate(values)
+            ]
     pairwise = [m for m in config.models if MODELS[m].kind == "binary"]
     if pairwise and len(inputs.pairwise_counts):
         counts = inputs.pairwise_counts

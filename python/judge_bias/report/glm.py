@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pandas as pd
 
 from judge_bias.report.base import (
@@ -161,8 +162,8 @@ def panel_glm_agreement(wh: Warehouse) -> Panel:
             "Krippendorff's alpha (ordinal) per dimension: the observed alpha (black line), "
             "and over posterior draws the alpha of replicated scores (posterior) and of "
             "scores with the grader main effects removed before the cutpoints "
-            "(counterfactual, paper section 2.4). Boxes span the 25-75% quantiles, whiskers "
-            "5-95%, the line is the median (the mart stores quantiles, not draws). A "
+            "(counterfactual, paper section 2.4). Violins show the alphas of every draw "
+            "(glm_agreement_draws), ticks their 5%, 50% and 95% quantiles. A "
             "counterfactual well above the posterior means the graders' leniency differences "
             "cost agreement."
         ),
@@ -171,6 +172,16 @@ def panel_glm_agreement(wh: Warehouse) -> Panel:
         p.absent = reason
         return p
     df = wh.df("select * from glm_agreement")
+    draws = None
+    if wh.missing("glm_agreement_draws") is None:
+        draws = wh.df("select * from glm_agreement_draws where alpha is not null")
+    else:  # a warehouse built before the draws mart: the stored quantiles as boxes
+        p.caption = p.caption.replace(
+            "Violins show the alphas of every draw (glm_agreement_draws), ticks their 5%, "
+            "50% and 95% quantiles.",
+            "Boxes span the 25-75% quantiles, whiskers 5-95%, the line is the median "
+            "(this warehouse has no glm_agreement_draws).",
+        )
     dims = sorted(df["dimension"].unique())
     fig = _figure(2.2 * len(dims) + 2.5, 3.6)
     ax = fig.subplots()
@@ -182,23 +193,41 @@ def panel_glm_agreement(wh: Warehouse) -> Panel:
             ax.hlines(obs, i - 0.4, i + 0.4, color="black", linewidth=2,
                       label="observed" if i == 0 else "_nolegend_")  # fmt: skip
         for k, (kind, colour) in enumerate(colours.items()):
-            if kind not in part.index:
+            at = i - 0.18 + 0.36 * k
+            label = kind if i == 0 else "_nolegend_"
+            if draws is not None:
+                values = draws.loc[(draws["dimension"] == dim) & (draws["kind"] == kind), "alpha"]
+                if len(values) >= 2:
+                    _violin(ax, values.to_numpy(float), at, colour, label)
                 continue
-            r = part.loc[kind]
-            stats = [{"med": r.q50, "q1": r.q25, "q3": r.q75, "whislo": r.q05, "whishi": r.q95,
-                      "label": ""}]  # fmt: skip
-            box = ax.bxp(stats, positions=[i - 0.18 + 0.36 * k], widths=0.3, showfliers=False,
-                         patch_artist=True)  # fmt: skip
-            for patch in box["boxes"]:
-                patch.set_facecolor(colour)
-                patch.set_alpha(0.6)
-            if i == 0:
-                box["boxes"][0].set_label(kind)
+            if kind in part.index:
+                _quantile_box(ax, part.loc[kind], at, colour, label)
     ax.set_xticks(range(len(dims)), dims)
     ax.set_xlim(-0.6, len(dims) - 0.4)
     ax.set_ylabel("Krippendorff's alpha (ordinal)")
     ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=8, loc="best")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # beside: clear of the lines
     p.figure = fig
     attach_table(p, df[["dimension", "kind", "model", "mean", "q05", "q50", "q95", "n_units"]])
     return p
+
+
+def _violin(ax: Axes, values: np.ndarray, at: float, colour, label: str) -> None:
+    parts = ax.violinplot([values], positions=[at], widths=0.32, showextrema=False,
+                          quantiles=[[0.05, 0.5, 0.95]])  # fmt: skip
+    for body in parts["bodies"]:
+        body.set_facecolor(colour)
+        body.set_edgecolor(colour)
+        body.set_alpha(0.6)
+        body.set_label(label)
+    parts["cquantiles"].set_color(colour)
+
+
+def _quantile_box(ax: Axes, r: pd.Series, at: float, colour, label: str) -> None:
+    stats = [{"med": r.q50, "q1": r.q25, "q3": r.q75, "whislo": r.q05, "whishi": r.q95,
+              "label": ""}]  # fmt: skip
+    box = ax.bxp(stats, positions=[at], widths=0.3, showfliers=False, patch_artist=True)
+    for patch in box["boxes"]:
+        patch.set_facecolor(colour)
+        patch.set_alpha(0.6)
+    box["boxes"][0].set_label(label)

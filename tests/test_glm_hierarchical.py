@@ -293,3 +293,14 @@ def test_compilation_cache_is_off_when_asked_or_unwritable(tmp_path, monkeypatch
     monkeypatch.setenv("JUDGE_BIAS_JAX_CACHE", str(tmp_path / "mine"))
     assert compilation_cache() == tmp_path / "mine" and (tmp_path / "mine").is_dir()
     jax.config.update("jax_compilation_cache_dir", before)
+
+
+def test_a_grader_type_with_one_grader_is_named_in_the_fit_note():
+    keys = _item_counts(2).drop(columns="item")
+    counts = keys.groupby(["dimension", "grader", "grader_type", "model", "score"],
+                          as_index=False)["n"].sum()  # fmt: skip
+    three = grader_parameterisation(ordinal_counts(counts, [1.0, 2.0], "a")).note
+    assert "one grader" not in three  # 3 annotators, 6 judges
+    one = counts[~counts["grader"].isin(["ann-1", "ann-2"])]
+    note = grader_parameterisation(ordinal_counts(one, [1.0, 2.0], "a")).note
+    assert "grader type human has one grader" in note, note

@@ -215,7 +215,8 @@ def panel_glm_agreement(wh: Warehouse) -> Panel:
 def _violin(ax: Axes, values: np.ndarray, at: float, colour, label: str) -> None:
     parts = ax.violinplot([values], positions=[at], widths=0.32, showextrema=False,
                           quantiles=[[0.05, 0.5, 0.95]])  # fmt: skip
-    for body in parts["bodies"]:
+    bodies: list = list(parts["bodies"])  # type: ignore[call-overload]  # (stubs say Collection)
+    for body in bodies:
         body.set_facecolor(colour)
         body.set_edgecolor(colour)
         body.set_alpha(0.6)

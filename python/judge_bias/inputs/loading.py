@@ -285,10 +285,18 @@ def _did_you_mean(word: str, choices: list[str]) -> str:
     return f"; did you mean '{close[0]}'?" if close else ""
 
 
+# What `judge-bias build --db DIR/w.duckdb` writes beside its warehouse (the
+# README's own recipe puts it in the data folder): not input, not warned of.
+WAREHOUSE_SUFFIXES = (".duckdb", ".duckdb.wal", ".duckdb.tmp", ".build.json",
+                      ".validation.json", ".dbt", ".spark")  # fmt: skip
+
+
 def _stray_file_warning(path: Path) -> str | None:
     """A warning for a file in the data folder that is not a contract file."""
     name = path.name
     if name.startswith(".") or name in NON_CONTRACT_FILES or _kind_of(name):
+        return None
+    if name.endswith(WAREHOUSE_SUFFIXES):
         return None
     contract_names = [f"{k}{s}" for k in KINDS for s in FILE_SUFFIXES]
     hint = _did_you_mean(name, contract_names)

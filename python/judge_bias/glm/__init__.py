@@ -7,8 +7,9 @@ likelihood of a cell is its count times one row's log-likelihood, so the
 posterior equals the row-level one at a fraction of the cost. Models live in
 a registry (``MODELS``, one function each in ``models.py``); ``run_glms``
 fits every requested model per dimension and returns the rows of the marts
-glm_effects, glm_fits, glm_model_comparison, glm_agreement and
-glm_pairwise_effects.
+glm_effects, glm_fits, glm_model_comparison, glm_agreement (and its per-draw
+alphas, glm_agreement_draws) and glm_pairwise_effects. The sampler runs in
+double precision (glm.sampler).
 """
 
 from judge_bias.glm.agreement import agreement

@@ -123,7 +123,7 @@ def ordinal_tables() -> list[pd.DataFrame]:
 def test_grader_model_intervals_cover_planted_values(ordinal_tables):
     hits = total = 0
     for seed, table in zip(SEEDS, ordinal_tables, strict=True):
-        assert table["r_hat"].max() <= 1.01  # ArviZ rounds to 2 decimals
+        assert table["r_hat"].max() < 1.015  # mixed (1.01 as ArviZ printed it, now unrounded)
         h, t = coverage(table, truth_by_key(seed, ""))
         assert t == 37
         hits, total = hits + h, total + t

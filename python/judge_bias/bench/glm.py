@@ -4,11 +4,14 @@ own MCMC with a dense mass matrix) on the same simulated ratings, at growing
 sizes: wall time, peak memory (each fit in its own process) and the largest
 posterior-mean difference in combined MCSE units.
 
-The raw-row fit is run up to ``raw_max`` ratings and for at most
-``raw_seconds``; above either, it is skipped or stopped with a printed note
-(its gradient touches every row: over 10 minutes per fit at 100k here).
-Above ``RAW_FULL_MAX`` ratings it runs ``RAW_CAPPED_WARMUP`` +
-``RAW_CAPPED_DRAWS`` per chain, as the printed note says.
+Both fits run in double precision (the count engine always does; the raw-row
+child turns on ``jax_enable_x64`` too, so the comparison is like for like) and
+draw the same number of draws per chain. The raw-row fit warms up for
+``RAW_WARMUP`` iterations: numpyro's dense mass adaptation needs windows that
+long (with 150 it learnt a poor matrix and NUTS ran to its maximum tree
+depth, so the 100k rung hit the time cap; with 400, 14 leapfrog steps per
+draw). It is run up to ``raw_max`` ratings and for at most ``raw_seconds``;
+above either, it is skipped or stopped with a printed note.
 """
 
 from __future__ import annotations
@@ -57,12 +60,15 @@ def _count_fit(n: int, draws: int, warmup: int, queue) -> None:
     fit = run(REGISTRY["grader_model"], data, Priors(), FitSettings(draws=draws, warmup=warmup))
     seconds = time.perf_counter() - start
     samples = {k: fit.samples[k] for k in ("grader_effects", "model_effects", "cutpoints")}
+    steps = float(np.mean(fit.num_steps)) if fit.num_steps is not None else float("nan")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    queue.put((seconds, peak, samples))
+    queue.put((seconds, peak, samples, steps))
 
 
 def _row_fit(n: int, draws: int, warmup: int, queue) -> None:
     import jax
+
+    jax.config.update("jax_enable_x64", True)
     import jax.numpy as jnp
     import numpyro
     import numpyro.distributions as dist
@@ -96,12 +102,16 @@ def _row_fit(n: int, draws: int, warmup: int, queue) -> None:
 
     mcmc = MCMC(NUTS(model, dense_mass=True), num_warmup=warmup, num_samples=draws,
                 num_chains=2, chain_method="vectorized", progress_bar=False)  # fmt: skip
-    mcmc.run(jax.random.PRNGKey(3))
-    seconds = time.perf_counter() - start
+    mcmc.run(jax.random.PRNGKey(3), extra_fields=("num_steps",))
     out = mcmc.get_samples(group_by_chain=True)
+    # jax dispatches asynchronously: the clock stops once the draws exist
+    # (before this, the raw-row time was taken when run() returned: 12.9 s
+    # printed for a 100k fit that ran for minutes)
     samples = {k: np.asarray(out[k]) for k in ("grader_effects", "model_effects", "cutpoints")}
+    seconds = time.perf_counter() - start
+    steps = float(np.mean(mcmc.get_extra_fields()["num_steps"]))
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    queue.put((seconds, peak, samples))
+    queue.put((seconds, peak, samples, steps))
 
 
 def _in_child(target, *args, timeout: float | None = None):
@@ -126,8 +136,8 @@ def _mcse_gap(a: dict, b: dict) -> float:
 
     worst = 0.0
     for name in a:
-        sa = az.summary(az.convert_to_dataset({name: a[name]}), kind="diagnostics")
-        sb = az.summary(az.convert_to_dataset({name: b[name]}), kind="diagnostics")
+        sa = az.summary(az.convert_to_dataset({name: a[name]}), kind="diagnostics", round_to="none")
+        sb = az.summary(az.convert_to_dataset({name: b[name]}), kind="diagnostics", round_to="none")
         ma = a[name].reshape(-1, *a[name].shape[2:]).mean(0).ravel()
         mb = b[name].reshape(-1, *b[name].shape[2:]).mean(0).ravel()
         tol = np.hypot(sa["mcse_mean"].to_numpy(), sb["mcse_mean"].to_numpy())
@@ -136,43 +146,40 @@ def _mcse_gap(a: dict, b: dict) -> float:
     return worst
 
 
-# above this many ratings the raw-row fit runs fewer draws (its gradient
-# touches every row: at 100k, 200 warm-up + 1,000 draws did not finish in
-# 900 s), so the rung finishes; the MCSE units of the comparison account for it
-RAW_FULL_MAX = 10_000
-RAW_CAPPED_DRAWS = 200
-RAW_CAPPED_WARMUP = 150
+# numpyro's windowed dense mass adaptation needs this many warm-up
+# iterations: at 150 (the old cap above 10k ratings) the matrix was poor, NUTS
+# ran to its maximum tree depth and 100k ratings did not finish in 900 s
+RAW_WARMUP = 500
 
 
 def run_glm_bench(
     sizes: list[int] | None = None,
-    raw_max: int = 100_000,
+    raw_max: int = 1_000_000,
     draws: int = 1000,
     warmup: int = 200,
     raw_seconds: float = 900.0,
 ) -> int:
     sizes = sizes or [10_000, 100_000, 1_000_000]
-    print("grader_model, 9 graders x 6 models, 1 dimension; count-based vs raw-row numpyro")
-    print(f"{'ratings':>9} {'count s':>8} {'count MB':>9} {'raw s':>8} {'raw MB':>8} "
-          f"{'time x':>7} {'mem x':>6} {'max |diff|/MCSE':>16}")  # fmt: skip
+    raw_warmup = max(warmup, RAW_WARMUP)
+    print("grader_model, 9 graders x 6 models, 1 dimension; count-based vs raw-row numpyro, "
+          f"float64, {draws} draws x 2 chains each; warm-up {warmup} (count: Laplace mass) "
+          f"and {raw_warmup} (raw-row: numpyro's dense adaptation)")  # fmt: skip
+    print(f"{'ratings':>9} {'count s':>8} {'count MB':>9} {'steps':>6} {'raw s':>8} "
+          f"{'raw MB':>8} {'steps':>6} {'time x':>7} {'mem x':>6} "
+          f"{'max |diff|/MCSE':>16}")  # fmt: skip
     for n in sizes:
-        cs, cm, csamp = _in_child(_count_fit, n, draws, warmup)
+        cs, cm, csamp, csteps = _in_child(_count_fit, n, draws, warmup)
         if n > raw_max:
-            print(f"{n:>9,} {cs:>8.1f} {cm:>9.0f}   raw-row skipped (over raw_max={raw_max:,})")
+            print(f"{n:>9,} {cs:>8.1f} {cm:>9.0f} {csteps:>6.1f}   raw-row skipped "
+                  f"(over raw_max={raw_max:,})")  # fmt: skip
             continue
-        raw_draws, raw_warmup = draws, warmup
-        if n > RAW_FULL_MAX:
-            raw_draws, raw_warmup = min(draws, RAW_CAPPED_DRAWS), min(warmup, RAW_CAPPED_WARMUP)
-            print(f"{n:>9,}   raw-row capped at {raw_warmup} warm-up + {raw_draws} draws x 2 "
-                  f"chains (count fit: {warmup} + {draws}); the MCSE units below use each "
-                  "fit's own MCSE")  # fmt: skip
-        raw = _in_child(_row_fit, n, raw_draws, raw_warmup, timeout=raw_seconds)
+        raw = _in_child(_row_fit, n, draws, raw_warmup, timeout=raw_seconds)
         if raw is None:
-            print(f"{n:>9,} {cs:>8.1f} {cm:>9.0f}   raw-row stopped at the {raw_seconds:.0f} s cap "
-                  f"(> {raw_seconds / cs:.0f}x the count fit)")  # fmt: skip
+            print(f"{n:>9,} {cs:>8.1f} {cm:>9.0f} {csteps:>6.1f}   raw-row stopped at the "
+                  f"{raw_seconds:.0f} s cap (> {raw_seconds / cs:.0f}x the count fit)")  # fmt: skip
             continue
-        rs, rm, rsamp = raw
+        rs, rm, rsamp, rsteps = raw
         gap = _mcse_gap(csamp, rsamp)
-        print(f"{n:>9,} {cs:>8.1f} {cm:>9.0f} {rs:>8.1f} {rm:>8.0f} "
-              f"{rs / cs:>7.1f} {rm / cm:>6.2f} {gap:>16.2f}")  # fmt: skip
+        print(f"{n:>9,} {cs:>8.1f} {cm:>9.0f} {csteps:>6.1f} {rs:>8.1f} {rm:>8.0f} "
+              f"{rsteps:>6.1f} {rs / cs:>7.1f} {rm / cm:>6.2f} {gap:>16.2f}")  # fmt: skip
     return 0

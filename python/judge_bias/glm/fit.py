@@ -18,7 +18,7 @@ import jax
 import numpy as np
 
 from judge_bias.glm.data import CountData
-from judge_bias.glm.models import ModelSpec
+from judge_bias.glm.models import ModelSpec, lone_type_mask
 from judge_bias.glm.priors import Priors
 from judge_bias.glm.sampler import FlatModel, sample
 
@@ -86,6 +86,7 @@ def _padded(data: CountData, size: int | None = None) -> tuple[int, dict, np.nda
 
     codes = {k: grow(v) for k, v in data.codes.items()}
     codes["type_of_grader"] = data.type_of_grader
+    codes["lone_type"] = lone_type_mask(data.type_of_grader, max(data.count("grader_type"), 1))
     return size, codes, grow(data.y), grow(data.n)
 
 
@@ -203,13 +204,19 @@ def run(spec: ModelSpec, data: CountData, priors: Priors, settings: FitSettings)
 
 def summary(fit: Fit, arrays: dict[str, np.ndarray] | None = None) -> pd.DataFrame:
     """ArviZ's summary (mean, sd, HDI at ci_level, MCSE, ESS, r_hat) of the
-    reported effects, or of ``arrays`` ((chains, draws, ...) each) when given."""
+    reported effects, or of ``arrays`` ((chains, draws, ...) each) when given,
+    unrounded."""
     posterior = (
         arrays
         if arrays is not None
         else {k: v for k, v in fit.samples.items() if k in fit.spec.effects}
     )
-    return az.summary(az.convert_to_dataset(posterior), hdi_prob=fit.settings.ci_level, kind="all")
+    # round_to="none": ArviZ rounds to 3 decimals by default, which published
+    # means and HDIs to 0.001 and an MCSE under 0.0005 as 0
+    return az.summary(
+        az.convert_to_dataset(posterior), hdi_prob=fit.settings.ci_level, kind="all",
+        round_to="none",
+    )  # fmt: skip
 
 
 def diagnostics(fit: Fit, table) -> dict[str, object]:

@@ -21,7 +21,7 @@ import numpyro
 import numpyro.distributions as dist
 
 from judge_bias.glm.data import CountData
-from judge_bias.glm.likelihood import binary_log_probs, ordinal_log_prob
+from judge_bias.glm.likelihood import binary_log_probs, ordinal_log_probs
 from judge_bias.glm.priors import Priors
 
 Params = dict[str, jnp.ndarray]
@@ -78,7 +78,8 @@ class ModelSpec:
         eta = self.predictor(p, codes)
         if self.kind == "binary":
             return binary_log_probs(eta, y)
-        return ordinal_log_prob(eta, p["cutpoints"], y)
+        logp = ordinal_log_probs(eta, p["cutpoints"])
+        return jnp.take_along_axis(logp, jnp.broadcast_to(y, eta.shape)[..., None], axis=-1)[..., 0]
 
     def group_log_lik(
         self, draws: Params, data: CountData, groups: slice = slice(None)

@@ -134,7 +134,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if args.glm:
         from judge_bias.bench.glm import run_glm_bench
 
-        return run_glm_bench(args.rows or None)
+        return run_glm_bench(args.rows or None, raw_seconds=args.raw_seconds)
     if args.glm_sbc:
         from judge_bias.bench.glm_sbc import run_sbc_bench
 
@@ -241,6 +241,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--cores", type=int, nargs="+", default=[1, 2], help="Spark's local[k]")
     s.add_argument("--shared", default=str(build_mod.PROJECT_DIR.parent / "shared" / "data"))
     s.add_argument("--repeats", type=int, default=1)
+    s.add_argument("--raw-seconds", type=float, default=900.0,
+                   help="--glm: cap in seconds on each raw-row fit")  # fmt: skip
     s.set_defaults(func=_cmd_bench)
     s = sub.add_parser("coverage", **common, help="coverage study of the self-bias intervals")
     s.add_argument("--reps", type=int, default=500)

@@ -1,8 +1,9 @@
 """NUTS on CPU: one model on every dimension's count data (``run_batch``).
 
 The sampler is ``sampler.py``'s: started at the posterior mode with a Laplace
-mass matrix, every dimension and chain side by side in one compiled program
-(no extra processes); the seed is fixed and stored with the fit. The
+mass matrix (or a block one from the curvature), each chain one compiled
+program run two threads at a time (no extra processes); the seed is fixed and
+stored with the fit. The
 diagnostics are ArviZ's (rank-normalised split r_hat, bulk and tail ESS,
 MCSE) plus the sampler's divergences and the energy BFMI per chain.
 """
@@ -153,8 +154,8 @@ def run_batch(
     spec: ModelSpec, datas: list[CountData], priors: Priors, settings: FitSettings
 ) -> list[Fit]:
     """Sample the posterior of ``spec`` on each dimension's data: dimensions
-    whose level counts match run side by side in one compiled program (see
-    ``sampler``); the others in their own batch."""
+    whose level counts match share one compiled program (see ``sampler``);
+    the others get their own."""
     groups: dict[tuple, list[int]] = {}
     for i, data in enumerate(datas):
         groups.setdefault(_shape_key(spec, data), []).append(i)
@@ -190,12 +191,6 @@ def run_batch(
             target_accept=target_accept_of(spec, datas[members[0]], settings),
             max_tree_depth=settings.max_tree_depth,
             adapt=spec.adapt_warmup > 0,
-            # a model that adapts its mass matrix runs each chain alone, in
-            # threads: side by side every chain waits for the longest
-            # trajectory of any (items on the demo's 3 dimensions: 1.5x one
-            # dimension's own steps); fixed-mass models take about the same
-            # steps everywhere and share the per-step overhead side by side
-            vectorise=not spec.adapt_warmup,
         )
         seconds = (time.perf_counter() - start) / len(members)
         for j, i in enumerate(members):

@@ -1,23 +1,26 @@
-"""NUTS for a batch of dimensions in one compiled program, started at the
-posterior mode with a Laplace mass matrix.
+"""NUTS for a batch of dimensions, started at the posterior mode with a
+Laplace mass matrix (or a block one from the curvature), each chain one
+compiled program run in a thread.
 
 Why (measured on 1M ratings, grader_model, 3 dimensions; README "GLM speed"):
-numpyro's ``MCMC`` compiled a sampler per fit (about 11 s of CPU each), spent
-300 warm-up iterations learning a dense mass matrix it still got wrong
-(20-30 leapfrog steps per draw with target acceptance 0.95), and stepped each
-dimension's two chains alone, so the sampler's per-step overhead (0.4 ms)
-dwarfed the 270-cell gradient (0.1 ms). Here:
+numpyro's ``MCMC`` compiled a sampler per fit (about 11 s of CPU each) and
+spent 300 warm-up iterations learning a dense mass matrix it still got wrong
+(20-30 leapfrog steps per draw with target acceptance 0.95). Here:
 
 1. The mode and the Hessian there (``laplace``): L-BFGS on the jitted
    potential, then ``jax.hessian``. For a model with at most
    ``DENSE_MASS_MAX`` unconstrained parameters the inverse Hessian is the
    (fixed) dense inverse mass matrix, so warm-up only tunes the step size
-   and a draw takes ~7 leapfrog steps; above that the chains start at the
-   mode and numpyro's windowed diagonal adaptation runs.
-2. Every dimension's chains run side by side (``jax.vmap`` over dimension x
-   chain) in one ``jax.jit``-compiled scan of numpyro's own NUTS kernel
+   and a draw takes ~7 leapfrog steps; above that, a block mass matrix
+   (dense over the small sites, diagonal elsewhere) started from the
+   curvature (``block_start``) is adapted in numpyro's windows.
+2. Each chain is one ``jax.jit``-compiled loop of numpyro's own NUTS kernel
    (``numpyro.infer.hmc.hmc``), with the data and the mass matrix as
-   arguments: one compilation per model and shape, cached for the process.
+   arguments: one compilation per model and shape, cached for the process
+   and on disk; the chains of every dimension run two threads at a time.
+   (Side by side under ``jax.vmap``, as before, every chain waited for the
+   longest trajectory of any, and tracing the vectorised NUTS took 5-6 s per
+   model at every build.)
 
 The target is numpyro's potential energy of the model (``potential_energy``:
 prior, likelihood and the Jacobians of the constraining transforms); the
@@ -68,8 +71,8 @@ DENSE_BLOCK_SITE_MAX = 50
 HVP_CHUNK = 32
 HVP_BYTES = 32 * 2**20
 CURVATURE_PROBES = 64
-# chains sampled at once when each runs alone (``sample(vectorise=False)``):
-# one per core, as jax runs one chain's small operations on one core
+# chains sampled at once (``sample``): one per core, as jax runs one chain's
+# small operations on one core
 THREADS = max(1, min(os.cpu_count() or 1, 4))
 # jax's persistent compilation cache: the compiled samplers are written here
 # and read back by the next process with the same model shapes (README "GLM
@@ -304,13 +307,11 @@ _COMPILED: dict[tuple, Callable] = {}
 
 def _program(flat: FlatModel, key: tuple, warmup: int, draws: int, dense: bool,
              target_accept: float, max_tree_depth: int, adapt: bool,
-             block: np.ndarray | None = None, vectorise: bool = True) -> Callable:  # fmt: skip
-    """The compiled sampler of one model and shape: (starts, keys, args,
-    inverse masses) batched over dimension x chain -> draws, or one chain's
-    (``vectorise`` False). ``block``: the flat coordinates given a dense mass
-    block (the rest diagonal), adapted."""
-    key = (key, warmup, draws, dense, target_accept, max_tree_depth, adapt, block is not None,
-           vectorise)  # fmt: skip
+             block: np.ndarray | None = None) -> Callable:  # fmt: skip
+    """The compiled sampler of one model and shape, one chain: (start, key,
+    args, inverse mass) -> draws. ``block``: the flat coordinates given a
+    dense mass block (the rest diagonal), adapted."""
+    key = (key, warmup, draws, dense, target_accept, max_tree_depth, adapt, block is not None)
     cached = _COMPILED.get(key)
     if cached is not None:
         return cached
@@ -375,12 +376,7 @@ def _program(flat: FlatModel, key: tuple, warmup: int, draws: int, dense: bool,
         _, buffer, stats = jax.lax.fori_loop(0, warmup + draws, body, (state, buffer, stats))
         return buffer, stats
 
-    if vectorise:
-        # batch axis 0 = dimension, axis 1 = chain (args and mass shared by a dimension's chains)
-        per_dim = jax.vmap(chain, in_axes=(0, 0, None, None))
-        program = jax.jit(jax.vmap(per_dim, in_axes=(0, 0, 0, 0)))
-    else:
-        program = jax.jit(chain)
+    program = jax.jit(chain)
     _COMPILED.clear()  # one compiled sampler at a time: the next model's
     _COMPILED[key] = program
     return program
@@ -401,8 +397,7 @@ def _block_masses(laplaces: list[Laplace], block: np.ndarray, d: int) -> dict[st
 
 def sample(flat: FlatModel, key: tuple, args: tuple, laplaces: list[Laplace], *,
            warmup: int, draws: int, chains: int, seed: int, target_accept: float,
-           max_tree_depth: int, jitter: float = 0.1, adapt: bool = False,
-           vectorise: bool = True) -> Draws:  # fmt: skip
+           max_tree_depth: int, jitter: float = 0.1, adapt: bool = False) -> Draws:  # fmt: skip
     """NUTS on every dimension of the batch (``args`` stacked on axis 0, one
     Laplace per dimension); each chain starts at the mode plus a small jitter
     drawn from the Laplace approximation (or 0.1 on the unconstrained scale).
@@ -412,13 +407,13 @@ def sample(flat: FlatModel, key: tuple, args: tuple, laplaces: list[Laplace], *,
     held sites) gets the block mass matrix (``FlatModel.dense_block``, dense
     there and diagonal elsewhere), always adapted, from its curvature start.
 
-    ``vectorise``: every chain of the batch steps side by side in one program
-    (``jax.vmap``: the per-step overhead, which dominates small models, is
-    shared), else each chain runs alone, THREADS at a time. Side by side every
-    chain waits for the longest trajectory of any, and the vectorised NUTS
-    takes seconds to trace; alone, each chain takes its own steps and two
-    threads use both cores (the demo's items fit, one dimension: 22 s alone in
-    two threads vs 36 s side by side for the same draws)."""
+    Each chain runs alone, THREADS at a time (one compiled program per model
+    and shape). Side by side (``jax.vmap`` over dimension x chain, as before)
+    every chain waited for the longest trajectory of any, and the vectorised
+    NUTS took 5-6 s to trace per model at every build; alone, each chain takes
+    its own steps and two threads use both cores (the demo's items fit, one
+    dimension: 22 s vs 36 s for the same draws; the demo's GLMs in all: 140 s
+    vs 171 s, README "GLM speed")."""
     laplace_mass = all(lp.inverse_mass is not None for lp in laplaces)
     d = flat.size
     rng = np.random.default_rng(seed)
@@ -445,25 +440,21 @@ def sample(flat: FlatModel, key: tuple, args: tuple, laplaces: list[Laplace], *,
         else:
             mass = masses
     program = _program(flat, (key, adapt), warmup, draws, dense, target_accept, max_tree_depth,
-                       adapt, block, vectorise)  # fmt: skip
+                       adapt, block)  # fmt: skip
     start_array = np.stack(starts)
     mass = jax.tree_util.tree_map(lambda m: jnp.asarray(m, FLOAT), mass)
-    if vectorise:
-        buffer, stats = program(jnp.asarray(start_array, FLOAT), keys, args, mass)
-        buffer, stats = np.asarray(buffer), np.asarray(stats)
-    else:
 
-        def one(job: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
-            j, c = job
-            own_args, own_mass = jax.tree_util.tree_map(lambda a: a[j], (args, mass))
-            out = program(jnp.asarray(start_array[j, c], FLOAT), keys[j, c], own_args, own_mass)
-            return np.asarray(out[0]), np.asarray(out[1])
+    def one(job: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+        j, c = job
+        own_args, own_mass = jax.tree_util.tree_map(lambda a: a[j], (args, mass))
+        out = program(jnp.asarray(start_array[j, c], FLOAT), keys[j, c], own_args, own_mass)
+        return np.asarray(out[0]), np.asarray(out[1])
 
-        jobs = [(j, c) for j in range(len(laplaces)) for c in range(chains)]
-        with ThreadPoolExecutor(min(THREADS, len(jobs))) as pool:
-            done = list(pool.map(one, jobs))
-        buffer = np.stack([b for b, _ in done]).reshape(len(laplaces), chains, draws, d)
-        stats = np.stack([s for _, s in done]).reshape(len(laplaces), chains, draws + 1, 3)
+    jobs = [(j, c) for j in range(len(laplaces)) for c in range(chains)]
+    with ThreadPoolExecutor(min(THREADS, len(jobs))) as pool:
+        done = list(pool.map(one, jobs))
+    buffer = np.stack([b for b, _ in done]).reshape(len(laplaces), chains, draws, d)
+    stats = np.stack([s for _, s in done]).reshape(len(laplaces), chains, draws + 1, 3)
     draw_stats = stats[..., :draws, :]
     return Draws(z=buffer, diverging=draw_stats[..., 0] > 0.5, energy=draw_stats[..., 1],
                  num_steps=draw_stats[..., 2], warmup_steps=stats[..., draws, 2])  # fmt: skip

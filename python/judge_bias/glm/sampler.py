@@ -72,8 +72,15 @@ HVP_CHUNK = 32
 HVP_BYTES = 32 * 2**20
 CURVATURE_PROBES = 64
 # chains sampled at once (``sample``): one per core, as jax runs one chain's
-# small operations on one core
+# small operations on one core; but only for fits of at most THREADED_MAX
+# (groups x parameters): two chains at once raised the peak memory of the
+# sampling by 0.58 GB on the demo's items fit (6,656 groups x 1,219
+# parameters; one at a time: 0.16 GB) and by 1.1 GB on Play Favorites' (17,500
+# x 2,232; one at a time: 0.12 GB), growing with the fit (the cause was not
+# found: not two compilations, not malloc's arenas), so larger fits run one
+# chain at a time (Play Favorites' items: 130 s instead of 98 s).
 THREADS = max(1, min(os.cpu_count() or 1, 4))
+THREADED_MAX = 10_000_000
 # jax's persistent compilation cache: the compiled samplers are written here
 # and read back by the next process with the same model shapes (README "GLM
 # speed"). JUDGE_BIAS_JAX_CACHE names another directory, or "off".
@@ -444,14 +451,23 @@ def sample(flat: FlatModel, key: tuple, args: tuple, laplaces: list[Laplace], *,
     start_array = np.stack(starts)
     mass = jax.tree_util.tree_map(lambda m: jnp.asarray(m, FLOAT), mass)
 
-    def one(job: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
-        j, c = job
+    def inputs(j: int, c: int) -> tuple:
         own_args, own_mass = jax.tree_util.tree_map(lambda a: a[j], (args, mass))
-        out = program(jnp.asarray(start_array[j, c], FLOAT), keys[j, c], own_args, own_mass)
+        return jnp.asarray(start_array[j, c], FLOAT), keys[j, c], own_args, own_mass
+
+    # compiled once before the threads start: two threads meeting an
+    # uncompiled program each compile it (Play Favorites' items fit: 0.9 GB
+    # more peak memory than one thread)
+    compiled = program.lower(*inputs(0, 0)).compile()
+
+    def one(job: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+        out = compiled(*inputs(*job))
         return np.asarray(out[0]), np.asarray(out[1])
 
     jobs = [(j, c) for j in range(len(laplaces)) for c in range(chains)]
-    with ThreadPoolExecutor(min(THREADS, len(jobs))) as pool:
+    groups = max(int(np.size(leaf)) for leaf in jax.tree_util.tree_leaves(args)) // len(laplaces)
+    threads = THREADS if groups * d <= THREADED_MAX else 1
+    with ThreadPoolExecutor(min(threads, len(jobs))) as pool:
         done = list(pool.map(one, jobs))
     buffer = np.stack([b for b, _ in done]).reshape(len(laplaces), chains, draws, d)
     stats = np.stack([s for _, s in done]).reshape(len(laplaces), chains, draws + 1, 3)

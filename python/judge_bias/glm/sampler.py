@@ -36,6 +36,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -309,12 +310,12 @@ class FlatModel:
         return {k: np.asarray(v).reshape(*lead, *np.shape(v)[1:]) for k, v in out.items()}
 
 
-_COMPILED: dict[tuple, Callable] = {}
+_COMPILED: dict[tuple, Any] = {}  # jax.jit-wrapped programs
 
 
 def _program(flat: FlatModel, key: tuple, warmup: int, draws: int, dense: bool,
              target_accept: float, max_tree_depth: int, adapt: bool,
-             block: np.ndarray | None = None) -> Callable:  # fmt: skip
+             block: np.ndarray | None = None) -> Any:  # fmt: skip
     """The compiled sampler of one model and shape, one chain: (start, key,
     args, inverse mass) -> draws. ``block``: the flat coordinates given a
     dense mass block (the rest diagonal), adapted."""

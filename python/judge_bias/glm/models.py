@@ -21,9 +21,12 @@ from judge_bias.glm.spec import (
     Params,
     Variant,
     _at,
+    _group_scale,
     _needs,
     _normal,
     _scalar,
+    _scaled,
+    _zero_sum_scaled,
     cutpoints,
     effect_coded,
     intercept,
@@ -302,45 +305,6 @@ def item_parameterisation(d: CountData) -> Variant:
             f"{ITEM_CENTRED_MIN_RATINGS})"
         )
     return Variant("".join(parts), "; ".join(notes))
-
-
-def _group_scale(name: str, prior_scale: float, signed: bool) -> jnp.ndarray:
-    """A group sd ~ HalfCauchy(prior_scale); ``signed``: sampled as s ~
-    Cauchy(0, prior_scale) and returned as the signed s, the sd |s| recorded
-    under ``name``. For non-centred effects s x Normal(0, 1): (s, raw) and
-    (-s, -raw) have the same density and the same effects, so the posterior of
-    the sd and the effects is that of the HalfCauchy form, but s has no
-    boundary at 0. On the log scale numpyro gives a HalfCauchy, the curvature
-    of the weakly informed non-centred sd grows with sd^2 (the demo's grader x
-    item sd: from ~0 at its bottom to 45 prior-scaled units at its upper
-    tail), which forced 31 leapfrog steps per draw; in s it is about constant
-    (the sum of raw^2 x the data's information)."""
-    if not signed:
-        return numpyro.sample(name, dist.HalfCauchy(prior_scale))
-    s = numpyro.sample(f"{name}_signed", dist.Cauchy(0.0, prior_scale))
-    numpyro.deterministic(name, jnp.abs(s))
-    return s
-
-
-def _scaled(name: str, scale: jnp.ndarray, shape: tuple[int, ...], centred: bool) -> jnp.ndarray:
-    """Effects ~ Normal(0, scale) (``scale`` broadcast to ``shape``), sampled
-    centred or as scale x Normal(0, 1) (non-centred; ``scale`` may be the
-    signed one of ``_group_scale``)."""
-    scale = jnp.broadcast_to(scale, shape)
-    if centred:
-        return numpyro.sample(name, dist.Normal(jnp.zeros(shape), scale).to_event(len(shape)))
-    raw = numpyro.sample(f"{name}_raw", dist.Normal(jnp.zeros(shape), 1.0).to_event(len(shape)))
-    return numpyro.deterministic(name, scale * raw)
-
-
-def _zero_sum_scaled(name: str, scale: jnp.ndarray, n: int, centred: bool) -> jnp.ndarray:
-    """n effects ~ Normal(0, scale) given that they sum to zero (numpyro's
-    ZeroSumNormal: effect coding, as the paper codes items, with a
-    hierarchical scale), sampled centred or as scale x ZeroSumNormal(1)."""
-    if centred:
-        return numpyro.sample(name, dist.ZeroSumNormal(scale, event_shape=(n,)))
-    raw = numpyro.sample(f"{name}_raw", dist.ZeroSumNormal(1.0, event_shape=(n,)))
-    return numpyro.deterministic(name, scale * raw)
 
 
 @register

@@ -9,9 +9,13 @@ numpyro models (tests/test_glm_hierarchical.py, test_glm_engine.py).
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
+import arviz as az
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pandas as pd
 import pytest
 from numpyro.infer.util import log_density
 from scipy import stats
@@ -20,14 +24,15 @@ from judge_bias.glm import (
     MODELS,
     FitSettings,
     Priors,
+    diagnostics,
     ordinal_counts,
     ordinal_counts_from_rows,
     run,
 )
 from judge_bias.glm.data import ORDINAL_KEYS
-from judge_bias.glm.fit import _padded, padded_size
+from judge_bias.glm.fit import R_HAT_MAX, _padded, chance_exceedances, padded_size
 from judge_bias.glm.models import item_parameterisation
-from judge_bias.glm.sampler import DENSE_BLOCK_SITE_MAX, FlatModel
+from judge_bias.glm.sampler import DENSE_BLOCK_SITE_MAX, FlatModel, sample
 from tests.test_glm_hierarchical import graded_rows
 
 
@@ -138,3 +143,69 @@ def test_warmup_steps_are_counted():
     assert fit.warmup_steps is not None and fit.warmup_steps.shape == (2,)
     assert np.all(fit.warmup_steps >= 150) and np.all(fit.warmup_steps <= 150 * 63)
     assert fit.num_steps is not None and np.all(fit.num_steps >= 1)
+
+
+def test_block_mass_matrix_refuses_a_fixed_mass(item_model):
+    """A Laplace without a dense inverse mass gets the block mass matrix, which
+    is always adapted: asking for a fixed one is an error, not a silent switch."""
+    _, flat, args = item_model
+    laplace = flat.laplace(args, MODELS["items"].hold_at_start)
+    assert laplace.inverse_mass is None
+    stacked = jax.tree_util.tree_map(lambda a: np.stack([a]), args)
+    with pytest.raises(ValueError, match="must adapt"):
+        sample(flat, ("refuse",), stacked, [laplace], warmup=10, draws=10, chains=1, seed=0,
+               target_accept=0.8, max_tree_depth=4, adapt=False)  # fmt: skip
+
+
+def test_r_hat_note_counts_the_parameters_over_the_threshold():
+    """The warning names how many of the reported parameters are over R_HAT_MAX,
+    counted independently here from the table, and how many chance gives: each
+    parameter's chi2 tail at its bulk ESS and at its folded ESS (BDA3 11.4)."""
+    r_hat = np.array([1.0, 1.002, 1.0105, 1.03, 1.009, R_HAT_MAX])
+    table = pd.DataFrame({"r_hat": r_hat, "ess_bulk": 900.0, "ess_tail": 900.0})
+    draws = np.random.default_rng(2).standard_normal((2, 1000, 6))
+    fit = SimpleNamespace(
+        divergences=0,
+        bfmi=lambda: np.array([1.0, 1.0]),
+        settings=FitSettings(chains=2, draws=1000),
+        spec=SimpleNamespace(effects=("a", "b")),
+        samples={"a": draws[..., :2], "b": draws[..., 2:], "c": draws},  # c: not reported
+    )
+    diag = diagnostics(fit, table)
+    assert diag["status"] == "warning"
+    over = sum(1 for r in r_hat.tolist() if r > 1.01)
+    folded = az.ess(az.convert_to_dataset({"x": draws}), method="folded")["x"].values
+    # m = 4 halves of 500: P(chi2(3) > 3 x (ESS / 4) x (1.01^2 - 499 / 500))
+    tail = [stats.chi2.sf(3 * e / 4 * (1.01**2 - 499 / 500), 3) for e in [900.0] * 6 + [*folded]]
+    assert diag["diagnostic_notes"] == (
+        f"r_hat up to 1.030 (> 1.01 on {over} of 6 parameters; {sum(tail):.1f} expected by "
+        "chance at their ESS if every chain mixed)"
+    )
+    assert over == 2
+
+
+def test_chance_exceedances_match_simulated_chains():
+    """Stationary AR(1) chains (autocorrelation 0.4-0.7 per parameter), 2 x 1,000
+    draws: the number of ArviZ R-hats over 1.01 matches chance_exceedances of
+    ArviZ's bulk and folded ESS within 4 Poisson sds (the planted truth: every
+    chain mixes)."""
+    rng = np.random.default_rng(11)
+    chains, draws, params = 2, 1000, 800
+    observed, expected = 0, 0.0
+    for _ in range(4):
+        rho = rng.uniform(0.4, 0.7, params)
+        e = rng.standard_normal((chains, draws, params))
+        x = np.empty_like(e)
+        x[:, 0] = e[:, 0]  # stationary start
+        for t in range(1, draws):
+            x[:, t] = rho * x[:, t - 1] + np.sqrt(1 - rho**2) * e[:, t]
+        posterior = az.convert_to_dataset({"p": x})
+        observed += int((az.rhat(posterior)["p"].values > 1.01).sum())
+        expected += chance_exceedances(
+            az.ess(posterior, method="bulk")["p"].values,
+            az.ess(posterior, method="folded")["p"].values,
+            chains,
+            draws,
+        )
+    assert expected > 50  # the check has power: dozens of chance exceedances
+    assert abs(observed - expected) < 4 * np.sqrt(expected)

@@ -112,6 +112,12 @@ def compilation_cache(directory: str | os.PathLike | None = None) -> Path | None
     return path
 
 
+def groups_of(args: tuple) -> int:
+    """The largest array in a model's data: its count cells (times the batch's
+    dimensions when the data are stacked)."""
+    return max(int(np.size(leaf)) for leaf in jax.tree_util.tree_leaves(args))
+
+
 def _pd_inverse(h: np.ndarray) -> np.ndarray:
     """The inverse of the symmetrised Hessian ``h``; LinAlgError unless it is
     positive definite (a mass matrix must be)."""
@@ -243,8 +249,7 @@ class FlatModel:
     def _products(self, x: np.ndarray, vectors: np.ndarray, args: tuple) -> np.ndarray:
         """H(x) v for each row v of ``vectors``, a fixed number of rows per call (one
         compiled shape)."""
-        groups = max(int(np.size(leaf)) for leaf in jax.tree_util.tree_leaves(args))
-        rows = int(np.clip(HVP_BYTES // (8 * 16 * groups), 1, HVP_CHUNK))
+        rows = int(np.clip(HVP_BYTES // (8 * 16 * groups_of(args)), 1, HVP_CHUNK))
         out = []
         for start in range(0, len(vectors), rows):
             chunk = vectors[start : start + rows]
@@ -413,7 +418,8 @@ def sample(flat: FlatModel, key: tuple, args: tuple, laplaces: list[Laplace], *,
     starting from the Laplace one (dense when it is), instead of kept fixed.
     A Laplace without a dense inverse mass (a large model, or one started with
     held sites) gets the block mass matrix (``FlatModel.dense_block``, dense
-    there and diagonal elsewhere), always adapted, from its curvature start.
+    there and diagonal elsewhere), from its curvature start; it must be
+    adapted (``adapt``; a ValueError otherwise).
 
     Each chain runs alone, THREADS at a time (one compiled program per model
     and shape). Side by side (``jax.vmap`` over dimension x chain, as before)
@@ -440,7 +446,9 @@ def sample(flat: FlatModel, key: tuple, args: tuple, laplaces: list[Laplace], *,
     if laplace_mass:
         dense, mass = True, np.stack([np.asarray(lp.inverse_mass) for lp in laplaces])
     else:
-        block, adapt = flat.dense_block(), True
+        if not adapt:
+            raise ValueError("a block mass matrix (no dense Laplace inverse mass) must adapt")
+        block = flat.dense_block()
         masses = _block_masses(laplaces, block, d)
         dense = block.size == d  # every site small: one dense block
         if dense or not block.size:  # one dense block, or a diagonal alone
@@ -466,8 +474,7 @@ def sample(flat: FlatModel, key: tuple, args: tuple, laplaces: list[Laplace], *,
         return np.asarray(out[0]), np.asarray(out[1])
 
     jobs = [(j, c) for j in range(len(laplaces)) for c in range(chains)]
-    groups = max(int(np.size(leaf)) for leaf in jax.tree_util.tree_leaves(args)) // len(laplaces)
-    threads = THREADS if groups * d <= THREADED_MAX else 1
+    threads = THREADS if groups_of(args) // len(laplaces) * d <= THREADED_MAX else 1
     with ThreadPoolExecutor(min(threads, len(jobs))) as pool:
         done = list(pool.map(one, jobs))
     buffer = np.stack([b for b, _ in done]).reshape(len(laplaces), chains, draws, d)

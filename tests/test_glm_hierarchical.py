@@ -315,7 +315,8 @@ def _lone_type_data(per_cell: int) -> pd.DataFrame:
 @pytest.mark.parametrize("per_cell", [60, 8])
 def test_lone_type_factoring_has_the_density_of_eq3(per_cell):
     """For a type with one grader, ``hierarchical`` samples u, sd and the effect
-    and sets the mean to post_loc + post_sd x u. Its log density must equal
+    and sets the mean to post_loc + post_sd x u; the other types' effects are
+    drawn partly centred, by random weights here. Its log density must equal
     eq. 3's (mean ~ Normal(m0, s0), sd ~ HalfCauchy, effect ~ Normal(mean, sd),
     written here with scipy) at the mapped mean, plus log post_sd (the change
     of variables), up to the terms both share: checked as differences between
@@ -345,10 +346,16 @@ def test_lone_type_factoring_has_the_density_of_eq3(per_cell):
         "model_effects_free": np.array([0.2, -0.1]),
     }
 
+    # partial centring (glm/centring.py): any weights in [0, 1] give eq. 3
+    weight = np.where(lone[types], 1.0, rng.uniform(0.1, 0.9, len(types)))
+    codes["grader_centring"] = weight
+
     def both(u, sigma, effects):
         params = {**common, "grader_type_means_free": u, "grader_type_sigmas": sigma}
-        if branch == "centred":
-            params["grader_effects"] = effects
+        scale = np.where(lone[types], np.hypot(pr.type_mean_scale, sigma[types]), sigma[types])
+        if branch == "centred":  # effect = loc + scale^(1 - w) (partial - w loc)
+            loc = np.where(lone[types], pr.type_mean_loc, u[types])
+            params["grader_partial"] = weight * loc + (effects - loc) / scale ** (1 - weight)
         else:  # effect = loc + scale x raw, loc and scale by type
             loc = np.where(lone[types], pr.type_mean_loc, u[types])
             scale = np.where(lone[types], np.hypot(pr.type_mean_scale, sigma[types]),
@@ -370,9 +377,9 @@ def test_lone_type_factoring_has_the_density_of_eq3(per_cell):
             + np.log(post_sd[lone]).sum()
         )
         if branch == "non-centred":  # the raw draws' density, with its Jacobian
-            scale = np.where(lone[types], np.hypot(pr.type_mean_scale, sigma[types]),
-                             sigma[types])  # fmt: skip
             eq3 += np.log(scale).sum()
+        else:  # the partial draws' Jacobian: d effect / d partial = scale^(1 - w)
+            eq3 += ((1 - weight) * np.log(scale)).sum()
         return float(ours), float(eq3)
 
     points = [(rng.normal(0, 1, 2), rng.gamma(2.0, 0.5, 2), rng.normal(0, 1, 4)) for _ in range(5)]

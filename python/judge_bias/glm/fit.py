@@ -19,6 +19,7 @@ import jax
 import numpy as np
 from scipy import stats
 
+from judge_bias.glm.centring import grader_centring
 from judge_bias.glm.data import CountData
 from judge_bias.glm.models import ModelSpec, lone_type_mask
 from judge_bias.glm.priors import Priors
@@ -99,6 +100,7 @@ def _padded(data: CountData, size: int | None = None) -> tuple[int, dict, np.nda
     codes = {k: grow(v) for k, v in data.codes.items()}
     codes["type_of_grader"] = data.type_of_grader
     codes["lone_type"] = lone_type_mask(data.type_of_grader, max(data.count("grader_type"), 1))
+    codes["grader_centring"] = grader_centring(data)
     return size, codes, grow(data.y), grow(data.n)
 
 

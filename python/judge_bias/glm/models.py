@@ -13,6 +13,7 @@ import numpy as np
 import numpyro
 import numpyro.distributions as dist
 
+from judge_bias.glm.centring import grader_centring
 from judge_bias.glm.data import CountData
 from judge_bias.glm.priors import Priors
 from judge_bias.glm.spec import (
@@ -169,10 +170,13 @@ def grader_parameterisation(d: CountData) -> Variant:
     fewest = int(per_grader.min()) if len(per_grader) else 0
     lone = _lone_types(d)
     if fewest >= CENTRED_MIN_RATINGS:
+        w = grader_centring(d)
         return Variant(
             "centred",
             f"grader effects sampled centred (every grader has >= {CENTRED_MIN_RATINGS} "
-            f"ratings, fewest {fewest}); same posterior as the non-centred eq. 3" + lone,
+            f"ratings, fewest {fewest}), partly by the graders' spread against their "
+            f"standard errors (weight {w.min():.2f} to {w.max():.2f}, 1 = centred); same "
+            "posterior as the non-centred eq. 3" + lone,
         )
     return Variant(
         "non-centred",
@@ -238,8 +242,12 @@ def hierarchical() -> ModelSpec:
         lone_g = lone[types]
         loc = jnp.where(lone_g, m0, free[types])
         scale = jnp.where(lone_g, jnp.sqrt(s0**2 + sigmas[types] ** 2), sigmas[types])
-        if grader_parameterisation(d).name == "centred":
-            effects = numpyro.sample("grader_effects", dist.Normal(loc, scale))
+        if grader_parameterisation(d).name == "centred":  # partly, by w (glm/centring.py)
+            w = jnp.asarray(c["grader_centring"])
+            part = numpyro.sample("grader_partial", dist.Normal(w * loc, scale**w))
+            effects = numpyro.deterministic(
+                "grader_effects", loc + scale ** (1 - w) * (part - w * loc)
+            )
         else:
             raw = numpyro.sample("grader_raw", _normal(0.0, 1.0, g))
             effects = numpyro.deterministic("grader_effects", loc + scale * raw)

@@ -34,8 +34,10 @@ def _units(
     rows = []
     for d, dim in enumerate(DIMENSIONS):
         ids = np.arange(n_completions) if shared else np.arange(n_completions) + d * 10_000
-        q = np.random.default_rng(7).normal(0.6, 0.15, size=n_completions) if shared else (
-            rng.normal(0.6, 0.15, size=n_completions)
+        q = (
+            np.random.default_rng(7).normal(0.6, 0.15, size=n_completions)
+            if shared
+            else (rng.normal(0.6, 0.15, size=n_completions))
         )
         y = np.clip(np.rint((q + rng.normal(0, 0.1, n_completions)) * 4) / 4, 0, 1)
         yhat = np.clip(y + 0.05 * d + rng.normal(0, 0.12, n_completions), 0, 1)
@@ -77,8 +79,8 @@ def _sandwich_var(units: pd.DataFrame, strata: pd.DataFrame, stratum: str) -> tu
     for name, lam_col in (("ppi", u["lam"]), ("human", 0.0 * u["lam"])):
         outcome = np.where(u["labelled"], u["y"] - lam_col * u["yhat"], lam_col * u["yhat"])
         x = pd.get_dummies(u["cell"], dtype=float)
-        fit = sm.OLS(outcome, x).fit(cov_type="cluster",
-                                     cov_kwds={"groups": u["completion"], "use_correction": False})  # fmt: skip
+        robust = {"groups": u["completion"], "use_correction": False}
+        fit = sm.OLS(outcome, x).fit(cov_type="cluster", cov_kwds=robust)
         c = np.array([weight[col.split("|")[0]] for col in x.columns])
         out[name] = float(c @ fit.cov_params().to_numpy() @ c)
     return out["ppi"], out["human"]

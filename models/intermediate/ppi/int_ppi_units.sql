@@ -109,7 +109,6 @@ units as (
             all_units.prompt_id = human.prompt_id
             and all_units.model = human.model
             and all_units.dimension = human.dimension
-)
 ),
 
 final as (

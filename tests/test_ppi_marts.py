@@ -2,7 +2,9 @@
 
 References: ppi_py's ppi_mean_pointestimate / ppi_mean_ci (power tuning) and
 classical_mean_ci on the units recomputed from fct_judge_ratings in pandas,
-stratum by stratum and combined with weights N_k / N; the simulator's full-label
+stratum by stratum and combined with weights N_k / N, and the variance of each row's
+per-completion totals of influence (the strata of a row pooling the dimensions share
+their completions); the simulator's full-label
 means (truth.csv, ppi_truth) after ``--label-share 0.1``; Play Favorites
 Faithfulness with 10% of its human scores kept against the full-data means.
 """

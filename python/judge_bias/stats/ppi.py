@@ -20,10 +20,12 @@ combine with weights w_k = (n_k + N_k) / sum_j (n_j + N_j):
 
     theta = sum_k w_k theta_k,   var = sum_k w_k^2 var_k,   theta +- z sqrt(var)
 
-(the stratified estimator of EmertonData/glide). Everything is a function of
-nine moments per stratum (``MOMENTS``; five more for the interval), which the
-warehouse computes in SQL, so a million ratings cost one group-by and the frame
-here has one row per stratum.
+(the stratified estimator of EmertonData/glide), when no completion has units in
+two strata; where they do (rows pooling the dimensions), the strata covary and
+``combine`` adds their covariances from cross moments (``ppi_clusters``).
+Everything is a function of nine moments per stratum (``MOMENTS``; five more for
+the interval), which the warehouse computes in SQL, so a million ratings cost one
+group-by and the frame here has one row per stratum.
 
 The interval. ppi_py's is Wald's, theta +- z sqrt(var) (``method="wald"``).
 With few labels and scores piled at one end of the scale (Play Favorites'

@@ -19,6 +19,7 @@ from scipy import stats
 
 from judge_bias.stats.ppi import combine, moments, stratum_estimates
 from judge_bias.stats.ppi_clusters import cross_moments
+from judge_bias.stats.ppi_marts import KEYS, score_table, stratum_table
 
 DIMENSIONS = ("correctness", "helpfulness", "faithfulness")
 VAR_TOL = 1e-10  # relative: the same sums in another order
@@ -115,3 +116,24 @@ def test_independent_strata_give_ppi_py_and_the_previous_variance() -> None:
                                 g.loc[~g["labelled"], "yhat"].to_numpy(), alpha=0.1)  # fmt: skip
         var += (1 / 3) ** 2 * (float((high - low)[0]) / (2 * z)) ** 2
     assert got["std_error"] ** 2 == pytest.approx(var, rel=1e-9)
+
+
+def test_a_stratum_holding_a_completion_twice_takes_its_covariances_in_both_marts() -> None:
+    """ppi_strata without dimension: the pooled row's one stratum holds each
+    completion's three dimensions; the strata mart's row and the scores mart's row
+    are both the cluster-robust sandwich's."""
+    units = _units(np.random.default_rng(4), 300, 0.2)
+    strata, cross, got = _estimate(units, "all", method="skew")
+    want, want_human = _sandwich_var(units, strata, "all")
+    row = {"judge": "j", "is_panel": False, "model": "m", "dimension": "all"}
+    m = _moments(units.assign(stratum="all"), "stratum").drop(columns="group").assign(**row)
+    m["n_human_na"] = m["n_judge_na"] = 0
+    c = cross.drop(columns="group").assign(**row)
+    for table in (stratum_table(m, 0.9, None, "skew", c), score_table(m, 0.9, None, "skew", c)):
+        assert len(table) == 1
+        assert table["std_error"].iloc[0] ** 2 == pytest.approx(want, rel=VAR_TOL)
+        assert table["classical_std_error"].iloc[0] ** 2 == pytest.approx(want_human, rel=VAR_TOL)
+        assert table["ci_low"].iloc[0] == pytest.approx(got["ci_low"], rel=1e-12)
+    independent = stratum_table(m, 0.9, None, "skew", None)
+    assert independent["std_error"].iloc[0] < 0.85 * np.sqrt(want)
+    assert set(KEYS) <= set(c.columns)

@@ -110,40 +110,49 @@ def mart(
     grain: str, moments: object, config: Callable[[str], object], cross: object = None
 ) -> pd.DataFrame:
     """The body of the two PPI dbt models: ``grain`` "scores" (ppi_model_scores) or
-    "strata" (ppi_model_score_strata), from the int_ppi_stratum_moments relation
-    (and, for the scores, the int_ppi_stratum_cross_moments one) within the memory
-    budget; ``config`` reads the model's config keys."""
+    "strata" (ppi_model_score_strata), from the int_ppi_stratum_moments and
+    int_ppi_stratum_cross_moments relations within the memory budget; ``config``
+    reads the model's config keys."""
     from judge_bias.limits import Budget, within_budget
 
     budget = Budget.from_config(config("memory_budget"))
     ci_level = float(config("ci_level"))  # type: ignore[arg-type]
     lam = parse_lambda(config("ppi_lambda"))
     method = parse_interval(config("ppi_interval"))
-    if grain == "strata":
-        return within_budget(
-            moments, budget, "stratum moments", MOMENT_ROW_BYTES,
-            lambda m: stratum_table(m, ci_level, lam, method), ", ".join([*KEYS, "stratum"]),
-            STRATUM_COLUMNS,
-        )  # fmt: skip
     if cross is None:
-        raise ValueError("ppi_model_scores needs the cross moments (int_ppi_stratum_cross_moments)")
+        raise ValueError("the PPI marts need the cross moments (int_ppi_stratum_cross_moments)")
+    table, keys, columns = {
+        "scores": (score_table, KEYS, SCORE_COLUMNS),
+        "strata": (stratum_table, [*KEYS, "stratum"], STRATUM_COLUMNS),
+    }[grain]
     return within_budget(
         moments, budget, "stratum moments", MOMENT_ROW_BYTES,
         lambda m: within_budget(
             cross, budget, "stratum cross moments", CROSS_ROW_BYTES,
-            lambda c: score_table(m, ci_level, lam, method, c), ", ".join(KEYS), SCORE_COLUMNS,
+            lambda c: table(m, ci_level, lam, method, c), ", ".join(keys), columns,
             keys_relation=moments,
-        ), ", ".join(KEYS), SCORE_COLUMNS,
+        ), ", ".join(keys), columns,
     )  # fmt: skip
 
 
 def stratum_table(
-    m: pd.DataFrame, ci_level: float, lam: float | None, method: str = "skew"
+    m: pd.DataFrame,
+    ci_level: float,
+    lam: float | None,
+    method: str = "skew",
+    cross: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Rows of int_ppi_stratum_moments with each stratum's PPI++ estimate, weight and
     lambda. A stratum with no usable unit (only NA labels or NA judge scores) keeps
-    its counts and has no estimate nor weight."""
+    its counts and has no estimate nor weight. A stratum holding several units of a
+    completion (a row pooling the dimensions with ppi_strata leaving dimension out)
+    takes their covariances from ``cross``, as the pooled rows do."""
     est = stratum_estimates(m, ci_level, lam, method)
+    within = _within_stratum(est, cross, ci_level, method)
+    if within is not None:
+        est = est.set_index([*KEYS, "stratum"])
+        est.update(within)
+        est = est.reset_index()
     _clip_to_scale(est, ("ci_low", "ci_high", "classical_ci_low", "classical_ci_high"))
     usable = est["n_units"] > 0
     est.loc[~usable, "stratum_note"] = "no unit with a judge score and a known label status"
@@ -152,6 +161,28 @@ def stratum_table(
     est["notes"] = est["stratum_note"].replace("", None)
     est["ci_level"] = ci_level
     return est.reindex(columns=list(STRATUM_COLUMNS)).astype(STRATUM_COLUMNS)
+
+
+def _within_stratum(
+    est: pd.DataFrame, cross: pd.DataFrame | None, ci_level: float, method: str
+) -> pd.DataFrame | None:
+    """The strata with pairs of units of one completion inside them, each combined
+    alone (weight 1) with those pairs' covariances: their std_error and interval."""
+    if cross is None:
+        return None
+    same = cross[cross["stratum_a"] == cross["stratum_b"]]
+    if same.empty:
+        return None
+    keys = [*KEYS, "_stratum"]
+    has = est.merge(same[[*KEYS, "stratum_a"]].drop_duplicates(),
+                    left_on=[*KEYS, "stratum"], right_on=[*KEYS, "stratum_a"])  # fmt: skip
+    alone = combine(
+        has.drop(columns="stratum_a").assign(_stratum=has["stratum"]), keys, ci_level, method,
+        same.assign(_stratum=same["stratum_a"]),
+    )  # fmt: skip
+    columns = ["std_error", "ci_low", "ci_high", "classical_std_error", "classical_ci_low",
+               "classical_ci_high"]  # fmt: skip
+    return alone.rename(columns={"_stratum": "stratum"}).set_index([*KEYS, "stratum"])[columns]
 
 
 def score_table(

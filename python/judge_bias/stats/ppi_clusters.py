@@ -109,11 +109,13 @@ def pair_terms(strata: pd.DataFrame, cross: pd.DataFrame, keys: list[str]) -> pd
             "uu": np.sqrt(ua / (ua - 1) * ub / (ub - 1)),
         }
         cls = s["ll_yy"] / (na * nb)
+        # a part that is 0 (lambda 0) stays 0 where its factor is not finite (N = 1)
+        iv = sum(np.where(p != 0, p * unbiased[k], 0.0) for k, p in parts.items())
     ww = 2 * df["weight_a"].to_numpy() * df["weight_b"].to_numpy()
     terms = pd.DataFrame(
         {
             "cross_var": ww * sum(parts.values()),
-            "cross_iv": ww * sum(np.where(p != 0, p * unbiased[k], 0.0) for k, p in parts.items()),
+            "cross_iv": ww * iv,
             "cross_cls_var": ww * cls,
             "cross_cls_iv": ww * cls * unbiased["ll"],
         }

@@ -220,7 +220,15 @@ def _simulate(
     return combine(stratum_estimates(m, 0.9, method=method), ["rep"], 0.9, method=method)
 
 
-COVERAGE_REPS = 4_000  # coverage's standard error at 0.9 is 0.0047: 0.87-0.93 is +-6 of it
+COVERAGE_REPS = 4_000
+LEVEL = 0.9
+# The band: within 3 Monte Carlo standard errors (sqrt(0.9 x 0.1 / 4000) = 0.0047) of
+# the level, less a finite-sample allowance below it: lambda is tuned on the same ~20
+# labels a stratum (5% share), which costs PPI++ about a point of coverage
+# (measured 0.886 at 5%, 0.889 at 10%, 0.900 at 20%; 0.884 with 20 piled labels).
+FINITE_SAMPLE_ALLOWANCE = 0.01
+MC_SE = float(np.sqrt(LEVEL * (1 - LEVEL) / COVERAGE_REPS))
+BAND = (LEVEL - FINITE_SAMPLE_ALLOWANCE - 3 * MC_SE, LEVEL + 3 * MC_SE)  # 0.876-0.914
 
 
 @pytest.mark.parametrize("share", [0.05, 0.10, 0.20])
@@ -234,8 +242,8 @@ def test_coverage_of_90_percent_intervals(share: float) -> None:
         f"\nlabel share {share:.0%}: PPI++ coverage {covered:.3f}, human-only {classical:.3f} "
         f"({COVERAGE_REPS} replications, true mean {truth:.4f}, PPI++ bias {bias:+.4f})"
     )
-    assert 0.87 <= covered <= 0.93
-    assert 0.87 <= classical <= 0.93
+    assert BAND[0] <= covered <= BAND[1]
+    assert BAND[0] <= classical <= BAND[1]
     # the human-only mean is unbiased; PPI++ has an O(1/n) bias from lambda being
     # tuned on the same labels, small beside its spread (0.15 sd at 20 labels a stratum)
     mc_se = est["classical_estimate"].std() / np.sqrt(COVERAGE_REPS)
@@ -349,5 +357,5 @@ def test_coverage_with_scores_piled_at_the_top(n: int) -> None:
           f"PPI++ skew-corrected {cover['skew'][0]:.3f}, Wald {cover['wald'][0]:.3f}; "
           f"human-only {cover['skew'][1]:.3f}, Wald {cover['wald'][1]:.3f}")  # fmt: skip
     for ppi, human in (cover["skew"],):
-        assert 0.87 <= ppi <= 0.93 and 0.87 <= human <= 0.93
+        assert BAND[0] <= ppi <= BAND[1] and BAND[0] <= human <= BAND[1]
     assert cover["wald"][0] < cover["skew"][0] - 0.02  # what the correction is for

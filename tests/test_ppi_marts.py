@@ -2,7 +2,9 @@
 
 References: ppi_py's ppi_mean_pointestimate / ppi_mean_ci (power tuning) and
 classical_mean_ci on the units recomputed from fct_judge_ratings in pandas,
-stratum by stratum and combined with weights N_k / N; the simulator's full-label
+stratum by stratum and combined with weights N_k / N, and the variance of each row's
+per-completion totals of influence (the strata of a row pooling the dimensions share
+their completions); the simulator's full-label
 means (truth.csv, ppi_truth) after ``--label-share 0.1``; Play Favorites
 Faithfulness with 10% of its human scores kept against the full-data means.
 """
@@ -21,6 +23,7 @@ from scipy import stats
 from judge_bias.simulate import simulate
 from judge_bias.simulate.label_share import TRUTH_TERM, keep_labels
 from judge_bias.stats.ppi import combine, stratum_estimates
+from judge_bias.stats.ppi_marts import VARIANCE_CLUSTERED, VARIANCE_INDEPENDENT
 from judge_bias.warehouse.build import BuildResult, run_dbt
 from tests.conftest import FAITHFULNESS, SHARED_DATA, needs_shared, query
 
@@ -86,11 +89,13 @@ def _ppi_py_reference(units: pd.DataFrame) -> pd.DataFrame:
     for model_all in (False, True):
         for dim_all in (False, True):
             u = units.assign(
+                unit_model=units["model"],
                 model=lambda d, a=model_all: "all" if a else d["model"],
                 dimension=lambda d, a=dim_all: "all" if a else d["dimension"],
             )
             for (judge, model, dim), g in u.groupby(["judge", "model", "dimension"]):
                 est, var, k3, iv, ivd, total = 0.0, 0.0, 0.0, 0.0, 0.0, len(g)
+                influence = []  # each unit's w_k a_i, keyed by its completion
                 for _, s in g.groupby("stratum"):
                     y = s.loc[s.labelled, "y"].to_numpy()
                     yh = s.loc[s.labelled, "yhat"].to_numpy()
@@ -113,6 +118,12 @@ def _ppi_py_reference(units: pd.DataFrame) -> pd.DataFrame:
                         )  # fmt: skip
                     )
                     r = y - lam * yh
+                    lab, unl = s[s.labelled], s[~s.labelled]
+                    influence += [
+                        pd.Series(w * (r - r.mean()) / n, [lab.prompt_id, lab.unit_model]),
+                        pd.Series(w * lam * (yu - yu.mean()) / big_n, [unl.prompt_id,
+                                                                       unl.unit_model]),
+                    ]  # fmt: skip
                     k3 += w**3 * (
                         stats.moment(r, 3) / n**2 + lam**3 * stats.moment(yu, 3) / big_n**2
                     )
@@ -121,8 +132,12 @@ def _ppi_py_reference(units: pd.DataFrame) -> pd.DataFrame:
                     ivd += w**4 * (v_lab**2 / (n - 1) + v_unl**2 / (big_n - 1))
                 ends = _hall_ends(est, var, k3, iv, ivd) if est == est else (np.nan, np.nan)
                 low, high = max(ends[0], 0.0), min(ends[1], 1.0)  # the 0-1 scale
+                # the variance of the per-completion totals of influence: a completion's
+                # units in several strata (the dimensions of a pooled row) covary
+                totals = pd.concat(influence).groupby(level=[0, 1]).sum() if influence else 0
                 rows.append({"judge": judge, "model": model, "dimension": dim,
                              "ref_estimate": est, "ref_se": np.sqrt(var),
+                             "ref_clustered_se": np.sqrt((totals**2).sum()),
                              "ref_low": low, "ref_high": high})  # fmt: skip
     return pd.DataFrame(rows)
 
@@ -143,12 +158,25 @@ def test_marts_equal_ppi_py_stratum_by_stratum(sim10) -> None:
     ok = both["ref_estimate"].notna()
     assert ok.mean() > 0.95  # a few groups hold a stratum with < 2 unlabelled units
     np.testing.assert_allclose(both.loc[ok, "estimate"], both.loc[ok, "ref_estimate"], atol=1e-9)
-    np.testing.assert_allclose(both.loc[ok, "std_error"], both.loc[ok, "ref_se"], atol=1e-9)
+    # every row's std_error is the variance of its per-completion influence totals
+    # (issue 29: the strata of a row pooling the dimensions share their completions)
+    np.testing.assert_allclose(
+        both.loc[ok, "std_error"], both.loc[ok, "ref_clustered_se"], rtol=1e-9, atol=1e-12
+    )
+    single = ok & (both["dimension"] != "all")  # one unit per completion: ppi_py's, as before
+    np.testing.assert_allclose(both.loc[single, "std_error"], both.loc[single, "ref_se"], atol=1e-9)
+    assert (both.loc[single, "variance_method"] == VARIANCE_INDEPENDENT).all()
+    pooled = ok & (both["dimension"] == "all")
+    assert (both.loc[pooled, "variance_method"] == VARIANCE_CLUSTERED).all()
+    inflation = both.loc[pooled, "std_error"] / both.loc[pooled, "ref_se"]
+    print(f"\npooled rows' std_error / the independent strata's: median {inflation.median():.2f}")
+    assert inflation.median() > 1.1  # the dimensions of a completion are correlated
     # the interval: Hall's skewness correction from the SQL third moments, against
     # scipy's moments of the units (1e-7: the skewness divides by se^3)
-    np.testing.assert_allclose(both.loc[ok, "ci_low"], both.loc[ok, "ref_low"], atol=1e-7)
-    np.testing.assert_allclose(both.loc[ok, "ci_high"], both.loc[ok, "ref_high"], atol=1e-7)
+    np.testing.assert_allclose(both.loc[single, "ci_low"], both.loc[single, "ref_low"], atol=1e-7)
+    np.testing.assert_allclose(both.loc[single, "ci_high"], both.loc[single, "ref_high"], atol=1e-7)
     assert (both.loc[ok, "ci_low"] < both.loc[ok, "estimate"]).all()
+    assert (both.loc[ok, "estimate"] < both.loc[ok, "ci_high"]).all()
 
 
 def test_strata_mart_weights_sum_to_one_and_lambda_in_range(sim10) -> None:
@@ -178,12 +206,18 @@ def test_simulated_label_share_recovers_the_full_label_means(sim10) -> None:
         mart["classical_ci_high"]
     )
     gain = mart["ess_gain"].median()
+    pooled = mart["dimension"] == "all"
     print(
         f"\n--label-share 0.1: {covered.mean():.3f} of {len(mart)} PPI++ intervals cover the "
-        f"full-label mean (human-only {human_only.mean():.3f}); median ess_gain {gain:.2f}"
+        f"full-label mean (human-only {human_only.mean():.3f}); per-dimension rows "
+        f"{covered[~pooled].mean():.3f}, pooled rows {covered[pooled].mean():.3f}; median "
+        f"ess_gain {gain:.2f}"
     )
-    # one draw of the labels, shared by every row: the rows are not independent
-    assert covered.mean() >= 0.75
+    # One draw of the labels, shared by every row: the rows are not independent, and
+    # one draw cannot test a coverage (a draw's coverage has sd ~0.1 over draws). A
+    # smoke check of each kind of row; coverage over 300 draws is tested in
+    # test_ppi_pooled_coverage.py, the pooled rows' variance in the test above.
+    assert covered[~pooled].mean() >= 0.75 and covered[pooled].mean() >= 0.75
     assert gain > 1.1
     # the biased judges' own means are further from the truth than the estimates
     err_judge = (mart["judge_mean"] - mart["truth"]).abs().mean()

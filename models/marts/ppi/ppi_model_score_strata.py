@@ -9,4 +9,6 @@ def model(dbt, session):
         "ppi_lambda": dbt.config.get("ppi_lambda"),
         "ppi_interval": dbt.config.get("ppi_interval"),
     }
-    return mart("strata", dbt.ref("int_ppi_stratum_moments"), config.get)
+    moments = dbt.ref("int_ppi_stratum_moments")
+    cross = dbt.ref("int_ppi_stratum_cross_moments")
+    return mart("strata", moments, config.get, cross)

@@ -20,10 +20,12 @@ combine with weights w_k = (n_k + N_k) / sum_j (n_j + N_j):
 
     theta = sum_k w_k theta_k,   var = sum_k w_k^2 var_k,   theta +- z sqrt(var)
 
-(the stratified estimator of EmertonData/glide). Everything is a function of
-nine moments per stratum (``MOMENTS``; five more for the interval), which the
-warehouse computes in SQL, so a million ratings cost one group-by and the frame
-here has one row per stratum.
+(the stratified estimator of EmertonData/glide), when no completion has units in
+two strata; where they do (rows pooling the dimensions), the strata covary and
+``combine`` adds their covariances from cross moments (``ppi_clusters``).
+Everything is a function of nine moments per stratum (``MOMENTS``; five more for
+the interval), which the warehouse computes in SQL, so a million ratings cost one
+group-by and the frame here has one row per stratum.
 
 The interval. ppi_py's is Wald's, theta +- z sqrt(var) (``method="wald"``).
 With few labels and scores piled at one end of the scale (Play Favorites'
@@ -57,6 +59,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from scipy import stats
+
+from judge_bias.stats.ppi_clusters import design_effect, pair_terms
 
 MOMENTS = (
     "n_labelled",
@@ -271,10 +275,18 @@ def stratum_estimates(
 
 
 def combine(
-    strata: pd.DataFrame, keys: list[str], ci_level: float, method: str = "skew"
+    strata: pd.DataFrame,
+    keys: list[str],
+    ci_level: float,
+    method: str = "skew",
+    cross: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Strata of each ``keys`` group (rows of ``stratum_estimates`` with a ``stratum``
     column) combined with weights n_units_k / n_units: one row per group.
+
+    ``cross``: the ``ppi_clusters.CROSS_SUMS`` per ``keys`` x stratum_a x stratum_b of
+    groups whose strata share completions (int_ppi_stratum_cross_moments); their
+    covariances join the variance (``ppi_clusters``). None: the strata are independent.
 
     A group with a stratum that has no estimate gets none (its estimand includes that
     stratum's units), and ``notes`` names the stratum. Columns: estimate, std_error,
@@ -343,6 +355,7 @@ def combine(
     )
     texts["notes"] = texts["notes"].fillna("")
     out = out.join(counts).join(texts)
+    _add_cross_terms(out, df, keys, cross)
     ok = out["missing"] == 0
     est = out["w_est"].where(ok)
     se = np.sqrt(out["w2_var"]).where(ok)
@@ -381,3 +394,24 @@ def combine(
     for c in ("lambda_min", "lambda_max", "strata", "notes"):
         result[c] = out[c]
     return result.reset_index()
+
+
+def _add_cross_terms(
+    out: pd.DataFrame, strata: pd.DataFrame, keys: list[str], cross: pd.DataFrame | None
+) -> None:
+    """Adds to ``out``'s summed parts the covariances of strata sharing completions
+    (``ppi_clusters``): the variances take them as they are; the third cumulants and
+    the Welch-Satterthwaite denominators are scaled by the design effect."""
+    if cross is None or cross.empty:
+        return
+    terms = pair_terms(strata, cross, keys).set_index(keys).reindex(out.index).fillna(0.0)
+    for prefix, part in (("", ""), ("cls_", "cls_")):
+        var_i, iv_i = out[f"w2_{prefix}var"].to_numpy(), out[f"w2_{prefix}iv"].to_numpy()
+        var = np.clip(var_i + terms[f"cross_{part}var"].to_numpy(), 0.0, None)
+        iv = np.clip(iv_i + terms[f"cross_{part}iv"].to_numpy(), 0.0, None)
+        deff = design_effect(var, var_i)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            iv_ratio = np.where(iv_i > 0, iv / iv_i, 1.0)
+        out[f"w2_{prefix}var"], out[f"w2_{prefix}iv"] = var, iv
+        out[f"w3_{prefix}k3"] = out[f"w3_{prefix}k3"] * deff**2  # skewness x sqrt(deff)
+        out[f"w4_{prefix}ivd"] = out[f"w4_{prefix}ivd"] * deff * iv_ratio**2  # df / deff

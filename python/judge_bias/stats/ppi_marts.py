@@ -1,10 +1,13 @@
 """The two PPI marts, ppi_model_scores and ppi_model_score_strata, from the stratum
-moments of int_ppi_stratum_moments (the estimator: judge_bias.stats.ppi)."""
+moments of int_ppi_stratum_moments and, for the rows pooling the dimensions, the
+cross moments of strata sharing completions (int_ppi_stratum_cross_moments; the
+estimator: judge_bias.stats.ppi and ppi_clusters)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
 import pandas as pd
 
 from judge_bias.stats.ppi import INTERVALS, combine, stratum_estimates
@@ -38,6 +41,7 @@ SCORE_COLUMNS: dict[str, str] = {
     "lambda_max": "float64",
     "strata": "object",
     "method": "object",
+    "variance_method": "object",
     "ci_level": "float64",
     "notes": "object",
 }
@@ -61,6 +65,9 @@ STRATUM_COLUMNS: dict[str, str] = {
 }
 # bytes per moments row pulled into pandas: 24 values, 80 bytes each (limits.py)
 MOMENT_ROW_BYTES = 24 * 80
+CROSS_ROW_BYTES = 16 * 80  # 16 values a cross-moments row
+VARIANCE_CLUSTERED = "completion-clustered: strata sharing completions covary"
+VARIANCE_INDEPENDENT = "strata independent: one unit per completion"
 SCALE = (0.0, 1.0)  # the estimand is a mean of normalised scores: no interval leaves it
 
 
@@ -99,33 +106,53 @@ def _clip_to_scale(table: pd.DataFrame, columns: tuple[str, ...]) -> None:
         table[c] = table[c].clip(*SCALE)
 
 
-def mart(grain: str, moments: object, config: Callable[[str], object]) -> pd.DataFrame:
+def mart(
+    grain: str, moments: object, config: Callable[[str], object], cross: object = None
+) -> pd.DataFrame:
     """The body of the two PPI dbt models: ``grain`` "scores" (ppi_model_scores) or
-    "strata" (ppi_model_score_strata), from the int_ppi_stratum_moments relation
-    within the memory budget; ``config`` reads the model's config keys."""
+    "strata" (ppi_model_score_strata), from the int_ppi_stratum_moments and
+    int_ppi_stratum_cross_moments relations within the memory budget; ``config``
+    reads the model's config keys."""
     from judge_bias.limits import Budget, within_budget
 
     budget = Budget.from_config(config("memory_budget"))
     ci_level = float(config("ci_level"))  # type: ignore[arg-type]
     lam = parse_lambda(config("ppi_lambda"))
     method = parse_interval(config("ppi_interval"))
+    if cross is None:
+        raise ValueError("the PPI marts need the cross moments (int_ppi_stratum_cross_moments)")
     table, keys, columns = {
         "scores": (score_table, KEYS, SCORE_COLUMNS),
         "strata": (stratum_table, [*KEYS, "stratum"], STRATUM_COLUMNS),
     }[grain]
     return within_budget(
         moments, budget, "stratum moments", MOMENT_ROW_BYTES,
-        lambda m: table(m, ci_level, lam, method), ", ".join(keys), columns,
+        lambda m: within_budget(
+            cross, budget, "stratum cross moments", CROSS_ROW_BYTES,
+            lambda c: table(m, ci_level, lam, method, c), ", ".join(keys), columns,
+            keys_relation=moments,
+        ), ", ".join(keys), columns,
     )  # fmt: skip
 
 
 def stratum_table(
-    m: pd.DataFrame, ci_level: float, lam: float | None, method: str = "skew"
+    m: pd.DataFrame,
+    ci_level: float,
+    lam: float | None,
+    method: str = "skew",
+    cross: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Rows of int_ppi_stratum_moments with each stratum's PPI++ estimate, weight and
     lambda. A stratum with no usable unit (only NA labels or NA judge scores) keeps
-    its counts and has no estimate nor weight."""
+    its counts and has no estimate nor weight. A stratum holding several units of a
+    completion (a row pooling the dimensions with ppi_strata leaving dimension out)
+    takes their covariances from ``cross``, as the pooled rows do."""
     est = stratum_estimates(m, ci_level, lam, method)
+    within = _within_stratum(est, cross, ci_level, method)
+    if within is not None:
+        est = est.set_index([*KEYS, "stratum"])
+        est.update(within)
+        est = est.reset_index()
     _clip_to_scale(est, ("ci_low", "ci_high", "classical_ci_low", "classical_ci_high"))
     usable = est["n_units"] > 0
     est.loc[~usable, "stratum_note"] = "no unit with a judge score and a known label status"
@@ -136,18 +163,52 @@ def stratum_table(
     return est.reindex(columns=list(STRATUM_COLUMNS)).astype(STRATUM_COLUMNS)
 
 
+def _within_stratum(
+    est: pd.DataFrame, cross: pd.DataFrame | None, ci_level: float, method: str
+) -> pd.DataFrame | None:
+    """The strata with pairs of units of one completion inside them, each combined
+    alone (weight 1) with those pairs' covariances: their std_error and interval."""
+    if cross is None:
+        return None
+    same = cross[cross["stratum_a"] == cross["stratum_b"]]
+    if same.empty:
+        return None
+    keys = [*KEYS, "_stratum"]
+    has = est.merge(same[[*KEYS, "stratum_a"]].drop_duplicates(),
+                    left_on=[*KEYS, "stratum"], right_on=[*KEYS, "stratum_a"])  # fmt: skip
+    alone = combine(
+        has.drop(columns="stratum_a").assign(_stratum=has["stratum"]), keys, ci_level, method,
+        same.assign(_stratum=same["stratum_a"]),
+    )  # fmt: skip
+    columns = ["std_error", "ci_low", "ci_high", "classical_std_error", "classical_ci_low",
+               "classical_ci_high"]  # fmt: skip
+    return alone.rename(columns={"_stratum": "stratum"}).set_index([*KEYS, "stratum"])[columns]
+
+
 def score_table(
-    m: pd.DataFrame, ci_level: float, lam: float | None, method: str = "skew"
+    m: pd.DataFrame,
+    ci_level: float,
+    lam: float | None,
+    method: str = "skew",
+    cross: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """One row per judge (or panel) x model x dimension: the strata combined."""
+    """One row per judge (or panel) x model x dimension: the strata combined, with
+    the covariances of strata that share completions (``cross``) where any."""
     est = stratum_estimates(m, ci_level, lam, method)
     usable = est[est["n_units"] > 0]
-    scores = combine(usable, KEYS, ci_level, method)
+    scores = combine(usable, KEYS, ci_level, method, cross)
     _clip_to_scale(scores, ("ci_low", "ci_high", "classical_ci_low", "classical_ci_high"))
     na = est.groupby(KEYS, sort=True)[["n_human_na", "n_judge_na"]].sum().reset_index()
     scores = na.merge(scores, on=KEYS, how="left")  # a group of NA units only is kept
     scores["judge_minus_estimate"] = scores["judge_mean"] - scores["estimate"]
     scores["method"] = method_name(lam, method)
+    shared = (
+        pd.MultiIndex.from_frame(cross[KEYS])
+        if cross is not None
+        else pd.MultiIndex.from_tuples([], names=KEYS)
+    )
+    is_shared = pd.MultiIndex.from_frame(scores[KEYS]).isin(shared)
+    scores["variance_method"] = np.where(is_shared, VARIANCE_CLUSTERED, VARIANCE_INDEPENDENT)
     scores["ci_level"] = ci_level
     no_units = scores["n_units"].isna()
     scores.loc[no_units, "notes"] = "no unit with a judge score and a known label status"

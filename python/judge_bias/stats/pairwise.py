@@ -51,12 +51,10 @@ statsmodels' small-sample correction.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
-import statsmodels.api as sm
 
+from judge_bias.stats import logistic
 from judge_bias.stats.intervals import (
     Z95,
     cluster_correlation,
@@ -266,41 +264,13 @@ def length_slopes(w: pd.DataFrame, x: np.ndarray) -> pd.DataFrame:
             row["note"] = "length slope not estimable (one outcome only or no length variation)"
             rows.append(row)
             continue
-        # rows compressed to distinct x (successes of trials: the same likelihood)
-        # when that saves work; a continuous x has no ties, so then the rows
-        x_distinct, x_index = np.unique(xj, return_inverse=True)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            if 2 * len(x_distinct) <= len(xj):
-                trials = np.bincount(x_index).astype(float)
-                successes = np.bincount(x_index, weights=yj)
-                fit = sm.GLM(
-                    np.column_stack([successes, trials - successes]),
-                    sm.add_constant(x_distinct, has_constant="add"),
-                    family=sm.families.Binomial(),
-                ).fit()
-            else:
-                fit = sm.Logit(yj, sm.add_constant(xj, has_constant="add")).fit(disp=0)
-        params = np.asarray(fit.params)
-        if not np.all(np.isfinite(params)) or abs(params[1]) > 50:
-            row["note"] = "length slope not estimable (separation)"
+        design = np.column_stack([np.ones(len(xj)), xj])
+        result = logistic.fit(design, yj, prompt, ["position", "length_slope"])
+        if isinstance(result, str):
+            row["note"] = f"length slope {result}"
             rows.append(row)
             continue
-        # cluster-robust sandwich on the uncompressed rows (statsmodels' cov_cluster)
-        mu = 1.0 / (1.0 + np.exp(-(params[0] + params[1] * xj)))
-        wgt = mu * (1.0 - mu)
-        bread = np.linalg.inv(
-            np.array([[wgt.sum(), (wgt * xj).sum()], [(wgt * xj).sum(), (wgt * xj * xj).sum()]])
-        )
-        codes, _ = pd.factorize(prompt)
-        resid = yj - mu
-        s0 = np.bincount(codes, weights=resid)
-        s1 = np.bincount(codes, weights=resid * xj)
-        meat = np.array([[s0 @ s0, s0 @ s1], [s0 @ s1, s1 @ s1]])
-        n_groups, n_obs = len(s0), len(xj)
-        cov = bread @ meat @ bread
-        if n_groups > 1:
-            cov *= n_groups / (n_groups - 1.0) * (n_obs - 1.0) / (n_obs - 2.0)
+        params, cov = result
         se = float(np.sqrt(cov[1, 1]))
         row.update(
             length_slope=params[1],

@@ -128,7 +128,8 @@ def test_separated_pairwise_fits_are_null_with_a_counted_note_in_both_routes() -
     accepted = rows[rows["reject_code"].isna()]
     marts = {
         "sums": pairwise_bias_from_aggregates(
-            agg["int_pairwise_prompt_sums"], agg["int_pairwise_logit_cells"],
+            agg["int_pairwise_prompt_sums"],
+            agg["int_pairwise_logit_cells"],
             agg["int_pairwise_kappa_counts"],
         ),  # fmt: skip
         "rows": pairwise_bias_with_human(listed),

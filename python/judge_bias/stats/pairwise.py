@@ -61,6 +61,7 @@ from judge_bias.stats.intervals import (
     clustered_rates,
     newcombe_difference,
 )
+from judge_bias.stats.numeric import to_float
 from judge_bias.stats.pairwise_features import length_difference_feature
 
 ALL = "all"
@@ -157,7 +158,7 @@ def prepare(rows: pd.DataFrame) -> pd.DataFrame:
     self_second = _column(rows, "is_self_second", False).fillna(False).to_numpy(dtype=bool)
     own = self_first | self_second
     human = _column(rows, "human_verdict", None).to_numpy(dtype=object)
-    p_first = pd.to_numeric(_column(rows, "p_first"), errors="coerce").to_numpy(dtype=float)
+    p_first = to_float(rows.get("p_first"), "p_first", n)
     pair, _ = _codes(rows["pair_key"])
     out = pd.DataFrame(
         {
@@ -297,8 +298,8 @@ def length_slopes(w: pd.DataFrame, x: np.ndarray) -> pd.DataFrame:
 
 def length_feature(rows: pd.DataFrame, w: pd.DataFrame) -> np.ndarray:
     """The tanh-normalised length difference of each row (NaN when unknown)."""
-    lf = pd.to_numeric(_column(rows, "length_first"), errors="coerce").to_numpy(dtype=float)
-    ls = pd.to_numeric(_column(rows, "length_second"), errors="coerce").to_numpy(dtype=float)
+    lf = to_float(rows.get("length_first"), "length_first", len(rows))
+    ls = to_float(rows.get("length_second"), "length_second", len(rows))
     return np.asarray(length_difference_feature(lf, ls), dtype=float)
 
 
@@ -403,14 +404,14 @@ def perplexity_bins(rows: pd.DataFrame, n_bins: int = N_PERPLEXITY_BINS) -> pd.D
     (perplexities under the judge; self_preference_equal_opportunity.txt,
     Section 4). Bins are the judge's quantile bins (at most ``n_bins``, equal
     counts, ties of the quantiles merged); ties are left out of both rates."""
-    ppl_first = pd.to_numeric(_column(rows, "perplexity_first"), errors="coerce")
-    ppl_second = pd.to_numeric(_column(rows, "perplexity_second"), errors="coerce")
+    ppl_first = to_float(rows.get("perplexity_first"), "perplexity_first", len(rows))
+    ppl_second = to_float(rows.get("perplexity_second"), "perplexity_second", len(rows))
     keep = (ppl_first > 0) & (ppl_second > 0)
     if not keep.any():
         return _typed(pd.DataFrame(), PERPLEXITY_BIN_COLUMNS)
-    rows = rows[keep.to_numpy()]
+    rows = rows[keep]
     w = prepare(rows)
-    w["diff"] = np.log(ppl_first[keep].to_numpy()) - np.log(ppl_second[keep].to_numpy())
+    w["diff"] = np.log(ppl_first[keep]) - np.log(ppl_second[keep])
     w["bin"] = -1
     edges = {}
     for judge, idx in w.groupby("judge").indices.items():

@@ -56,6 +56,7 @@ import pandas as pd
 
 from judge_bias.stats import logistic
 from judge_bias.stats.intervals import Z95
+from judge_bias.stats.numeric import to_float
 from judge_bias.stats.pairwise import (
     ALL,
     CI_METHOD,
@@ -263,8 +264,8 @@ def human_verdict_columns(rows: pd.DataFrame) -> pd.DataFrame:
     pairs["strict"] = pairs["same"] & ~pairs["any_invalid"]
     with_human = valid[valid["human_any"]]
     all_human = w[w["human_any"]]
-    lf = pd.to_numeric(rows.get("length_first"), errors="coerce").to_numpy(dtype=float)
-    ls = pd.to_numeric(rows.get("length_second"), errors="coerce").to_numpy(dtype=float)
+    lf = to_float(rows.get("length_first"), "length_first", len(rows))
+    ls = to_float(rows.get("length_second"), "length_second", len(rows))
     unequal = np.isfinite(lf) & np.isfinite(ls) & (lf != ls)
     first_longer = lf > ls
     judge_units = w[unequal & w["decisive"].to_numpy() & ~w["invalid"].to_numpy()]

@@ -90,9 +90,12 @@ def newcombe_difference(
     phi: np.ndarray | float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Newcombe's hybrid score interval for p1 - p2 from the two Wilson intervals;
-    ``phi``: the correlation of the two estimates (0: independent samples)."""
+    ``phi``: the correlation of the two estimates (0: independent samples), finite
+    (ValueError otherwise: a missing correlation is the caller's to decide)."""
     p1, p2 = np.asarray(p1, dtype=float), np.asarray(p2, dtype=float)
-    phi = np.nan_to_num(np.asarray(phi, dtype=float))
+    phi = np.asarray(phi, dtype=float)
+    if not np.all(np.isfinite(phi)):
+        raise ValueError("newcombe_difference: phi must be finite (0 for independent estimates)")
     d = p1 - p2
     a, b = p1 - np.asarray(low1), np.asarray(high2) - p2
     c, e = np.asarray(high1) - p1, p2 - np.asarray(low2)
@@ -106,7 +109,13 @@ def cluster_correlation(
 ) -> pd.Series:
     """Cluster-robust correlation of two rates of the same groups (per-cluster sums
     y, d as clustered_rates takes them): sum_c u_c v_c / sqrt(sum u^2 sum v^2) with
-    u_c = (Y_c - p D_c) / D of the first rate, v_c likewise of the second."""
+    u_c = (Y_c - p D_c) / D of the first rate, v_c likewise of the second.
+
+    0 where a rate does not vary across clusters (every u_c = 0, e.g. a recall of
+    1): the estimated covariance, sum_c u_c v_c, is then exactly 0, so 0 is the
+    correlation Newcombe's interval should use, not a stand-in for a missing one;
+    a cluster holding units of one rate only has score 0 in the other (its
+    deviation from that rate is 0), which is what the fillna below writes."""
 
     def scores(sums: pd.DataFrame) -> pd.Series:
         sums = sums.groupby([*keys, cluster], sort=False, observed=True)[["y", "d"]].sum()

@@ -51,18 +51,17 @@ statsmodels' small-sample correction.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
-import statsmodels.api as sm
 
+from judge_bias.stats import logistic
 from judge_bias.stats.intervals import (
     Z95,
     cluster_correlation,
     clustered_rates,
     newcombe_difference,
 )
+from judge_bias.stats.numeric import to_float
 from judge_bias.stats.pairwise_features import length_difference_feature
 
 ALL = "all"
@@ -159,7 +158,7 @@ def prepare(rows: pd.DataFrame) -> pd.DataFrame:
     self_second = _column(rows, "is_self_second", False).fillna(False).to_numpy(dtype=bool)
     own = self_first | self_second
     human = _column(rows, "human_verdict", None).to_numpy(dtype=object)
-    p_first = pd.to_numeric(_column(rows, "p_first"), errors="coerce").to_numpy(dtype=float)
+    p_first = to_float(rows.get("p_first"), "p_first", n)
     pair, _ = _codes(rows["pair_key"])
     out = pd.DataFrame(
         {
@@ -266,41 +265,13 @@ def length_slopes(w: pd.DataFrame, x: np.ndarray) -> pd.DataFrame:
             row["note"] = "length slope not estimable (one outcome only or no length variation)"
             rows.append(row)
             continue
-        # rows compressed to distinct x (successes of trials: the same likelihood)
-        # when that saves work; a continuous x has no ties, so then the rows
-        x_distinct, x_index = np.unique(xj, return_inverse=True)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            if 2 * len(x_distinct) <= len(xj):
-                trials = np.bincount(x_index).astype(float)
-                successes = np.bincount(x_index, weights=yj)
-                fit = sm.GLM(
-                    np.column_stack([successes, trials - successes]),
-                    sm.add_constant(x_distinct, has_constant="add"),
-                    family=sm.families.Binomial(),
-                ).fit()
-            else:
-                fit = sm.Logit(yj, sm.add_constant(xj, has_constant="add")).fit(disp=0)
-        params = np.asarray(fit.params)
-        if not np.all(np.isfinite(params)) or abs(params[1]) > 50:
-            row["note"] = "length slope not estimable (separation)"
+        design = np.column_stack([np.ones(len(xj)), xj])
+        result = logistic.fit(design, yj, prompt, ["position", "length_slope"])
+        if isinstance(result, str):
+            row["note"] = f"length slope {result}"
             rows.append(row)
             continue
-        # cluster-robust sandwich on the uncompressed rows (statsmodels' cov_cluster)
-        mu = 1.0 / (1.0 + np.exp(-(params[0] + params[1] * xj)))
-        wgt = mu * (1.0 - mu)
-        bread = np.linalg.inv(
-            np.array([[wgt.sum(), (wgt * xj).sum()], [(wgt * xj).sum(), (wgt * xj * xj).sum()]])
-        )
-        codes, _ = pd.factorize(prompt)
-        resid = yj - mu
-        s0 = np.bincount(codes, weights=resid)
-        s1 = np.bincount(codes, weights=resid * xj)
-        meat = np.array([[s0 @ s0, s0 @ s1], [s0 @ s1, s1 @ s1]])
-        n_groups, n_obs = len(s0), len(xj)
-        cov = bread @ meat @ bread
-        if n_groups > 1:
-            cov *= n_groups / (n_groups - 1.0) * (n_obs - 1.0) / (n_obs - 2.0)
+        params, cov = result
         se = float(np.sqrt(cov[1, 1]))
         row.update(
             length_slope=params[1],
@@ -327,8 +298,8 @@ def length_slopes(w: pd.DataFrame, x: np.ndarray) -> pd.DataFrame:
 
 def length_feature(rows: pd.DataFrame, w: pd.DataFrame) -> np.ndarray:
     """The tanh-normalised length difference of each row (NaN when unknown)."""
-    lf = pd.to_numeric(_column(rows, "length_first"), errors="coerce").to_numpy(dtype=float)
-    ls = pd.to_numeric(_column(rows, "length_second"), errors="coerce").to_numpy(dtype=float)
+    lf = to_float(rows.get("length_first"), "length_first", len(rows))
+    ls = to_float(rows.get("length_second"), "length_second", len(rows))
     return np.asarray(length_difference_feature(lf, ls), dtype=float)
 
 
@@ -433,14 +404,14 @@ def perplexity_bins(rows: pd.DataFrame, n_bins: int = N_PERPLEXITY_BINS) -> pd.D
     (perplexities under the judge; self_preference_equal_opportunity.txt,
     Section 4). Bins are the judge's quantile bins (at most ``n_bins``, equal
     counts, ties of the quantiles merged); ties are left out of both rates."""
-    ppl_first = pd.to_numeric(_column(rows, "perplexity_first"), errors="coerce")
-    ppl_second = pd.to_numeric(_column(rows, "perplexity_second"), errors="coerce")
+    ppl_first = to_float(rows.get("perplexity_first"), "perplexity_first", len(rows))
+    ppl_second = to_float(rows.get("perplexity_second"), "perplexity_second", len(rows))
     keep = (ppl_first > 0) & (ppl_second > 0)
     if not keep.any():
         return _typed(pd.DataFrame(), PERPLEXITY_BIN_COLUMNS)
-    rows = rows[keep.to_numpy()]
+    rows = rows[keep]
     w = prepare(rows)
-    w["diff"] = np.log(ppl_first[keep].to_numpy()) - np.log(ppl_second[keep].to_numpy())
+    w["diff"] = np.log(ppl_first[keep]) - np.log(ppl_second[keep])
     w["bin"] = -1
     edges = {}
     for judge, idx in w.groupby("judge").indices.items():

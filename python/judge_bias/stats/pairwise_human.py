@@ -51,13 +51,12 @@ G/(G-1) * (N-1)/(N-K)), equal to statsmodels Logit with cov_type='cluster'.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
-import statsmodels.api as sm
 
+from judge_bias.stats import logistic
 from judge_bias.stats.intervals import Z95
+from judge_bias.stats.numeric import to_float
 from judge_bias.stats.pairwise import (
     ALL,
     CI_METHOD,
@@ -124,8 +123,8 @@ JOINT_COLUMNS: dict[str, str] = {
     "ci_method": "string",
     "notes": "string",
 }
+GIVEN_HUMAN_NOTE = "given_human_note"  # the conditional fit's note, joined into notes
 JOINT_CI = "Wald, prompt-clustered sandwich (CR1, statsmodels' small-sample factor)"
-MAX_ABS_COEF = 50.0  # beyond this a coefficient is taken as separation
 
 
 def logit_clustered(
@@ -133,36 +132,11 @@ def logit_clustered(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Logistic regression of y (0/1) on the columns of x (with its constant) and
     the prompt-clustered covariance, as statsmodels' Logit(...).fit(cov_type=
-    'cluster') computes it. The fit runs on distinct rows of x with successes of
-    trials (the same likelihood) when that halves the rows."""
+    'cluster') computes it (no separation check: ``logistic.fit`` has it)."""
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
-    distinct, index = np.unique(x, axis=0, return_inverse=True)
-    index = index.ravel()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        if 2 * len(distinct) <= len(x):
-            trials = np.bincount(index).astype(float)
-            successes = np.bincount(index, weights=y)
-            fit = sm.GLM(
-                np.column_stack([successes, trials - successes]),
-                distinct,
-                family=sm.families.Binomial(),
-            ).fit()
-        else:
-            fit = sm.Logit(y, x).fit(disp=0)
-    params = np.asarray(fit.params, dtype=float)
-    mu = 1.0 / (1.0 + np.exp(-(x @ params)))
-    bread = np.linalg.pinv((x * (mu * (1.0 - mu))[:, None]).T @ x)
-    codes = pd.factorize(pd.Series(groups))[0]
-    scores = np.column_stack(
-        [np.bincount(codes, weights=(y - mu) * x[:, k]) for k in range(x.shape[1])]
-    )
-    n_groups, n_obs, k = scores.shape[0], len(y), x.shape[1]
-    cov = bread @ (scores.T @ scores) @ bread
-    if n_groups > 1:
-        cov *= n_groups / (n_groups - 1.0) * (n_obs - 1.0) / (n_obs - k)
-    return params, cov
+    params, _ = logistic.maximum_likelihood(x, y)
+    return params, logistic.clustered_covariance(x, y, groups, params)
 
 
 def cohens_kappa(a: np.ndarray, b: np.ndarray) -> float:
@@ -186,22 +160,59 @@ def cohens_kappa_table(a: np.ndarray, b: np.ndarray, weights: np.ndarray | None 
 
 
 def _fit_terms(
-    x: np.ndarray, y: np.ndarray, groups: np.ndarray, names: list[str]
-) -> tuple[dict[str, float], str | None]:
-    """Coefficients and Wald intervals named ``names`` (the constant first), or a
-    note when the fit is not estimable."""
-    if len(y) < x.shape[1] + 1 or y.min() == y.max():
-        return {}, "not estimable (too few rows or one outcome only)"
-    if np.linalg.matrix_rank(x) < x.shape[1]:
-        return {}, "not estimable (a term does not vary)"
-    params, cov = logit_clustered(x, y, groups)
-    if not np.all(np.isfinite(params)) or np.abs(params).max() > MAX_ABS_COEF:
-        return {}, "not estimable (separation)"
+    x: np.ndarray, y: np.ndarray, groups: np.ndarray, names: list[str],
+    labels: list[str] | None = None,
+) -> tuple[dict[str, float], str | None]:  # fmt: skip
+    """Coefficients and Wald intervals named ``names`` (the constant first), or the
+    note of ``logistic.fit`` when the fit has no estimate (separation, no
+    convergence, too few rows)."""
+    result = logistic.fit(x, y, groups, labels or names)
+    if isinstance(result, str):
+        return {}, result
+    params, cov = result
     se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     out: dict[str, float] = {}
     for name, b, s in zip(names, params, se, strict=True):
         out |= {name: b, f"{name}_ci_low": b - Z95 * s, f"{name}_ci_high": b + Z95 * s}
     return out, None
+
+
+def given_human_fit(h: np.ndarray, x: np.ndarray, first: np.ndarray, prompt: np.ndarray) -> dict:
+    """The conditional fit's columns for one judge (pooled row), with its note
+    (``GIVEN_HUMAN_NOTE``) when the fit has no estimate."""
+    design = np.column_stack([np.ones(len(h)), h, x])
+    terms, note = _fit_terms(
+        design, first, prompt, ["_b0", "_bh", "length_slope_given_human"],
+        labels=["position", "human_verdict", "length"],
+    )  # fmt: skip
+    row: dict = {"n_given_human_judgments": len(h)}
+    if note:
+        row[GIVEN_HUMAN_NOTE] = f"*_given_human {note}"
+    if terms:
+        row |= {k: v for k, v in terms.items() if k.startswith("length_slope")}
+        for suffix in ("", "_ci_low", "_ci_high"):
+            row[f"first_slot_rate_given_human{suffix}"] = 1 / (1 + np.exp(-terms[f"_b0{suffix}"]))
+    return row
+
+
+def given_human_columns(table: pd.DataFrame, fits: dict, pooled: np.ndarray) -> None:
+    """Put the conditional fits (per judge code) on the pooled rows of ``table``."""
+    for col in ("n_given_human_judgments", GIVEN_HUMAN_NOTE) + tuple(
+        f"{t}{s}" for t in LOGIT_TERMS for s in ("", "_ci_low", "_ci_high")
+    ):
+        table[col] = [
+            fits.get(j, {}).get(col, np.nan) if p else np.nan
+            for j, p in zip(table["judge"], pooled, strict=True)
+        ]
+
+
+def with_given_human_note(table: pd.DataFrame) -> pd.Series:
+    """``notes`` with the conditional fit's note appended (pooled rows)."""
+    parts = [
+        "; ".join(str(n) for n in pair if isinstance(n, str)) or None
+        for pair in zip(table["notes"], table[GIVEN_HUMAN_NOTE], strict=True)
+    ]
+    return pd.Series(parts, index=table.index, dtype="object")
 
 
 def _working(rows: pd.DataFrame) -> pd.DataFrame:
@@ -253,8 +264,8 @@ def human_verdict_columns(rows: pd.DataFrame) -> pd.DataFrame:
     pairs["strict"] = pairs["same"] & ~pairs["any_invalid"]
     with_human = valid[valid["human_any"]]
     all_human = w[w["human_any"]]
-    lf = pd.to_numeric(rows.get("length_first"), errors="coerce").to_numpy(dtype=float)
-    ls = pd.to_numeric(rows.get("length_second"), errors="coerce").to_numpy(dtype=float)
+    lf = to_float(rows.get("length_first"), "length_first", len(rows))
+    ls = to_float(rows.get("length_second"), "length_second", len(rows))
     unequal = np.isfinite(lf) & np.isfinite(ls) & (lf != ls)
     first_longer = lf > ls
     judge_units = w[unequal & w["decisive"].to_numpy() & ~w["invalid"].to_numpy()]
@@ -309,30 +320,15 @@ def human_verdict_columns(rows: pd.DataFrame) -> pd.DataFrame:
     keep = (w["decisive"] & ~w["invalid"] & w["human_any"]).to_numpy() & np.isfinite(w["x"])
     for judge in np.unique(w["judge"].to_numpy()[keep]):
         sel = keep & (w["judge"].to_numpy() == judge)
-        x = np.column_stack([np.ones(sel.sum()), w["h"].to_numpy()[sel], w["x"].to_numpy()[sel]])
-        terms, note = _fit_terms(
-            x, w["first"].to_numpy()[sel].astype(float), w["prompt"].to_numpy()[sel],
-            ["_b0", "_bh", "length_slope_given_human"],
+        fits[judge] = given_human_fit(
+            w["h"].to_numpy()[sel], w["x"].to_numpy()[sel],
+            w["first"].to_numpy()[sel].astype(float), w["prompt"].to_numpy()[sel],
         )  # fmt: skip
-        row: dict[str, float] = {"n_given_human_judgments": int(sel.sum())}
-        if terms:
-            row |= {k: v for k, v in terms.items() if k.startswith("length_slope")}
-            for suffix in ("", "_ci_low", "_ci_high"):
-                row[f"first_slot_rate_given_human{suffix}"] = 1 / (
-                    1 + np.exp(-terms[f"_b0{suffix}"])
-                )
-        fits[judge] = row
     pooled = table["opponent"] == -2
-    for col in ("n_given_human_judgments",) + tuple(
-        f"{t}{s}" for t in LOGIT_TERMS for s in ("", "_ci_low", "_ci_high")
-    ):
-        table[col] = [
-            fits.get(j, {}).get(col, np.nan) if p else np.nan
-            for j, p in zip(table["judge"], pooled, strict=True)
-        ]
+    given_human_columns(table, fits, pooled)
     table["judge"] = judges[table["judge"].to_numpy()]
     table["opponent"] = np.where(pooled, ALL, models[np.maximum(table["opponent"].to_numpy(), 0)])
-    return table[["judge", "opponent", *HUMAN_COLUMNS]]
+    return table[["judge", "opponent", *HUMAN_COLUMNS, GIVEN_HUMAN_NOTE]]
 
 
 def joint_bias(rows: pd.DataFrame, marginal: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -411,6 +407,7 @@ def pairwise_bias_with_human(rows: pd.DataFrame) -> pd.DataFrame:
     base = pairwise_bias(rows[~invalid])
     extra = human_verdict_columns(rows)
     table = base.merge(extra, on=["judge", "opponent"], how="outer")
+    table["notes"] = with_given_human_note(table)
     for name in ("n_pairs", "n_judgments", "n_ties", "n_swapped_pairs",
                  "n_inconsistent_pairs", "n_self_judgments"):  # fmt: skip
         table[name] = table[name].fillna(0)

@@ -35,14 +35,17 @@ from judge_bias.stats.pairwise import (
     mart_notes,
 )
 from judge_bias.stats.pairwise_human import (
+    GIVEN_HUMAN_NOTE,
     HUMAN_COLUMNS,
     JOINT_CI,
     JOINT_COLUMNS,
-    LOGIT_TERMS,
     WITH_HUMAN_CI,
     WITH_HUMAN_COLUMNS,
     _fit_terms,
     cohens_kappa_table,
+    given_human_columns,
+    given_human_fit,
+    with_given_human_note,
 )
 
 KEYS = ["judge", "opponent"]
@@ -206,27 +209,18 @@ def _kappas(kappa: pd.DataFrame, judges: np.ndarray, opponents: np.ndarray) -> p
     return pd.Series(out, dtype=float)
 
 
-def _given_human(rows: pd.DataFrame, judges: np.ndarray) -> dict[int, dict[str, float]]:
+def _given_human(rows: pd.DataFrame, judges: np.ndarray) -> dict[int, dict]:
     """The conditional logit of pairwise_human, pooled rows, per judge code."""
     keep = rows[rows["human_any"].astype(bool) & rows["x"].notna()]
-    fits: dict[int, dict[str, float]] = {}
-    for name, part in keep.groupby("judge", sort=True):
-        x = np.column_stack(
-            [np.ones(len(part)), part["human_code"].to_numpy(float), part["x"].to_numpy(float)]
-        )
-        terms, _ = _fit_terms(
-            x, part["first"].to_numpy(float), part["prompt_id"].to_numpy(),
-            ["_b0", "_bh", "length_slope_given_human"],
+    return {
+        int(pd.Index(judges).get_loc(name)): given_human_fit(
+            part["human_code"].to_numpy(float),
+            part["x"].to_numpy(float),
+            part["first"].to_numpy(float),
+            part["prompt_id"].to_numpy(),
         )  # fmt: skip
-        row: dict[str, float] = {"n_given_human_judgments": len(part)}
-        if terms:
-            row |= {k: v for k, v in terms.items() if k.startswith("length_slope")}
-            for suffix in ("", "_ci_low", "_ci_high"):
-                row[f"first_slot_rate_given_human{suffix}"] = 1 / (
-                    1 + np.exp(-terms[f"_b0{suffix}"])
-                )
-        fits[int(pd.Index(judges).get_loc(name))] = row
-    return fits
+        for name, part in keep.groupby("judge", sort=True)
+    }
 
 
 def _human_table(sums: pd.DataFrame, kappa: pd.DataFrame, rows: pd.DataFrame,
@@ -262,15 +256,8 @@ def _human_table(sums: pd.DataFrame, kappa: pd.DataFrame, rows: pd.DataFrame,
     table["kappa"] = _kappas(kappa, judges, opponents).reindex(table.index)
     table = table.reset_index()
     fits = _given_human(rows, judges)
-    pooled = table["opponent"] == POOLED
-    for col in ("n_given_human_judgments",) + tuple(
-        f"{t}{s}" for t in LOGIT_TERMS for s in ("", "_ci_low", "_ci_high")
-    ):
-        table[col] = [
-            fits.get(j, {}).get(col, np.nan) if p else np.nan
-            for j, p in zip(table["judge"], pooled, strict=True)
-        ]
-    return table[["judge", "opponent", *HUMAN_COLUMNS]]
+    given_human_columns(table, fits, (table["opponent"] == POOLED).to_numpy())
+    return table[["judge", "opponent", *HUMAN_COLUMNS, GIVEN_HUMAN_NOTE]]
 
 
 def pairwise_bias_from_aggregates(
@@ -297,6 +284,7 @@ def pairwise_bias_from_aggregates(
     base["notes"] = mart_notes(base, slopes, POOLED)
     extra = _human_table(sums, kappa, rows, judges, opponents)
     table = base.merge(extra, on=KEYS, how="outer")
+    table["notes"] = with_given_human_note(table)
     for name in ("n_pairs", "n_judgments", "n_ties", "n_swapped_pairs",
                  "n_inconsistent_pairs", "n_self_judgments"):  # fmt: skip
         table[name] = table[name].fillna(0)

@@ -42,6 +42,7 @@ import pandas as pd
 
 from judge_bias.limits import Budget
 from judge_bias.stats.intervals import clustered_rates
+from judge_bias.stats.numeric import to_float
 
 RATES = ("robustness_rate", "consistency_rate", "accuracy_original", "accuracy_perturbed")
 RATE_CI = "Wilson, design-effect n (clusters = items)"
@@ -106,7 +107,7 @@ def _correct(verdict: pd.Series, truth: pd.Series) -> tuple[np.ndarray, np.ndarr
 def _wide(rows: pd.DataFrame) -> pd.DataFrame:
     """One row per unit with verdict/score/ground_truth of each condition."""
     cols = ["verdict", "score", "ground_truth"]
-    rows = rows.assign(score=pd.to_numeric(rows["score"], errors="coerce"))
+    rows = rows.assign(score=to_float(rows["score"], "score", len(rows)))
     for col in ("verdict", "ground_truth"):
         rows[col] = rows[col].astype(object).where(rows[col].notna(), None)
     wide = rows.pivot(index=KEY, columns="condition", values=cols)
@@ -119,7 +120,7 @@ def _wide(rows: pd.DataFrame) -> pd.DataFrame:
     wide = wide.reset_index()
     for name in wide.columns:
         if name.startswith("score_"):
-            wide[name] = pd.to_numeric(wide[name], errors="coerce")
+            wide[name] = to_float(wide[name], name, len(wide))
         elif name.startswith(("verdict_", "ground_truth_")):
             wide[name] = wide[name].astype(object).where(wide[name].notna(), None)
     return wide

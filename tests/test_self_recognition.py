@@ -280,17 +280,16 @@ def test_result_files_build_with_every_row_accepted_or_rejected(results_files) -
     assert counts["pairwise_judgments"] == (2 * n_records, n_bad) == (10, 1)
     rejected = query(result.db_path, "select reason from rejected_rows")
     assert rejected["reason"].tolist() == ["verdict is empty"]
+    # the renamed file's judge is gpt35 and one side of each of its pairs is its
+    # own summary; the fine-tune judges gpt35's summaries: same family, not self
     pairs = query(
         result.db_path,
-        "select judge_alias, model_first_alias, model_second_alias, comparison_order "
-        "from int_pairwise_checked order by judge_alias, record_index, comparison_order desc",
-    )
-    renamed = pairs[pairs["judge_alias"] == "gpt35"]
-    assert len(renamed) == 6 and set(renamed["judge_alias"]) == {"gpt35"}
-    forward = renamed[renamed["comparison_order"] == "forward"]
-    assert (forward["model_first_alias"] == "gpt35").all()
-    tuned = pairs[pairs["judge_alias"] == "cnn_10_ft_gpt35"]
-    assert set(tuned[tuned["comparison_order"] == "forward"]["model_first_alias"]) == {"gpt35"}
+        "select judge_alias, any_value(judge_family) as family, count(*) as n, "
+        "count(*) filter (where is_self_first or is_self_second) as n_self "
+        "from int_pairwise_checked where reject_code is null group by judge_alias",
+    ).set_index("judge_alias")
+    assert pairs.loc["gpt35"].tolist() == ["GPT", 5, 5]
+    assert pairs.loc["cnn_10_ft_gpt35"].tolist() == ["GPT", 4, 0]
 
 
 def test_families_and_datasets_come_out_right(results_files) -> None:

@@ -92,3 +92,68 @@ def test_own_preference_is_one_minus_win_rate(alpaca, path: Path) -> None:
     assert got["self_preference_prob"] == pytest.approx(1 - raw["win_rate"], abs=1e-12)
     assert got["self_preference_rate"] == pytest.approx(raw["own_decisive_share"], abs=1e-12)
     assert got["first_slot_rate"] == pytest.approx(raw["first_slot_share"], abs=1e-12)
+
+
+# Records in the schema of AlpacaEval's published annotations (tatsu-lab/alpaca_eval,
+# results/<generator>/alpaca_eval_cot_gpt4_turbo_fn/annotations.json and
+# results/<generator>/weighted_alpaca_eval_gpt4_turbo/annotations.json), texts shortened.
+def _annotation(i: int, preference: object, letters: object, annotator: str) -> dict:
+    record = {
+        "instruction": f"instruction {i}", "output_1": "baseline answer",
+        "generator_1": "gpt4_1106_preview", "dataset": "helpful_base",
+        "output_2": "model answer", "generator_2": "alpaca-7b", "annotator": annotator,
+        "preference": preference, "price_per_example": 0.01, "time_per_example": 1.2,
+        "raw_completion": {"concise_explanation": "...", "ordered_models": []},
+    }  # fmt: skip
+    if letters is not None:
+        record["referenced_models"] = letters
+    return record
+
+
+COT = "alpaca_eval_cot_gpt4_turbo_fn"
+M_FIRST = {"m": "output_1", "M": "output_2"}
+ANNOTATIONS = {
+    f"alpaca-7b/{COT}/annotations.json": [
+        _annotation(0, 1.0, M_FIRST, COT),
+        _annotation(1, 2.0, {"m": "output_2", "M": "output_1"}, COT),
+        _annotation(2, 1.5, None, COT),  # a tie: either order
+        _annotation(3, None, None, COT),  # unparsed: null preference, no letters
+        _annotation(4, None, M_FIRST, COT),  # null preference, letters kept
+    ],
+    # logprob preferences; the letters shown are not recorded: slot order unknown
+    "alpaca-7b/weighted_alpaca_eval_gpt4_turbo/annotations.json": [
+        _annotation(0, 1.0000001827, None, "weighted_alpaca_eval_gpt4_turbo"),
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def annotations(tmp_path_factory: pytest.TempPathFactory):
+    from tests.importing import import_and_build
+
+    root = tmp_path_factory.mktemp("alpaca_files")
+    paths = []
+    for name, records in ANNOTATIONS.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(records), encoding="utf-8")
+        paths.append(path)
+    return import_and_build("alpaca-eval", paths, tmp_path_factory)
+
+
+def test_null_preferences_are_rejected_for_their_verdict(annotations) -> None:
+    out, result = annotations
+    records = [r for rs in ANNOTATIONS.values() for r in rs]
+    null = sum(r["preference"] is None for r in records)
+    no_order = sum(
+        r["preference"] not in (None, 1.5) and "referenced_models" not in r for r in records
+    )
+    counts = assert_reconciled(out, result)
+    assert counts["pairwise_judgments"] == (len(records), null + no_order) == (6, 3)
+    rejected = query(
+        result.db_path,
+        "select reason, raw_values from rejected_rows where source = 'pairwise_judgments' "
+        "order by row_number",
+    )
+    assert rejected["reason"].tolist()[:2] == ["verdict is empty", "verdict is empty"]
+    assert "unknown" in rejected["raw_values"].iloc[2]  # slot_order unknown

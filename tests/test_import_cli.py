@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import inspect
 import json
 from pathlib import Path
 
@@ -55,8 +56,6 @@ def test_models_file_overrides_the_defaults(tmp_path: Path) -> None:
         "second",
         "0.0",
     )
-    # the older importers take no models file
-    assert main(["import", "play-favorites", "x.csv", "--out", str(out), "--models", "m.csv"]) == 2
 
 
 def test_contract_writer_uses_the_contract_columns(tmp_path: Path) -> None:
@@ -69,3 +68,60 @@ def test_contract_writer_uses_the_contract_columns(tmp_path: Path) -> None:
     assert default_family("Mixtral-8x7B-Instruct-v0.1") == "Mistral"
     assert default_family("ChatGPT-0301") == "GPT"
     assert default_family("newsroom-system") == "newsroom-system"
+
+
+def test_every_importer_takes_a_models_file(tmp_path: Path) -> None:
+    for name, fn in IMPORTERS.items():
+        assert "models" in inspect.signature(fn).parameters, name
+    # HiBayes (examples/skewed_score/q1/data/data.csv layout) and Play Favorites, which
+    # refused --models: the user's rows are written to models.csv
+    (tmp_path / "q1.csv").write_text(
+        "score,grader,LLM\n7,Human,LLM A\n5,Autograder,LLM A\n", encoding="utf-8"
+    )
+    (tmp_path / "Faithfulness.csv").write_text(
+        "judge,model,gt,dataset,prompt_id,rating,pred_length\ngpt-4o,gpt-4o,3,cnn,cnn_0,4,50\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "m.csv").write_text(
+        "alias,model,family\nAutograder,gpt-4o-mini,GPT\n", encoding="utf-8"
+    )
+    for fmt, data in (("hibayes", "q1.csv"), ("play-favorites", "Faithfulness.csv")):
+        out = tmp_path / fmt
+        args = ["import", fmt, str(tmp_path / data), "--out", str(out)]
+        assert main([*args, "--models", str(tmp_path / "m.csv")]) == 0, fmt
+        with (out / "models.csv").open(newline="", encoding="utf-8") as fh:
+            models = {r["alias"]: (r["model"], r["family"]) for r in csv.DictReader(fh)}
+        assert models["Autograder"] == ("gpt-4o-mini", "GPT"), fmt
+
+
+# A file of the wrong kind for each importer: text that is not JSON for the JSON
+# formats, bytes that are not UTF-8 text for the CSV ones (named as each importer
+# expects its files, so that only the content is wrong).
+WRONG_FILES = {
+    "alpaca-eval": ("annotations.json", b"instruction,output\nhi,there\n"),
+    "judge-bench": ("newsroom.json", b"<html>not found</html>"),
+    "llmbar": ("dataset.json", b"\n\nnot json"),
+    "mt-bench": ("gpt-4_single.jsonl", b'{"question_id": 81}\n{broken\n'),
+    "self-recognition": ("gpt4_results.json", b""),
+    "hibayes": ("q1_data.csv", b"\x89PNG\r\n\x1a\n\x00\xff\xfe"),
+    "play-favorites": ("Faithfulness.csv", b"\xff\xfe\x00j\x00u\x00d"),
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(WRONG_FILES))
+def test_a_file_the_importer_cannot_read_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str
+) -> None:
+    name, content = WRONG_FILES[fmt]
+    path = tmp_path / name
+    path.write_bytes(content)
+    assert main(["import", fmt, str(path), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(path) in err[0], err
+    assert "unexpected" not in err[0]
+
+
+def test_a_directory_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["import", "judge-bench", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(tmp_path) in err[0] and "directory" in err[0]

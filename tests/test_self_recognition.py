@@ -5,6 +5,7 @@ equal to an independent count straight from the JSON files."""
 
 from __future__ import annotations
 
+import csv
 import json
 from collections import Counter
 from pathlib import Path
@@ -197,3 +198,108 @@ def test_independent_count_on_a_hand_checked_file(tmp_path: Path) -> None:
         "first_slot_share": 0.5,
         "self_preference_share": 0.5,
     }
+
+
+# Records in the schema of the authors' results files (ArjunPanickssery/self_recognition,
+# results/cnn/gpt35_results.json: CNN/DailyMail keys are SHA-1 hex digests and the
+# records carry the chosen answers' probabilities; results/xsum/*: XSUM keys are
+# numbers); values shortened.
+def _record(key: str, other: str, forward: object, backward: object) -> dict:
+    return {
+        "key": key, "model": other, "forward_detection": "1",
+        "forward_detection_probability": 0.55, "backward_detection": "2",
+        "detection_score": 0.6, "forward_comparison": forward,
+        "forward_comparison_probability": 0.57, "backward_comparison": backward,
+        "backward_comparison_probability": 0.87, "self_preference": 0.72,
+    }  # fmt: skip
+
+
+CNN_KEY = "42c027e4ff9730fbb3de84c1af0d2c506e41c3e4"
+CNN_KEY2 = "ee8871b15c50d0db17b0179a6d2beab35065f1e9"
+RESULT_FILES = {
+    # results/cnn/gpt35_results.json, renamed as in the issue
+    "renamed/self_recognition_cnn_gpt35_results.json": [
+        _record(CNN_KEY, "human", "1", "2"),
+        _record(CNN_KEY, "claude", "2", "1"),
+        _record(CNN_KEY2, "gpt4", "1", ""),  # an empty comparison: rejected
+    ],
+    # results/xsum/cnn_10_ft_gpt35_results.json: gpt35 fine-tuned on 10 CNN
+    # examples, judging XSUM articles; its own summaries are gpt35's
+    "results/xsum/cnn_10_ft_gpt35_results.json": [
+        _record("35232142", "human", "1", "2"),
+        _record("35232142", "llama", "2", "2"),
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def results_files(tmp_path_factory: pytest.TempPathFactory):
+    from tests.importing import import_and_build
+
+    root = tmp_path_factory.mktemp("self_recognition_files")
+    paths = []
+    for name, records in RESULT_FILES.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(records), encoding="utf-8")
+        paths.append(path)
+    (root / "models.csv").write_text("alias,model,family\nclaude,claude-2,Claude\n")
+    out, result = import_and_build(
+        "self-recognition", paths, tmp_path_factory, "--models", str(root / "models.csv")
+    )
+    return out, result
+
+
+def test_judge_and_dataset_from_the_records_and_names() -> None:
+    from judge_bias.inputs.importers.self_recognition import authors_from_file_name, dataset_of
+
+    assert authors_from_file_name("self_recognition_cnn_gpt35_results.json") == ("gpt35", "gpt35")
+    assert authors_from_file_name("results/cnn/gpt4_results.json") == ("gpt4", "gpt4")
+    assert authors_from_file_name("xsum_always_1_ft_llama_results.json") == (
+        "xsum_always_1_ft_llama",
+        "llama",
+    )
+    assert authors_from_file_name("mistral_results.json") == ("mistral", "mistral")
+    assert dataset_of(CNN_KEY, "unknown") == "cnn"
+    assert dataset_of("35232142", "cnn") == "xsum"
+    assert dataset_of("a1", "cnn") == "cnn"
+
+
+def test_result_files_build_with_every_row_accepted_or_rejected(results_files) -> None:
+    from tests.importing import assert_reconciled
+
+    out, result = results_files
+    n_records = sum(len(r) for r in RESULT_FILES.values())
+    n_bad = sum(
+        str(r[f]).strip() not in ("1", "2")
+        for records in RESULT_FILES.values()
+        for r in records
+        for f in ("forward_comparison", "backward_comparison")
+    )
+    counts = assert_reconciled(out, result)
+    assert counts["pairwise_judgments"] == (2 * n_records, n_bad) == (10, 1)
+    rejected = query(result.db_path, "select reason from rejected_rows")
+    assert rejected["reason"].tolist() == ["verdict is empty"]
+    # the renamed file's judge is gpt35 and one side of each of its pairs is its
+    # own summary; the fine-tune judges gpt35's summaries: same family, not self
+    pairs = query(
+        result.db_path,
+        "select judge_alias, any_value(judge_family) as family, count(*) as n, "
+        "count(*) filter (where is_self_first or is_self_second) as n_self "
+        "from int_pairwise_checked where reject_code is null group by judge_alias",
+    ).set_index("judge_alias")
+    assert pairs.loc["gpt35"].tolist() == ["GPT", 5, 5]
+    assert pairs.loc["cnn_10_ft_gpt35"].tolist() == ["GPT", 4, 0]
+
+
+def test_families_and_datasets_come_out_right(results_files) -> None:
+    out, _ = results_files
+    with (out / "models.csv").open(newline="", encoding="utf-8") as fh:
+        models = {r["alias"]: (r["model"], r["family"]) for r in csv.DictReader(fh)}
+    assert models["gpt35"] == ("gpt35", "GPT")
+    assert models["cnn_10_ft_gpt35"] == ("cnn_10_ft_gpt35", "GPT")  # its base's family
+    assert models["claude"] == ("claude-2", "Claude")  # --models
+    assert "self_recognition_cnn_gpt35" not in models
+    with (out / "prompts.csv").open(newline="", encoding="utf-8") as fh:
+        datasets = {r["prompt_id"]: r["dataset"] for r in csv.DictReader(fh)}
+    assert datasets == {CNN_KEY: "cnn", CNN_KEY2: "cnn", "35232142": "xsum"}

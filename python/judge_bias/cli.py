@@ -8,7 +8,6 @@ message names). Errors end the output as one line; --debug adds the traceback.
 from __future__ import annotations
 
 import argparse
-import inspect
 import re
 import sys
 import traceback
@@ -46,13 +45,10 @@ def _cmd_import(args: argparse.Namespace) -> int:
         print("judge-bias import: give FORMAT FILE... --out DIR (or --list)", file=sys.stderr)
         return EXIT_USAGE
     fn = IMPORTERS[args.format]
-    kwargs: dict[str, str] = {}
-    if args.models:
-        if "models" not in inspect.signature(fn).parameters:
-            print(f"judge-bias import: {args.format} takes no --models file", file=sys.stderr)
-            return EXIT_USAGE
-        kwargs["models"] = args.models
-    counts = fn(args.files, args.out, **kwargs)
+    for name in args.files:
+        if Path(name).is_dir():
+            raise ValueError(f"{name}: a directory; give the {args.format} files themselves")
+    counts = fn(args.files, args.out, models=args.models)
     for name, n in counts.items():
         print(f"{name}: {n} rows")
     print(f"wrote {args.format} inputs to {args.out}")

@@ -1,8 +1,9 @@
 """Adapters from public evaluation-log formats into the input contract.
 
-Each importer is one module with one ``import_<format>(files, out_dir[, models])``
-function; its module docstring documents the mapping (the first line is what
-``judge-bias import --list`` prints).
+Each importer is one module with one ``import_<format>(files, out_dir, models=None)``
+function (``models``: the user's alias, model, family CSV, written on top of the
+importer's own names); its module docstring documents the mapping (the first
+line is what ``judge-bias import --list`` prints).
 """
 
 import sys
@@ -17,7 +18,6 @@ from judge_bias.inputs.importers.mt_bench import import_mt_bench
 from judge_bias.inputs.importers.play_favorites import import_play_favorites
 from judge_bias.inputs.importers.self_recognition import import_self_recognition
 
-# The signatures differ (only some importers take ``models``): the CLI inspects them.
 IMPORTERS: dict[str, Callable[..., dict[str, int]]] = {
     "alpaca-eval": import_alpaca_eval,
     "hibayes": import_hibayes,

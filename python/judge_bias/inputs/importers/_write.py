@@ -41,9 +41,53 @@ FAMILY_PATTERNS: tuple[tuple[str, str], ...] = (
 )
 
 
+def read_text(path: Path, what: str) -> str:
+    """A file's UTF-8 text; a file that is not UTF-8 text (a binary, a spreadsheet)
+    is named in a one-line error that says what was expected."""
+    try:
+        return Path(path).read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not {what}: not UTF-8 text ({exc.reason})") from exc
+
+
+def parse_json(text: str, path: Path | str, what: str) -> object:
+    """JSON text read from ``path``; text that is not JSON is named in a one-line
+    error (json's own message says only where it stopped, not in which file)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not {what}: not JSON ({exc})") from exc
+
+
+def read_json(path: Path, what: str) -> object:
+    """A JSON file's value, or a one-line error naming the file."""
+    return parse_json(read_text(path, what), path, what)
+
+
+def read_csv(path: Path, what: str, strip: bool = True) -> tuple[list[str], list[dict[str, str]]]:
+    """A CSV file's header and records (names and values trimmed unless ``strip`` is
+    false), or a one-line error naming the file when it is not UTF-8 CSV text."""
+    try:
+        with Path(path).open(newline="", encoding="utf-8-sig") as fh:
+            reader = csv.DictReader(fh)
+            header = list(reader.fieldnames or [])
+            rows = list(reader)
+            if strip:
+                header = [c.strip() for c in header]
+                rows = [
+                    {k.strip(): (v or "").strip() for k, v in r.items() if isinstance(k, str)}
+                    for r in rows
+                ]
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not {what}: not UTF-8 text ({exc.reason})") from exc
+    except csv.Error as exc:
+        raise ValueError(f"{path}: not {what}: {exc}") from exc
+    return header, rows
+
+
 def read_json_list(path: Path, what: str) -> list[dict]:
     """A JSON file holding a list of objects (the records of ``what``)."""
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = read_json(path, what)
     if not isinstance(data, list) or not all(isinstance(x, dict) for x in data):
         raise ValueError(f"{path}: expected {what}, a JSON list of objects")
     return data

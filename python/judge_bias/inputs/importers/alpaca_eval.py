@@ -19,9 +19,11 @@ with ``output_2`` (by ``generator_2``) on one ``instruction``, judged by
   AlpacaEval win-rate arithmetic (ties as one half).
 - **Not mapped, written as given** (the build rejects them with a reason;
   the importer says how many): a null or out-of-range preference (verdict
-  as given), a record without ``referenced_models`` whose preference is not
-  a tie (slot order unknown: model_first and model_second left empty, the
-  generators kept in generator_1/generator_2). A tie without
+  as given, so the reason is the verdict; the generators in the slots shown,
+  or in stored order without ``referenced_models``), a record without
+  ``referenced_models`` whose preference is not a tie (slot order unknown:
+  model_first and model_second left empty, the generators kept in
+  generator_1/generator_2). A tie without
   ``referenced_models`` is written in stored order (slot_order ``unknown``):
   a tie with p_first 0.5 is the same in either order.
 - **Judge** = the annotator name, resolved through ``models.csv``:
@@ -121,9 +123,16 @@ def pairwise_row(record: dict, index: int, source: str) -> tuple[dict[str, objec
     }
     if first is None and p == TIE:
         first = "output_1"  # a tie with p_first 0.5 reads the same in either order
-    if first is None or p is None:
-        # slot order or verdict unknown: written as given, rejected by the build
-        models = (g1, g2) if first == "output_1" else (g2, g1) if first else ("", "")
+    if p is None:
+        # no verdict (a null or unreadable preference): what is wrong is the verdict,
+        # so the generators are written (in stored order when the slots are unknown)
+        # and the build rejects the row for its verdict
+        models = (g2, g1) if first == "output_2" else (g1, g2)
+        row.update(model_first=models[0], model_second=models[1], verdict=record.get("preference"))
+        return row, False
+    if first is None:
+        # a decisive preference whose slot order is unknown: written as given, rejected
+        models = ("", "")
         row.update(model_first=models[0], model_second=models[1], verdict=record.get("preference"))
         return row, False
     p_output_1 = 2.0 - p  # preference = 1 + P(output_2 better)

@@ -17,19 +17,24 @@ Every record is written, as given; a value the warehouse cannot read (a
 non-integer score, a first_is_chosen that is not 0 or 1) is rejected by the
 build with its reason, never dropped here. The scale is the integers from 0
 (or the lowest score, if negative) to the highest score seen, at least 10 as
-in HiBayes' 11-class examples; each LLM is its own family.
+in HiBayes' 11-class examples.
+
+``models.csv`` names every LLM and every judge (the non-human graders of the
+ratings, every grader of the pairwise files) as given, the family from the
+name's prefix (gpt -> GPT, claude -> Claude, ...; a name like ``LLM A`` or
+``Autograder A`` is its own family), with ``--models FILE`` on top.
 """
 
 from __future__ import annotations
 
 import contextlib
-import csv
 import math
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
 from judge_bias.inputs.contract import KINDS
+from judge_bias.inputs.importers._write import read_csv, write_models
 from judge_bias.inputs.writer import write_rows as _write
 
 RATING_COLUMNS = ("score", "grader", "LLM")
@@ -38,29 +43,23 @@ HUMAN_PREFIX = "human"
 MIN_TOP_SCORE = 10
 
 
-def _read(path: Path) -> tuple[list[str], list[dict[str, str]]]:
-    with path.open(newline="", encoding="utf-8-sig") as fh:
-        reader = csv.DictReader(fh)
-        return [c.strip() for c in reader.fieldnames or []], [
-            {k.strip(): (v or "").strip() for k, v in r.items() if k} for r in reader
-        ]
-
-
 def _is_human(grader: str) -> bool:
     return grader.lower().startswith(HUMAN_PREFIX)
 
 
-def import_hibayes(files: Sequence[str | Path], out_dir: str | Path) -> dict[str, int]:
+def import_hibayes(
+    files: Sequence[str | Path], out_dir: str | Path, models: str | Path | None = None
+) -> dict[str, int]:
     """Convert HiBayes CSVs to the input contract in ``out_dir``; returns the
     rows written per file."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     ratings, humans, pairs = [], [], []
-    models: set[str] = set()
+    names: list[str] = []  # every LLM and judge, in the order the files name them
     prompts: dict[str, str] = {}
     scales: dict[str, tuple[int, int]] = {}
     for file in map(Path, files):
-        header, rows = _read(file)
+        header, rows = read_csv(file, "a HiBayes CSV")
         seen: defaultdict[tuple, int] = defaultdict(int)
         if all(c in header for c in RATING_COLUMNS):
             dimension, low, top = file.stem, 0, MIN_TOP_SCORE
@@ -69,7 +68,7 @@ def import_hibayes(files: Sequence[str | Path], out_dir: str | Path) -> dict[str
                 seen[(r["grader"], r["LLM"], item)] += 1
                 prompt = f"{item}#{seen[(r['grader'], r['LLM'], item)]}"
                 prompts.setdefault(prompt, item)
-                models.add(r["LLM"])
+                names.append(r["LLM"])
                 with contextlib.suppress(ValueError):
                     value = float(r["score"])
                     if math.isfinite(value) and value == int(value):
@@ -77,6 +76,7 @@ def import_hibayes(files: Sequence[str | Path], out_dir: str | Path) -> dict[str
                 if _is_human(r["grader"]):
                     humans.append([prompt, r["LLM"], dimension, r["grader"], r["score"]])
                 else:
+                    names.append(r["grader"])
                     ratings.append([r["grader"], prompt, r["LLM"], dimension, r["score"]])
             scales[dimension] = (low, top)
         elif all(c in header for c in PAIRWISE_COLUMNS):
@@ -85,7 +85,7 @@ def import_hibayes(files: Sequence[str | Path], out_dir: str | Path) -> dict[str
                 seen[key] += 1
                 prompt = f"{r['LLM_1']}|{r['LLM_2']}#{seen[key]}"
                 prompts.setdefault(prompt, "pairwise")
-                models.update((r["LLM_1"], r["LLM_2"]))
+                names += [r["LLM_1"], r["LLM_2"], r["grader"]]
                 verdict = {"1": "first", "0": "second"}.get(
                     r["first_is_chosen"], r["first_is_chosen"]
                 )
@@ -110,14 +110,13 @@ def import_hibayes(files: Sequence[str | Path], out_dir: str | Path) -> dict[str
         ["prompt_id", "dataset", "task_type"],
         [[p, "hibayes", item] for p, item in prompts.items()],
     )
-    _write(out / "models.csv", list(KINDS["models"].required), [[m, m, m] for m in sorted(models)])
     _write(
         out / "judge_ratings.csv", ["judge", "prompt_id", "model", "dimension", "label"], ratings
     )
     _write(out / "human_annotations.csv", list(KINDS["human_annotations"].required), humans)
     written = {
         "prompts": len(prompts),
-        "models": len(models),
+        "models": write_models(out, names, None, models),
         "judge_ratings": len(ratings),
         "human_annotations": len(humans),
     }

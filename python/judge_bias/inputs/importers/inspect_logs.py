@@ -102,7 +102,12 @@ def import_inspect(
     completions: dict[tuple[str, str], dict[str, object]] = {}
     values: dict[str, list[object]] = {}
     for path in map(Path, files):
-        log = read_eval_log(str(path))
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: no such file")
+        try:
+            log = read_eval_log(str(path))
+        except Exception as exc:  # inspect_ai's reader names neither the file nor the format
+            raise ValueError(f"{path}: not an Inspect log (.eval or .json): {exc}") from exc
         task, model = log.eval.task, log.eval.model
         roles = log.eval.model_roles or {}
         unscored = []

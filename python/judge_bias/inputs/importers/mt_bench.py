@@ -36,12 +36,16 @@ not follow FastChat's. ``models.csv``: names as given, families by prefix
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from judge_bias.inputs.importers._write import report_unmapped, write_models
+from judge_bias.inputs.importers._write import (
+    parse_json,
+    read_text,
+    report_unmapped,
+    write_models,
+)
 from judge_bias.inputs.writer import csv_text, write_contract_file
 
 DIMENSION = "mt_bench_score"
@@ -50,14 +54,15 @@ GAMES = (("g1", ("model_1", "model_2")), ("g2", ("model_2", "model_1")))
 RATING_EXTRAS = ("judge_prompt", "turn", "judgment")
 PAIRWISE_EXTRAS = ("judge_prompt", "turn", "game", "winner", "judgment", "n_human_votes")
 HUMAN_TIES = ("tie", "tie (bothbad)")
+WHAT = "an MT-Bench judgments file (JSON lines)"
 
 
 def read_jsonl(path: Path) -> list[dict]:
     """The JSON objects of a .jsonl file (blank lines skipped)."""
     records = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in enumerate(read_text(path, WHAT).splitlines(), 1):
         if line.strip():
-            record = json.loads(line)
+            record = parse_json(line, f"{path}:{number}", WHAT)
             if not isinstance(record, dict):
                 raise ValueError(f"{path}:{number}: expected a JSON object per line")
             records.append(record)
@@ -66,10 +71,10 @@ def read_jsonl(path: Path) -> list[dict]:
 
 def read_records(path: Path) -> list[dict]:
     """A JSON list of objects, or JSON lines."""
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path, WHAT)
     if text.lstrip().startswith("["):
-        data = json.loads(text)
-        if not all(isinstance(r, dict) for r in data):
+        data = parse_json(text, path, WHAT)
+        if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
             raise ValueError(f"{path}: expected a JSON list of objects")
         return data
     return read_jsonl(path)

@@ -7,6 +7,8 @@ to the largest value ``gt`` or ``rating`` takes in that file, as in the
 authors' normalisation. Provider ids stay as they are: the warehouse maps
 them to the paper's names and families through its built-in alias seed.
 ``prompt_ids.csv`` (prompt_id, prompt), when passed, supplies prompt texts.
+``--models FILE`` (alias, model, family) is written as ``models.csv``: its rows
+come before the seed's.
 
 ``pred_length`` is a property of the completion, but the released files do
 not always agree on it (1,023 of 5,312 completions differ between two of
@@ -18,23 +20,17 @@ token; the importer reports how many completions conflicted, with examples.
 from __future__ import annotations
 
 import contextlib
-import csv
 import math
 import statistics
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from judge_bias.inputs.importers._write import read_csv, write_models
 from judge_bias.inputs.writer import write_rows as _write
 
 REQUIRED = ("judge", "model", "gt", "dataset", "prompt_id", "rating")
 PRE_AGGREGATED_ANNOTATORS = 3
-
-
-def _read(path: Path) -> tuple[list[str], list[dict[str, str]]]:
-    with path.open(newline="", encoding="utf-8-sig") as fh:
-        reader = csv.DictReader(fh)
-        return list(reader.fieldnames or []), list(reader)
 
 
 def resolve_lengths(lengths: dict[tuple[str, str], set[str]]) -> dict[tuple[str, str], str]:
@@ -64,10 +60,12 @@ def resolve_lengths(lengths: dict[tuple[str, str], set[str]]) -> dict[tuple[str,
     return resolved
 
 
-def import_play_favorites(files: Sequence[str | Path], out_dir: str | Path) -> dict[str, int]:
-    """Convert Play Favorites CSVs to the input contract in ``out_dir``.
-
-    Returns the number of rows written per output file.
+def import_play_favorites(
+    files: Sequence[str | Path], out_dir: str | Path, models: str | Path | None = None
+) -> dict[str, int]:
+    """Convert Play Favorites CSVs to the input contract in ``out_dir``; ``models``
+    (alias, model, family) is written as ``models.csv``, on top of the built-in
+    alias seed. Returns the number of rows written per output file.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -78,7 +76,7 @@ def import_play_favorites(files: Sequence[str | Path], out_dir: str | Path) -> d
     ratings: list[list[str]] = []
     scales: dict[str, float] = {}
     for file in map(Path, files):
-        header, rows = _read(file)
+        header, rows = read_csv(file, "a Play Favorites CSV", strip=False)
         if {"prompt_id", "prompt"} <= set(header) and "rating" not in header:
             prompt_text.update({r["prompt_id"]: r["prompt"] for r in rows})
             continue
@@ -133,10 +131,13 @@ def import_play_favorites(files: Sequence[str | Path], out_dir: str | Path) -> d
             raise ValueError(f"{dimension}: the largest value {top} is not a whole scale point")
         scale_rows += [[dimension, str(s), str(s), "false"] for s in range(int(top) + 1)]
     _write(out / "rating_scales.csv", ["dimension", "label", "score", "is_na"], scale_rows)
-    return {
+    written = {
         "prompts": len(prompts),
         "completions": len(completions),
         "human_annotations": len(humans),
         "judge_ratings": len(ratings),
         "rating_scales": len(scale_rows),
     }
+    if models:  # the user's names on top of the seed; no models.csv otherwise
+        written["models"] = write_models(out, [], None, models)
+    return written

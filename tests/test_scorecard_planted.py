@@ -64,9 +64,7 @@ def _ratings(rng: np.random.Generator) -> tuple[pd.DataFrame, pd.DataFrame]:
             if i < 6 and model != "thin":  # thin: few prompts, never its own model
                 rows.append(("thin", f"p{i:03d}", model, "quality", int(judge_label[i])))
     judge = pd.DataFrame(rows, columns=["judge", "prompt_id", "model", "dimension", "label"])
-    humans = pd.DataFrame(
-        ann, columns=["prompt_id", "model", "dimension", "annotator_id", "label"]
-    )
+    humans = pd.DataFrame(ann, columns=["prompt_id", "model", "dimension", "annotator_id", "label"])
     return judge, humans
 
 
@@ -109,10 +107,12 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:
     _perturbations().to_csv(data / "perturbation_judgments.csv", index=False)
     _pairwise().to_csv(data / "pairwise_judgments.csv", index=False)
     families = {**RATING_JUDGES, **PAIRWISE_JUDGES}
-    pd.DataFrame({"alias": list(families), "model": list(families),
-                  "family": list(families.values())}).to_csv(data / "models.csv", index=False)  # fmt: skip
-    pd.DataFrame({"dimension": "quality", "label": [str(s) for s in SCALE],
-                  "score": SCALE}).to_csv(data / "rating_scales.csv", index=False)  # fmt: skip
+    models = pd.DataFrame(
+        {"alias": list(families), "model": list(families), "family": list(families.values())}
+    )
+    models.to_csv(data / "models.csv", index=False)
+    scale = pd.DataFrame({"dimension": "quality", "label": [str(s) for s in SCALE], "score": SCALE})
+    scale.to_csv(data / "rating_scales.csv", index=False)
     db = data.parent / "planted.duckdb"
     build(data, db, quiet=True)
     card = query(db, "select * from judge_scorecard where dimension = 'all'")

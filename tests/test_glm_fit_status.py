@@ -35,7 +35,7 @@ FITS = [
 def _fake_dbt(args: list[str], db: Path, data: Path | None = None, **_: object) -> None:
     con = duckdb.connect(str(db))
     try:
-        fits = pd.DataFrame(FITS, columns=["model", "dimension", "status", "notes"])
+        con.register("fits", pd.DataFrame(FITS, columns=["model", "dimension", "status", "notes"]))
         con.execute("create or replace table glm_fits as select * from fits")
     finally:
         con.close()
@@ -114,8 +114,8 @@ def test_a_sampler_error_becomes_an_error_row_that_is_named(monkeypatch, tmp_pat
         excluded=pd.DataFrame(columns=["dimension", "reason", "n"]),
     )
     out = run_glms(inputs, GlmConfig(models=("grader_model",)))
-    fits = out[out["output"] == "fits"][["model", "dimension", "status", "notes"]]
     con = duckdb.connect(str(tmp_path / "wh.duckdb"))
+    con.register("fits", out[out["output"] == "fits"][["model", "dimension", "status", "notes"]])
     con.execute("create table glm_fits as select * from fits")
     problems = glm_fit_problems(con)
     con.close()

@@ -48,3 +48,11 @@
         number outside it. -#}
     reject_code in ('unparseable_raw_output', 'unknown_label', 'score_out_of_range')
 {%- endmacro %}
+
+{% macro interval_text(value, low, high, digits=2) -%}
+    {#- A metric with its interval as text, `0.72 [0.68, 0.76]`, for the
+        scorecard's reasons (null when the value is null; `?` for a missing bound). -#}
+    {%- set f = "'%." ~ digits ~ "f'" -%}
+    printf({{ f }}, {{ value }}) || ' [' || coalesce(printf({{ f }}, {{ low }}), '?') || ', '
+    || coalesce(printf({{ f }}, {{ high }}), '?') || ']'
+{%- endmacro %}

@@ -98,62 +98,102 @@ final as (
             '; ',
             case
                 when is_weak_agreement
-                    then 'Spearman upper bound ' || printf('%.2f', spearman_ci_high)
-                    || ' below {{ t.min_spearman }}'
+                    then
+                        'Spearman ' || {{ interval_text('spearman', 'spearman_ci_low', 'spearman_ci_high') }}
+                        || ': upper bound below {{ t.min_spearman }}'
             end,
             case
                 when is_weak_pairwise_agreement
-                    then 'pairwise accuracy upper bound '
-                    || printf('%.2f', pairwise_accuracy_ci_high) || ' below {{ t.min_accuracy }}'
+                    then
+                        'pairwise accuracy '
+                        || {{ interval_text(
+                            'pairwise_accuracy', 'pairwise_accuracy_ci_low', 'pairwise_accuracy_ci_high'
+                        ) }}
+                        || ': upper bound below {{ t.min_accuracy }}'
             end,
             case
-                when is_often_invalid then 'over {{ t.max_invalid_rate }} of outputs unreadable'
+                when is_often_invalid
+                    then
+                        printf('%.1f%%', 100 * invalid_output_rate)
+                        || ' of outputs unreadable, over {{ t.max_invalid_rate }}'
             end,
             case
                 when is_often_invalid_pairwise
-                    then 'over {{ t.max_invalid_rate }} of pairwise verdicts unreadable'
+                    then
+                        printf('%.1f%%', 100 * pairwise_invalid_rate)
+                        || ' of pairwise verdicts unreadable, over {{ t.max_invalid_rate }}'
             end,
             case
                 when is_slot_driven
-                    then 'position consistency upper bound '
-                    || printf('%.3f', position_consistency_ci_high)
-                    || ' below {{ t.avoid_consistency }}: the verdict follows the slot ('
-                    || printf('%.1f%%', 100 * first_slot_rate) || ' first slot)'
+                    then
+                        'position consistency '
+                        || {{ interval_text(
+                            'position_consistency',
+                            'position_consistency_ci_low',
+                            'position_consistency_ci_high',
+                            3,
+                        ) }}
+                        || ': upper bound below {{ t.avoid_consistency }}, the verdict follows the slot ('
+                        || printf('%.1f%%', 100 * first_slot_rate) || ' first slot)'
             end,
             case
                 when spearman is null and pairwise_accuracy is null
                     then 'no agreement with humans (no Spearman, no pairwise accuracy)'
+                when spearman_ci_width is null and pairwise_accuracy_ci_width is null
+                    then 'no interval for the agreement with humans (too few ratings)'
                 when is_agreement_undecided
-                    then 'agreement interval too wide to decide ('
-                    || concat_ws(
-                        ', ',
-                        'Spearman ' || printf('%.2f', spearman_ci_width),
-                        'pairwise accuracy ' || printf('%.2f', pairwise_accuracy_ci_width)
-                    ) || ' wide, over {{ t.max_ci_width }})'
+                    then
+                        'agreement interval too wide to decide ('
+                        || concat_ws(
+                            ', ',
+                            'Spearman ' || printf('%.2f', spearman_ci_width),
+                            'pairwise accuracy ' || printf('%.2f', pairwise_accuracy_ci_width)
+                        ) || ' wide, over {{ t.max_ci_width }})'
             end,
             case
                 when is_self_bias_undecided
-                    then 'self-bias undecided: ' || n_self_ratings
-                    || ' ratings of its own model, '
-                    || coalesce(self_bias_n_support::varchar, 'no') || ' behind a self-bias term'
-                    || ' (min_term_support {{ t.min_term_support }})'
+                    then
+                        'self-bias undecided: ' || n_self_ratings
+                        || ' ratings of its own model, '
+                        || coalesce(self_bias_n_support::varchar, 'no') || ' behind a self-bias term'
+                        || ' (min_term_support {{ t.min_term_support }})'
             end,
-            case when is_large_self_bias then 'large self-bias' end,
-            case when is_large_family_bias then 'large family-bias' end,
-            case when is_self_biased and not is_large_self_bias then 'self-bias' end,
-            case when is_family_biased and not is_large_family_bias then 'family-bias' end,
-            case when is_length_sensitive then 'length slope' end,
+            case
+                when is_self_biased
+                    then
+                        case when is_large_self_bias then 'large ' else '' end || 'self-bias '
+                        || {{ interval_text('self_bias', 'self_bias_ci_low', 'self_bias_ci_high', 3) }}
+            end,
+            case
+                when is_family_biased
+                    then
+                        case when is_large_family_bias then 'large ' else '' end
+                        || 'family-bias (' || judge_family || ') '
+                        || {{ interval_text('family_bias', 'family_bias_ci_low', 'family_bias_ci_high', 3) }}
+            end,
+            case
+                when is_length_sensitive
+                    then
+                        'length slope '
+                        || {{ interval_text('length_slope', 'length_slope_ci_low', 'length_slope_ci_high', 3) }}
+            end,
             case
                 when is_order_sensitive and not is_slot_driven
-                    then 'position consistency upper bound '
-                    || printf('%.2f', position_consistency_ci_high)
-                    || ' below {{ t.min_consistency }}'
+                    then
+                        'position consistency '
+                        || {{ interval_text(
+                            'position_consistency',
+                            'position_consistency_ci_low',
+                            'position_consistency_ci_high',
+                        ) }}
+                        || ': upper bound below {{ t.min_consistency }}'
             end,
             case
                 when is_fragile
-                    then 'robustness upper bound below {{ t.min_robustness }} for '
-                    || n_fragile_bias_types || ' of ' || n_perturbation_bias_types
-                    || ' bias types: ' || fragile_bias_types
+                    then
+                        'robustness upper bound below {{ t.min_robustness }} for '
+                        || n_fragile_bias_types || ' of ' || n_perturbation_bias_types
+                        || ' bias types: ' || fragile_bias_types
             end
         ), '') as verdict_reasons,
         nullif(concat_ws(

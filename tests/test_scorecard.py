@@ -2,7 +2,8 @@
 equals its source mart's, the Wilson interval equals statsmodels', the panel never
 holds a judge of the model's family and its raw score equals a pandas computation.
 (The verdict rule and a hand-computed panel are dbt unit tests in
-models/marts/scorecard/_scorecard__models.yml, run by every build.)"""
+models/marts/scorecard/_scorecard__models.yml, run by every build; verdicts on planted
+judges: tests/test_scorecard_planted.py.)"""
 
 from __future__ import annotations
 
@@ -75,12 +76,16 @@ def test_every_value_equals_its_source_mart(demo_build, card) -> None:
             "pairwise_invalid_rate": "invalid_rate",
             "n_pairwise_human": "n_human_judgments"})  # fmt: skip
     pert = query(db, "select * from perturbation_bias")
-    worst = pert.groupby("judge")["robustness_rate"].min().rename("worst").reset_index()
+    # the type shown is the one with the lowest upper bound (the most surely fragile)
+    worst = pert.groupby("judge")["robustness_rate_ci_high"].min().rename("worst").reset_index()
+    fragile = pert[pert["robustness_rate_ci_high"] < 0.8].groupby("judge").size()
     pert = pert.rename(columns={"bias_type": "robustness_bias_type"})
     joined = card.merge(pert, on=["judge", "robustness_bias_type"], suffixes=("", "_src"))
     assert len(joined) == len(card)
     assert np.allclose(joined["robustness_rate"], joined["robustness_rate_src"], atol=1e-12)
-    assert np.allclose(joined.merge(worst, on="judge")["worst"], joined["robustness_rate"])
+    assert np.allclose(joined.merge(worst, on="judge")["worst"], joined["robustness_rate_ci_high"])
+    counts = card.set_index("judge")["n_fragile_bias_types"]
+    assert (counts == fragile.reindex(counts.index).fillna(0)).all()
 
 
 def test_invalid_output_rate_counts_the_unreadable_outputs(demo_build, card) -> None:

@@ -1,3 +1,4 @@
+{%- set t = scorecard_thresholds() -%}
 -- Every scorecard metric of a judge x dimension (and `all`), joined from the
 -- mart it comes from; judge_scorecard adds the verdict. Judge-level sources
 -- (counterfactual alpha, length slope, pairwise and perturbation metrics)
@@ -76,6 +77,7 @@ bias_terms as (
         ci_high,
         ci_level,
         significant,
+        n_support,
         analysis
     from estimates
     where
@@ -94,7 +96,9 @@ length_terms as (
     where analysis = 'length_controlled' and term_type = 'length'
 ),
 
--- the bias type on which the judge is least robust (ties: by name)
+-- the bias type whose robustness is most surely low (lowest upper bound; ties:
+-- lowest rate, then by name): its upper bound is below a threshold exactly when
+-- some type's is, so the verdict tests every type, not the lowest point rate
 worst_perturbation as (
     select
         judge,
@@ -105,8 +109,60 @@ worst_perturbation as (
     from perturbation
     where robustness_rate is not null
     qualify row_number() over (
-        partition by judge order by robustness_rate asc, bias_type asc nulls last
+        partition by judge
+        order by robustness_rate_ci_high asc nulls last, robustness_rate asc, bias_type asc
     ) = 1
+),
+
+-- every bias type whose robustness upper bound is below min_robustness, named
+-- with its rate and interval (lowest upper bound first)
+fragile_types as (
+    select
+        judge,
+        count(*) as n_fragile_bias_types,
+        string_agg(
+            bias_type || ' ' || printf(
+                '%.2f [%.2f, %.2f]',
+                robustness_rate,
+                robustness_rate_ci_low,
+                robustness_rate_ci_high
+            ),
+            '; '
+            order by robustness_rate_ci_high, bias_type
+        ) as fragile_bias_types
+    from perturbation
+    where robustness_rate_ci_high < {{ t.min_robustness }}
+    group by judge
+),
+
+perturbation_counts as (
+    select
+        judge,
+        count(robustness_rate) as n_perturbation_bias_types
+    from perturbation
+    group by judge
+),
+
+-- the judge's ratings of its own model: a self-bias term is a question only
+-- for a judge that rates its own model
+self_ratings_by_dimension as (
+    select
+        judge,
+        dimension,
+        count(*) filter (where is_self) as n_self_ratings
+    from ratings
+    group by judge, dimension
+),
+
+self_ratings as (
+    select * from self_ratings_by_dimension
+    union all
+    select
+        judge,
+        'all' as dimension,
+        sum(n_self_ratings) as n_self_ratings
+    from self_ratings_by_dimension
+    group by judge
 ),
 
 outputs_by_dimension as (
@@ -157,6 +213,8 @@ final as (
         self_terms.ci_low as self_bias_ci_low,
         self_terms.ci_high as self_bias_ci_high,
         self_terms.significant as self_bias_significant,
+        self_terms.n_support as self_bias_n_support,
+        coalesce(self_ratings.n_self_ratings, 0) as n_self_ratings,
         case when self_terms.estimate is not null then 'bias_estimates:' || self_terms.analysis end
             as self_bias_source,
         family_terms.estimate as family_bias,
@@ -193,6 +251,9 @@ final as (
         worst_perturbation.robustness_rate_ci_low,
         worst_perturbation.robustness_rate_ci_high,
         worst_perturbation.bias_type as robustness_bias_type,
+        perturbation_counts.n_perturbation_bias_types,
+        coalesce(fragile_types.n_fragile_bias_types, 0) as n_fragile_bias_types,
+        fragile_types.fragile_bias_types,
         case when worst_perturbation.judge is not null then 'perturbation_bias' end
             as robustness_source,
         output_rates.n_outputs,
@@ -227,6 +288,12 @@ final as (
         on spine.judge = pairwise.judge
     left join worst_perturbation
         on spine.judge = worst_perturbation.judge
+    left join perturbation_counts
+        on spine.judge = perturbation_counts.judge
+    left join fragile_types
+        on spine.judge = fragile_types.judge
+    left join self_ratings
+        on spine.judge = self_ratings.judge and spine.dimension = self_ratings.dimension
     left join output_rates
         on spine.judge = output_rates.judge and spine.dimension = output_rates.dimension
 )

@@ -1,10 +1,12 @@
 """Report sections of the judge scorecard and the cross-family panel (issue 16):
 tables read from judge_scorecard and panel_leaderboard, placed right after
-"What is significant"."""
+"What is significant"; and the line naming the GLM fits that failed or warn
+(``failed_fits_html``, beside "Not supported by this data")."""
 
 from __future__ import annotations
 
-from judge_bias.report.base import Panel, Warehouse, attach_table, panel
+from judge_bias.report.base import Panel, Warehouse, _esc, attach_table, panel
+from judge_bias.warehouse.glm_fit_status import glm_fit_problems
 
 SCORECARD_COLUMNS = [
     "judge",
@@ -29,6 +31,7 @@ SCORECARD_COLUMNS = [
     "robustness_rate",
     "robustness_rate_ci_low",
     "robustness_rate_ci_high",
+    "robustness_bias_type",
     "invalid_output_rate",
     "invalid_output_rate_ci_low",
     "invalid_output_rate_ci_high",
@@ -61,8 +64,11 @@ def panel_scorecard(wh: Warehouse) -> Panel:
             "per-dimension rows are in the mart): the verdict and what triggered it, with "
             "the evidence beside it. Spearman with humans (95% interval), self- and "
             "family-bias of the main fit ({pct} interval), position consistency in pairwise "
-            "verdicts and the worst robustness to a perturbation (95%), the share of "
-            'unreadable outputs. The rule (README, "Judge scorecard") is in verdict_rule.'
+            "verdicts and the robustness of the perturbation type with the lowest upper "
+            "bound (95%; verdict_reasons names every fragile type), the share of "
+            "unreadable outputs. A judge whose agreement interval is too wide, or with no "
+            "agreement with humans, is insufficient evidence, with the reason. The rule "
+            '(README, "Judge scorecard") is in verdict_rule.'
         ),
     )
     if reason := wh.missing("judge_scorecard"):
@@ -101,3 +107,23 @@ def panel_cross_family(wh: Warehouse) -> Panel:
     )
     attach_table(p, df[[c for c in PANEL_COLUMNS if c in df.columns]])
     return p
+
+
+def failed_fits_html(wh: Warehouse) -> str:
+    """The GLM fits of glm_fits with status error (failed) or warning, by name with
+    the reason, as one paragraph for the report's "not supported / failed" line;
+    empty when there is none (or no glm_fits)."""
+    problems = glm_fit_problems(wh.con)
+    if not problems:
+        return ""
+    parts = []
+    for status, lead in (("error", "GLM fits failed"), ("warning", "GLM fits with warnings")):
+        named = [
+            f"<b>{_esc(p.model)}</b> on {_esc(p.dimension)}"
+            + (f" ({_esc(p.note)})" if p.note else "")
+            for p in problems
+            if p.status == status
+        ]
+        if named:
+            parts.append(f"{lead}: {'; '.join(named)}")
+    return f'<p class="failed-fits">{". ".join(parts)}.</p>'

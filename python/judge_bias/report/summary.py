@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     pass
 from judge_bias.report.base import Panel, Warehouse, _ci_level, _esc, _html_table, _judges, _pct
 from judge_bias.report.bias import _variant_label
+from judge_bias.report.scorecard import failed_fits_html
 
 
 def _est_text(r: pd.Series) -> str:
@@ -40,7 +41,7 @@ def significance_html(wh: Warehouse, absent: Sequence[Panel] = ()) -> str:
             f"{_esc(', '.join(titles))} ({_esc(reason)})" for reason, titles in by_reason.items()
         )
         out += f'<p class="unsupported">Not supported by this data: {reasons}.</p>'
-    return out
+    return out + failed_fits_html(wh)
 
 
 def _interval_text(name: str, v: float, lo: float, hi: float) -> str:

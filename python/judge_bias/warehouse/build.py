@@ -19,6 +19,7 @@ import duckdb
 
 from judge_bias.inputs import loading
 from judge_bias.inputs.summary import FileCounts, gate_failures, summarise_inputs
+from judge_bias.warehouse.glm_fit_status import glm_fit_summary_of
 from judge_bias.warehouse.locks import lock_message
 from judge_bias.warehouse.provenance import (
     FAILED,
@@ -53,7 +54,8 @@ class BuildResult:
     validation: ValidationReport
     bi_path: Path | None = None  # the published snapshot; None when validation failed
     inputs: list[FileCounts] = field(default_factory=list)  # per-file counts and reasons
-    warnings: list[str] = field(default_factory=list)  # from the input folder check
+    # from the input folder check, then the failed and warning GLM fits (glm_fits)
+    warnings: list[str] = field(default_factory=list)
 
 
 def target_dir(db_path: Path) -> Path:
@@ -281,6 +283,11 @@ def build(
             run_dbt(["build", "--exclude", *built], db, data, quiet=quiet, debug=debug)
         else:
             run_dbt(["build"], db, data, quiet=quiet, debug=debug)
+        # a GLM fit that raised or fails its diagnostics is a row of glm_fits, not a
+        # dbt failure: name it here, and again in the CLI's closing summary
+        for line in glm_fit_summary_of(db):
+            record.warnings.append(line)
+            print(f"warning: {line}", flush=True)
         record.reach("validation")
         report = validate(db)
         inputs = summarise_inputs(db)

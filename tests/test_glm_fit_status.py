@@ -1,0 +1,123 @@
+"""A GLM fit that errors or warns is named in the build's summary and in the report
+(issue 29): glm/runner.py records it as a glm_fits row (status error or warning), not
+as a dbt failure, so nothing else would say it.
+
+dbt is replaced by a stand-in that writes glm_fits as glm/runner.py and the glm_fits
+mart do (the columns the mart's contract names); the validation by a passing report.
+What is tested is what reads glm_fits: the build, the CLI's closing summary, the HTML
+and Markdown reports. The runner's own error row is covered below on a real call.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import pytest
+
+import judge_bias.warehouse.build as build_mod
+from judge_bias.cli import main
+from judge_bias.report import write_report
+from judge_bias.warehouse.glm_fit_status import glm_fit_problems
+from judge_bias.warehouse.validation import ValidationReport
+
+FITS = [
+    # model, dimension, status, notes
+    ("grader_model", "quality", "error", "ValueError: planted failure in the sampler"),
+    ("pairwise", "pairwise", "warning", "3 divergent transitions; r_hat_max 1.08 > 1.01"),
+    ("items", "quality", "ok", ""),
+    ("hierarchical", "quality", "skipped", "over the memory budget"),
+    ("gam", "quality", "not requested", "not in glm_models (grader_model)"),
+]
+
+
+def _fake_dbt(args: list[str], db: Path, data: Path | None = None, **_: object) -> None:
+    con = duckdb.connect(str(db))
+    try:
+        con.register("fits", pd.DataFrame(FITS, columns=["model", "dimension", "status", "notes"]))
+        con.execute("create or replace table glm_fits as select * from fits")
+    finally:
+        con.close()
+
+
+@pytest.fixture()
+def built(demo_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys):
+    monkeypatch.setattr(build_mod, "run_dbt", _fake_dbt)
+    monkeypatch.setattr(build_mod, "validate", lambda db: ValidationReport(findings=[]))
+    monkeypatch.setattr(build_mod, "mart_tables", lambda manifest: ["glm_fits"])
+    db = tmp_path / "wh.duckdb"
+    code = main(["build", "--data", str(demo_copy), "--db", str(db)])
+    assert code == 0
+    return db, capsys.readouterr().out
+
+
+def test_the_build_summary_names_failed_and_warning_fits(built) -> None:
+    db, out = built
+    closing = out[out.index("validation:") :]  # the CLI's closing summary
+    for text in (
+        "warning: GLM fit grader_model on quality: failed (ValueError: planted failure",
+        "warning: GLM fit pairwise on pairwise: warning (3 divergent transitions",
+    ):
+        assert text in closing, out
+    assert "items on quality" not in out and "hierarchical on" not in out
+    assert "gam on" not in out
+
+
+def test_the_report_names_them_beside_not_supported(built, tmp_path: Path) -> None:
+    db, _ = built
+    html = write_report(db, tmp_path / "r.html").read_text(encoding="utf-8")
+    section = html[html.index('id="significant"') :]
+    section = section[: section.index("</section>")]
+    assert (
+        '<p class="failed-fits">GLM fits failed: <b>grader_model</b> on quality '
+        "(ValueError: planted failure in the sampler). GLM fits with warnings: "
+        "<b>pairwise</b> on pairwise (3 divergent transitions; r_hat_max 1.08 &gt; 1.01).</p>"
+    ) in section
+    md = write_report(db, tmp_path / "r.md").read_text(encoding="utf-8")
+    assert "GLM fits failed" in md and "grader_model" in md
+
+
+def test_no_line_without_a_problem(tmp_path: Path) -> None:
+    db = tmp_path / "wh.duckdb"
+    con = duckdb.connect(str(db))
+    assert glm_fit_problems(con) == []  # no glm_fits at all
+    con.execute("create table glm_fits (model text, dimension text, status text, notes text)")
+    con.execute("insert into glm_fits values ('items', 'q', 'ok', ''), ('x', 'q', 'skipped', 'n')")
+    assert glm_fit_problems(con) == []
+    con.close()
+
+
+def test_a_sampler_error_becomes_an_error_row_that_is_named(monkeypatch, tmp_path) -> None:
+    """The runner side on a real call: run_batch raising gives status error with the
+    exception in notes; glm_fit_problems reads that row back from a glm_fits table."""
+    import judge_bias.glm.runner as runner
+    from judge_bias.glm.runner import GlmConfig, Inputs, run_glms
+
+    def boom(*args: object, **kwargs: object) -> list:
+        raise FloatingPointError("planted: the sampler diverged at once")
+
+    monkeypatch.setattr(runner, "run_batch", boom)
+    monkeypatch.setenv("JUDGE_BIAS_JAX_CACHE", str(tmp_path / "jax-cache"))
+    counts = pd.DataFrame(
+        [("q", g, "llm", m, float(s), 3) for g in ("g1", "g2") for m in ("m1", "m2")
+         for s in (1, 2, 3)],
+        columns=["dimension", "grader", "grader_type", "model", "score", "n"],
+    )  # fmt: skip
+    inputs = Inputs(
+        rating_counts=counts,
+        item_counts=counts.assign(item="i").iloc[:0],
+        pairwise_counts=pd.DataFrame(),
+        scales=pd.DataFrame({"dimension": "q", "score": [1.0, 2.0, 3.0]}),
+        families={},
+        agreement_rows=pd.DataFrame(),
+        excluded=pd.DataFrame(columns=["dimension", "reason", "n"]),
+    )
+    out = run_glms(inputs, GlmConfig(models=("grader_model",)))
+    con = duckdb.connect(str(tmp_path / "wh.duckdb"))
+    con.register("fits", out[out["output"] == "fits"][["model", "dimension", "status", "notes"]])
+    con.execute("create table glm_fits as select * from fits")
+    problems = glm_fit_problems(con)
+    con.close()
+    assert [(p.model, p.dimension, p.status) for p in problems] == [("grader_model", "q", "error")]
+    assert "FloatingPointError: planted" in problems[0].note

@@ -115,3 +115,31 @@ def test_faithfulness_and_logical_correctness_together_build_green(tmp_path_fact
     dims = query(result.db_path, "select distinct dimension from fct_judge_ratings")
     assert set(dims["dimension"]) == {"Faithfulness", "Logical correctness"}
     _human_norm_is_gt_over_top(result.db_path, 2.0, "Logical correctness")
+
+
+def test_a_valid_skewed_posterior_has_its_mean_outside_its_hdi() -> None:
+    """Why glm_effects' mean-inside-HDI check is a warning and hdi_low <= hdi_high
+    the error: ArviZ's 90% HDI of a log-normal(0, 3) posterior (a scale
+    parameter's shape) stops below its mean (e^4.5 = 90), the old error check
+    failed it."""
+    import arviz as az
+    import numpy as np
+    import yaml
+
+    draws = np.exp(3.0 * np.random.default_rng(3).standard_normal((4, 2000)))
+    table = az.summary(draws, hdi_prob=0.9, kind="stats")
+    mean, low, high = table["mean"].iloc[0], table.iloc[0, 2], table.iloc[0, 3]
+    assert float_le(low, high) and not low <= mean <= high, table
+    spec = yaml.safe_load((PROJECT_DIR / "models/marts/glm/_glm__models.yml").read_text())
+    effects = next(m for m in spec["models"] if m["name"] == "glm_effects")
+    checks = {
+        t["expression_is_true"]["arguments"]["expression"]: t["expression_is_true"].get(
+            "config", {}
+        )
+        for t in effects["data_tests"]
+        if "expression_is_true" in t
+    }
+    assert checks == {
+        "{{ float_le('hdi_low', 'hdi_high') }}": {},
+        "{{ float_between('mean', 'hdi_low', 'hdi_high') }}": {"severity": "warn"},
+    }

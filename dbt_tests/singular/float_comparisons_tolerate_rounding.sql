@@ -9,10 +9,10 @@ anchor as (
 
 cases as (
     select
-        cast(a as double) as a,
-        cast(b as double) as b,
-        expect_le,
-        expect_eq
+        cast(given.a as double) as a,
+        cast(given.b as double) as b,
+        given.expect_le,
+        given.expect_eq
     from (
         values
         -- a weighted mean of one pre-aggregated label, 0.667 * 3 / 3, against it

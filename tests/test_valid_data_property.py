@@ -10,7 +10,8 @@ row accepted and the row counts reconciled.
 
 Each example is one `judge-bias build` (GLMs off) into the same warehouse path
 and the same data folder, so dbt parses the project once and then reuses it.
-JUDGE_BIAS_PROPERTY_EXAMPLES sets the number of generated examples (default 5; the explicit one runs besides).
+JUDGE_BIAS_PROPERTY_EXAMPLES sets the number of generated examples (default 5; the
+explicit one runs besides).
 """
 
 from __future__ import annotations

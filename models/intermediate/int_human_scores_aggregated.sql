@@ -4,6 +4,9 @@
 -- annotators, in n_annotators and in the mean (weighted by k: the mean of
 -- all the underlying annotators' scores); median, sd, min and max are over
 -- the labels as given. NA labels are counted apart and kept out of them.
+-- Labels that all agree have that label as their mean, exactly: the weighted
+-- sum rounds (0.667 * 3 / 3 is 0.6670000000000001), and a lone pre-aggregated
+-- mean must reach the marts as given (human_score_norm = gt / scale top).
 with
 
 annotations as (
@@ -16,10 +19,13 @@ final as (
         prompt_id,
         model,
         dimension,
-        {{ ieee_divide(
-            'sum(human_score * n_aggregated)',
-            'sum(n_aggregated) filter (where human_score is not null)'
-        ) }} as human_score_mean,
+        case
+            when min(human_score) = max(human_score) then min(human_score)
+            else {{ ieee_divide(
+                'sum(human_score * n_aggregated)',
+                'sum(n_aggregated) filter (where human_score is not null)'
+            ) }}
+        end as human_score_mean,
         median(human_score) as human_score_median,
         stddev_samp(human_score) as human_score_sd,
         min(human_score) as human_score_min,

@@ -26,6 +26,7 @@ from judge_bias.bias.regression import TERM_TYPES
 from judge_bias.inputs.contract import KINDS, REASON_CODES
 from judge_bias.stats.pairwise import RATES as PAIRWISE_RATE_NAMES
 from judge_bias.stats.perturbation import RATES as PERTURBATION_RATE_NAMES
+from judge_bias.warehouse.floats import float_tolerance
 from judge_bias.warehouse.provenance import read_last_run
 
 # Finding.severity is the plain string; the expectations take GX's enum (same value).
@@ -168,11 +169,22 @@ def _input_suite() -> dict[str, list[gxe.Expectation]]:
     return suite
 
 
+def _between(
+    column: str, low: float | None = None, high: float | None = None
+) -> gxe.ExpectColumnValuesToBeBetween:
+    """Critical: the column's computed values lie in [low, high], within the
+    tolerance of computed doubles (judge_bias.warehouse.floats, as dbt's checks)."""
+    return gxe.ExpectColumnValuesToBeBetween(
+        column=column,
+        min_value=None if low is None else low - float_tolerance(low, low),
+        max_value=None if high is None else high + float_tolerance(high, high),
+        severity=_CRIT,
+    )
+
+
 def _unit(column: str) -> gxe.ExpectColumnValuesToBeBetween:
     """Critical: the column's values lie in [0, 1]."""
-    return gxe.ExpectColumnValuesToBeBetween(
-        column=column, min_value=0.0, max_value=1.0, severity=_CRIT
-    )
+    return _between(column, 0.0, 1.0)
 
 
 def _mart_suite() -> dict[str, list[gxe.Expectation]]:
@@ -183,9 +195,7 @@ def _mart_suite() -> dict[str, list[gxe.Expectation]]:
             gxe.ExpectCompoundColumnsToBeUnique(column_list=list(FACT_KEY), severity=_CRIT),
             _unit("judge_score_norm"),
             _unit("human_score_norm"),
-            gxe.ExpectColumnValuesToBeBetween(
-                column="length_feature", min_value=-1.0, max_value=1.0, severity=_CRIT
-            ),
+            _between("length_feature", -1.0, 1.0),
             gxe.ExpectColumnValuesToBeInSet(
                 column="framing", value_set=["positive", "inverted"], severity=_CRIT
             ),
@@ -216,7 +226,7 @@ def _mart_suite() -> dict[str, list[gxe.Expectation]]:
                 column="term_type", value_set=list(TERM_TYPES), severity=_CRIT
             ),
             gxe.ExpectColumnValuesToNotBeNull(column="estimate", severity=_CRIT),
-            gxe.ExpectColumnValuesToBeBetween(column="std_error", min_value=0.0, severity=_CRIT),
+            _between("std_error", low=0.0),
             gxe.ExpectColumnPairValuesAToBeGreaterThanB(
                 column_A="ci_high", column_B="ci_low", or_equal=True, severity=_CRIT
             ),
@@ -231,9 +241,7 @@ def _mart_suite() -> dict[str, list[gxe.Expectation]]:
         "pairwise_bias": [
             gxe.ExpectCompoundColumnsToBeUnique(column_list=["judge", "opponent"], severity=_CRIT),
             *(_unit(c) for c in PAIRWISE_RATES),
-            gxe.ExpectColumnValuesToBeBetween(
-                column="eo_bias", min_value=-1.0, max_value=1.0, severity=_CRIT
-            ),
+            _between("eo_bias", -1.0, 1.0),
             gxe.ExpectColumnPairValuesAToBeGreaterThanB(
                 column_A="n_pairs", column_B="n_swapped_pairs", or_equal=True, severity=_CRIT
             ),
@@ -252,7 +260,7 @@ def _mart_suite() -> dict[str, list[gxe.Expectation]]:
         "perturbation_bias": [
             gxe.ExpectCompoundColumnsToBeUnique(column_list=["judge", "bias_type"], severity=_CRIT),
             *(_unit(c) for c in PERTURBATION_RATES),
-            gxe.ExpectColumnValuesToBeBetween(column="error_rate", min_value=0.0, severity=_CRIT),
+            _between("error_rate", low=0.0),
             gxe.ExpectColumnValuesToBeBetween(column="n_items", min_value=1, severity=_CRIT),
         ],
         "input_row_counts": [

@@ -20,10 +20,9 @@ import glob
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import duckdb
-
-from typing import Any
 
 from judge_bias.warehouse.provenance import SNAPSHOT_VALIDATION, pid_alive
 

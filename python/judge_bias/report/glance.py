@@ -95,19 +95,24 @@ def largest_biases(wh: Warehouse, top: int = TOP_BIASES) -> pd.DataFrame:
 
 
 def glm_fit_problems(wh: Warehouse) -> list[str]:
-    """The GLM fits whose status is not ok (error, warning, skipped), one text each:
-    "model / dimension: status (notes)". Fits not requested are not problems."""
+    """The GLM fits whose status is not ok (error, then warning, then skipped), one
+    text per status and model: "status: model on dimension, ..." with the reason of
+    an error or a skip (the first 120 characters; a warning's diagnostics are in the
+    GLM sections). Fits not requested are not problems."""
     if wh.missing("glm_fits"):
         return []
     df = wh.df(
-        "select model, dimension, status, notes from glm_fits "
-        f"where status not in {GLM_OK} order by status, model, dimension"
+        "select model, dimension, status, coalesce(notes, '') as notes from glm_fits "
+        f"where status not in {GLM_OK} order by model, dimension"
     )
-    return [
-        f"{r.model} / {r.dimension}: {r.status}"
-        + (f" ({r.notes})" if isinstance(r.notes, str) and r.notes else "")
-        for r in df.itertuples()
-    ]
+    order = {"error": 0, "warning": 1, "skipped": 2}
+    df["why"] = ["" if s == "warning" else n for s, n in zip(df.status, df.notes, strict=True)]
+    out = []
+    groups = df.groupby(["status", "model", "why"], sort=False)
+    for (status, model, why), g in sorted(groups, key=lambda x: (order.get(x[0][0], 3), x[0])):
+        reason = f" ({why[:120]}{'...' if len(why) > 120 else ''})" if why else ""
+        out.append(f"{status}: {model} on {', '.join(g.dimension)}{reason}")
+    return out
 
 
 def _failed_items(wh: Warehouse, absent: Sequence[Panel]) -> list[str]:
@@ -129,11 +134,9 @@ def _failed_items(wh: Warehouse, absent: Sequence[Panel]) -> list[str]:
             out.append('<li class="glance-rejected">No input row was rejected.</li>')
     problems = glm_fit_problems(wh)
     if problems:
-        listed = "; ".join(_esc(x) for x in problems[:5])
-        more = f"; and {len(problems) - 5} more" if len(problems) > 5 else ""
-        out.append(
-            f'<li class="glance-glm">GLM fits not ok ({len(problems)}): {listed}{more}.</li>'
-        )
+        listed = "; ".join(_esc(x) for x in problems[:6])
+        more = f"; and {len(problems) - 6} more" if len(problems) > 6 else ""
+        out.append(f'<li class="glance-glm">GLM fits not ok: {listed}{more}.</li>')
     if absent:
         names = list(dict.fromkeys(short_titles(absent).values()))
         out.append(

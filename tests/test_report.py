@@ -417,9 +417,7 @@ def test_glance_comes_first_with_verdicts_biases_and_failures(
     score_items = [x for x in items if "score units" in x]
     assert [re.search(r"<b>(.*?)</b>", x).group(1) for x in score_items] == list(top.name)
     first = top.iloc[0]
-    assert (
-        f"{first.estimate:+.3f} [{first.ci_low:+.3f}, {first.ci_high:+.3f}]" in score_items[0]
-    )
+    assert f"{first.estimate:+.3f} [{first.ci_low:+.3f}, {first.ci_high:+.3f}]" in score_items[0]
     # what failed: rejected rows (none in the demo) and the analyses not supported
     assert "No input row was rejected." in glance
     unsupported = re.search(r'class="glance-unsupported">(.*?)</li>', glance).group(1)

@@ -141,7 +141,7 @@ def _failed_items(wh: Warehouse, absent: Sequence[Panel]) -> list[str]:
         names = list(dict.fromkeys(short_titles(absent).values()))
         out.append(
             f'<li class="glance-unsupported">Not supported by this data ({len(absent)} '
-            f"sections): {_esc(', '.join(names))} (reasons in "
+            f"sections): {_esc('; '.join(names))} (reasons in "
             '<a href="#significant">What is significant</a>).</li>'
         )
     return out

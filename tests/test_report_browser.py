@@ -91,7 +91,7 @@ def test_failed_build_banner_fits(demo_build, tmp_path: Path) -> None:
     }  # fmt: skip
     build_record_path(db).write_text(json.dumps(record), encoding="utf-8")
     report = write_report(db, tmp_path / "failed.html")
-    assert "failed during the stage 'dbt build'" in report.read_text(encoding="utf-8")
+    assert "failed during the stage &#x27;dbt build&#x27;" in report.read_text(encoding="utf-8")
     got = layout(report, tmp_path)
     assert got["overflowing"] == [] and got["scroll_width"] <= got["viewport"], got
 

@@ -164,3 +164,18 @@ def test_panels_say_why_when_the_marts_are_missing_or_empty():
     assert panel_glm_effects(wh).absent == "table glm_effects has no rows"
     assert "not in this database" in (panel_glm_comparison(wh).absent or "")
     assert "not in this database" in (panel_glm_agreement(wh).absent or "")
+
+
+def test_effects_figure_has_no_empty_row_for_terms_no_dimension_has():
+    # one rated model (a JUDGE-BENCH import): no interaction and no self contrast, so
+    # the figure has two rows of panels, not four with the lower half blank
+    con = duckdb.connect()
+    effects = effects_rows()
+    effects = effects[effects.term_type.isin(["grader", "model"])]  # noqa: F841
+    con.execute("create table glm_effects as select * from effects")
+    p = panel_glm_effects(Warehouse(con))
+    assert len(p.figure.axes) == 2
+    assert [ax.get_title() for ax in p.figure.axes] == [
+        "helpfulness: grader effects",
+        "helpfulness: model effects",
+    ]

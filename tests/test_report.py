@@ -340,3 +340,156 @@ def test_cli_report_default_html_and_markdown(
     assert re.findall(r"^## (.*)$", text, re.M) == [html.unescape(t) for t in html_titles]
     assert "| judge |" in text and "Self-bias (a judge favours its own model)" in text
     assert main(["report", "--db", str(tmp_path / "none.duckdb"), "--out", str(out)]) == 2
+
+
+# ------------------------------------------------ issue 33: a report that reads at a glance
+
+
+def _unescaped(page: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", page))
+
+
+def test_caption_names_no_empty_value_and_no_negative_zero() -> None:
+    from judge_bias.report import Panel
+    from judge_bias.report.base import attach_table
+
+    df = pd.DataFrame(
+        {
+            "judge": ["a", "b"],
+            "spearman": [np.nan, np.nan],
+            "spearman_ci_low": [np.nan, np.nan],
+            "spearman_ci_high": [np.nan, np.nan],
+            "pairwise_accuracy": [None, None],
+            "bias": [0.0004, -0.0002],
+            "bias_ci_low": [-0.0003, -0.0004],
+            "bias_ci_high": [0.002, 0.001],
+            "method": ["Wald", "Wald"],
+        }
+    )
+    p = Panel("k", "t", caption="Read it.")
+    attach_table(p, df)
+    # a column with no value is said to be absent, never "spearman: ;"
+    assert "spearman: " not in p.caption and "pairwise_accuracy: " not in p.caption
+    assert "(no value in any row): spearman, pairwise_accuracy." in p.caption
+    assert "Every row of the table has method: Wald." in p.caption
+    assert "-0.000" not in p.html
+    assert "<td>0.000 [0.000, 0.002]</td>" in p.html  # -0.0003 rounds to 0.000
+    assert list(p.frames[0].columns) == ["judge", "bias"]
+
+
+def test_demo_report_has_no_negative_zero_or_empty_caption(demo_report: tuple) -> None:
+    page, _ = demo_report
+    text = _unescaped(page)
+    assert "-0.000" not in text
+    assert not re.search(r"\w: ;|\w: \.", text), re.findall(r".{40}\w: [;.]", text)
+
+
+def _glance(page: str) -> str:
+    return re.search(r'<section id="glance">(.*?)</section>', page, re.S).group(1)
+
+
+def test_glance_comes_first_with_verdicts_biases_and_failures(
+    demo_build: BuildResult, demo_report: tuple
+) -> None:
+    page, _ = demo_report
+    glance = _glance(page)
+    # first: before every detail section, and every detail section is collapsed
+    assert page.index('<section id="glance">') < page.index("<details")
+    n_sections = page.count("<section id=") - 1
+    assert page.count('<details class="detail">') == n_sections > 10
+    assert "<details open" not in page
+    # verdicts: each judge once, under the verdict judge_scorecard gives it
+    sc = query(demo_build.db_path, "select * from judge_scorecard where dimension = 'all'")
+    for r in re.findall(r'<li class="glance-verdict">(.*?)</li>', glance):
+        verdict = re.match(r"<i>(.*?)</i>", r).group(1)
+        named = set(re.findall(r"<b>(.*?)</b>", r))
+        assert named == set(sc.judge[sc.verdict == html.unescape(verdict)]), verdict
+    assert len(re.findall(r'class="glance-verdict"', glance)) == sc.verdict.nunique()
+    # largest biases: the five significant main-fit terms of largest |estimate|
+    main = query(
+        demo_build.db_path,
+        "select coalesce(judge, family) as name, estimate, ci_low, ci_high from bias_estimates "
+        "where analysis = 'main' and slice = 'all' and term_type in ('self', 'family') "
+        "and (ci_low > 0 or ci_high < 0)",
+    )
+    top = main.reindex(main.estimate.abs().sort_values(ascending=False).index).head(5)
+    items = re.findall(r'<li class="glance-bias">(.*?)</li>', glance)
+    score_items = [x for x in items if "score units" in x]
+    assert [re.search(r"<b>(.*?)</b>", x).group(1) for x in score_items] == list(top.name)
+    first = top.iloc[0]
+    assert f"{first.estimate:+.3f} [{first.ci_low:+.3f}, {first.ci_high:+.3f}]" in score_items[0]
+    # what failed: rejected rows (none in the demo) and the analyses not supported
+    assert "No input row was rejected." in glance
+    unsupported = re.search(r'class="glance-unsupported">(.*?)</li>', glance).group(1)
+    assert "Autograder GLM: model comparison by PSIS-LOO" in unsupported
+
+
+def test_unsupported_line_names_each_glm_section_apart(demo_report: tuple) -> None:
+    page, _ = demo_report
+    line = re.search(r'<p class="unsupported">(.*?)</p>', page, re.S).group(1)
+    # the GLM sections share the "Autograder GLM" prefix: named by their whole titles
+    assert "Autograder GLM (" not in line
+    for title in (
+        "grader, model and interaction effects",
+        "model comparison by PSIS-LOO",
+        "agreement observed, replicated and without grader effects",
+    ):
+        assert line.count(f"Autograder GLM: {title}") == 1, title
+
+
+def test_glance_lists_rejected_rows_and_glm_fits_not_ok(
+    demo_build: BuildResult, tmp_path: Path
+) -> None:
+    db = _copy_db(demo_build, tmp_path)
+    con = duckdb.connect(str(db))
+    con.execute("update input_row_counts set rows_rejected = 7 where source = 'judge_ratings'")
+    con.execute("delete from glm_fits")
+    con.execute(
+        "insert into glm_fits (model, dimension, status, notes) values "
+        "('grader_model', 'faithfulness', 'error', 'LinAlgError: singular'), "
+        "('items', 'all', 'warning', 'R-hat 1.08 on 3 parameters'), "
+        "('items', 'helpfulness', 'warning', 'ESS 12'), "
+        "('null', 'all', 'ok', null), ('base', 'all', 'not requested', 'not in glm_models')"
+    )
+    con.close()
+    glance = _glance(write_report(db, tmp_path / "r.html").read_text(encoding="utf-8"))
+    rejected = re.search(r'class="glance-rejected">(.*?)</li>', glance).group(1)
+    assert "judge_ratings 7 of 15,120" in rejected
+    glm = html.unescape(re.search(r'class="glance-glm">(.*?)</li>', glance).group(1))
+    assert glm == (
+        "GLM fits not ok: error: grader_model on faithfulness (LinAlgError: singular); "
+        "warning: items on all, helpfulness."
+    )
+
+
+def test_failed_build_overview_does_not_contradict_itself(
+    demo_build: BuildResult, tmp_path: Path
+) -> None:
+    db = _copy_db(demo_build, tmp_path)
+    con = duckdb.connect(str(db))
+    con.execute("drop table fct_judge_ratings cascade")
+    con.close()
+    page = write_report(db, tmp_path / "r.html").read_text(encoding="utf-8")
+    overview = _unescaped(page.split('<section id="glance">')[0])
+    assert "No judge ratings" not in overview
+    assert "judge ratings 15,120 accepted of 15,120 read" in overview
+    assert "table fct_judge_ratings is not in this database" in overview
+
+
+def test_report_on_the_bi_snapshot_shows_its_validation(
+    demo_build: BuildResult, tmp_path: Path
+) -> None:
+    from judge_bias.warehouse.build import default_bi_path
+
+    bi = default_bi_path(demo_build.db_path)
+    record = query(bi, "select record from snapshot_validation").record
+    assert len(record) == 1
+    # the snapshot alone, away from the warehouse and its records, still says validated
+    alone = tmp_path / "bi.duckdb"
+    shutil.copy(bi, alone)
+    for db in (bi, alone):
+        page = write_report(db, tmp_path / "r.html").read_text(encoding="utf-8")
+        assert '<p class="status">' not in page, db
+        v = demo_build.validation
+        assert f"Validation passed: {sum(f.success for f in v.findings)} of" in page
+        assert f"BI snapshot of <code>{demo_build.db_path}</code>" in page

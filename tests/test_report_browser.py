@@ -66,6 +66,37 @@ def test_demo_report_with_every_panel_fits(demo_build, tmp_path: Path) -> None:
 
 
 @needs_chromium
+def test_demo_report_summary_fits_the_first_screen(demo_build, tmp_path: Path) -> None:
+    # issue 33: the verdicts, largest biases and failures above the fold (1280 x 900),
+    # the detail sections collapsed (the page was 24,600 px)
+    got = layout(write_report(demo_build.db_path, tmp_path / "demo.html"), tmp_path)
+    assert got["glance_bottom"] is not None and got["glance_bottom"] <= 900, got
+    assert got["page_height"] <= 2500, got
+
+
+@needs_chromium
+def test_failed_build_banner_fits(demo_build, tmp_path: Path) -> None:
+    # a failed build's message names long paths: the red banner wraps inside 1280 px
+    import json
+    import shutil
+
+    from judge_bias.warehouse.provenance import build_record_path
+
+    db = tmp_path / "failed.duckdb"
+    shutil.copy(demo_build.db_path, db)
+    long_path = "/" + "/".join(f"folder_{i:03d}_without_any_space" for i in range(12))
+    record = {
+        "state": "failed", "stage": "dbt build", "started_at": "2026-01-01T00:00:00+00:00",
+        "data_dir": long_path, "message": f"dbt build failed in model x: {long_path}/x.csv",
+    }  # fmt: skip
+    build_record_path(db).write_text(json.dumps(record), encoding="utf-8")
+    report = write_report(db, tmp_path / "failed.html")
+    assert "failed during the stage &#x27;dbt build&#x27;" in report.read_text(encoding="utf-8")
+    got = layout(report, tmp_path)
+    assert got["overflowing"] == [] and got["scroll_width"] <= got["viewport"], got
+
+
+@needs_chromium
 def test_the_check_can_fail(tmp_path: Path) -> None:
     page = tmp_path / "bad.html"
     page.write_text(

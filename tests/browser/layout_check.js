@@ -10,6 +10,7 @@ window.addEventListener("load", () => {
     }
   }
   const images = [...document.images];
+  const glance = document.getElementById("glance");
   const pre = document.createElement("pre");
   pre.id = "layout-check";
   pre.textContent = JSON.stringify({
@@ -18,6 +19,9 @@ window.addEventListener("load", () => {
     overflowing: overflowing.slice(0, 20),
     images: images.length,
     broken: images.filter((i) => !(i.complete && i.naturalWidth > 0)).map((i) => i.alt),
+    // the first screen: where the summary at the top ends, and the page's height
+    glance_bottom: glance ? Math.round(glance.getBoundingClientRect().bottom) : null,
+    page_height: document.documentElement.scrollHeight,
   });
   document.body.appendChild(pre);
 });

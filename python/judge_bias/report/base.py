@@ -115,11 +115,16 @@ def _esc(x: object) -> str:
     return html.escape(str(x))
 
 
-def _fmt(x: object, digits: int = 3) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
+def _fmt(x: object, digits: int = 3, sign: str = "") -> str:
+    """A value as table text: "" for None/NaN, floats to ``digits`` places (``sign``
+    "+": with a plus sign), and never "-0.000": a negative value that rounds to zero
+    is written as zero."""
+    if x is None or x is pd.NA or x is pd.NaT or (isinstance(x, float) and math.isnan(x)):
         return ""
     if isinstance(x, float):
-        return f"{x:.{digits}f}"
+        if round(x, digits) == 0:
+            x = 0.0
+        return f"{x:{sign}.{digits}f}"
     return str(x)
 
 
@@ -151,15 +156,22 @@ def attach_table(p: Panel, df: pd.DataFrame, digits: int = 3) -> None:
     cell, and a text column with the same value on every row (a method, a note)
     said once in the caption instead."""
     df = _with_intervals(df, digits)
+    empty = [c for c in df.columns if len(df) and all(_fmt(v) == "" for v in df[c])]
     same = [
         c
         for c in df.columns
-        if len(df) > 1 and isinstance(df[c].iloc[0], str) and df[c].nunique(dropna=False) == 1
+        if c not in empty
+        and len(df) > 1
+        and isinstance(df[c].iloc[0], str)
+        and df[c].nunique(dropna=False) == 1
     ]
     if same:
         said = "; ".join(f"{c}: {df[c].iloc[0]}" for c in same)
         p.caption = f"{p.caption} Every row of the table has {said}.".strip()
-        df = df.drop(columns=same)
+    if empty:
+        said = ", ".join(empty)
+        p.caption = f"{p.caption} Not in this data (no value in any row): {said}.".strip()
+    df = df.drop(columns=same + empty)
     p.html += _html_table(df, digits)
     p.frames.append(df)
 

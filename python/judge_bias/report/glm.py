@@ -51,13 +51,15 @@ def _forest(ax: Axes, frame: pd.DataFrame, labels: list[str], marked: list[bool]
 
 
 def _effects_figure(df: pd.DataFrame, dimensions: list[str], level: float) -> Figure:
+    # a kind of term no dimension has (no interaction without two models) gets no row
+    rows = [(t, title) for t, title in ROWS if (df["term_type"] == t).any()] or list(ROWS[:1])
     sizes = [max(len(df[(df["dimension"] == d) & (df["term_type"] == t)]) for d in dimensions)
-             for t, _ in ROWS]  # fmt: skip
-    fig = _figure(4.2 * len(dimensions) + 1.5, 0.18 * sum(sizes) + 1.6 * len(ROWS) + 0.8)
-    axes = fig.subplots(len(ROWS), len(dimensions), squeeze=False,
+             for t, _ in rows]  # fmt: skip
+    fig = _figure(4.2 * len(dimensions) + 1.5, 0.18 * sum(sizes) + 1.6 * len(rows) + 0.8)
+    axes = fig.subplots(len(rows), len(dimensions), squeeze=False,
                         gridspec_kw={"height_ratios": [max(s, 1) + 3 for s in sizes]})  # fmt: skip
     for c, dim in enumerate(dimensions):
-        for r, (term, title) in enumerate(ROWS):
+        for r, (term, title) in enumerate(rows):
             ax = axes[r, c]
             part = df[(df["dimension"] == dim) & (df["term_type"] == term)]
             if part.empty:

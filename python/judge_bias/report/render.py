@@ -16,6 +16,7 @@ import pandas as pd
 if TYPE_CHECKING:
     pass
 from judge_bias.report.base import Panel, Warehouse, _esc, _fmt, registered_panels
+from judge_bias.report.glance import glance_html
 from judge_bias.report.summary import _overview, provenance_html, significance_html, status_html
 
 CSS = """
@@ -30,8 +31,13 @@ td{overflow-wrap:anywhere}
 thead th{background:#f3f3f3}td.better{background:#d9f2d9}td.worse{background:#f8d7d7}
 td.own{font-weight:bold;outline:2px solid #c00;outline-offset:-3px}
 .validation.passed{color:#176317;font-weight:bold}.validation.failed{color:#b00;font-weight:bold}
-.status{color:#b00;font-weight:bold;border:2px solid #b00;padding:.4em .6em}
-nav a{margin-right:1em}
+.status{color:#b00;font-weight:bold;border:2px solid #b00;padding:.4em .6em;
+overflow-wrap:anywhere}
+#glance{border:1px solid #ccc;background:#fafafa;padding:0 1em .4em;margin:1em 0}
+#glance h2{margin-top:.5em;border:0}#glance ul{margin:.2em 0 .5em}.glance-head{margin:.4em 0 0}
+details.detail>summary{cursor:pointer;border-bottom:1px solid #ccc;margin-top:.9em}
+details.detail>summary h2{display:inline;border:0;font-size:1.25em;margin:0}
+details.detail>section{scroll-margin-top:3em}
 """
 
 
@@ -59,9 +65,12 @@ def _render(panel: Panel, png_dir: Path | None) -> None:
     panel.figure = None  # free it
 
 
-def _gather(db_path: str | Path) -> tuple[Path, list[Panel], list[Panel], str, str, str, str]:
+def _gather(
+    db_path: str | Path,
+) -> tuple[Path, list[Panel], list[Panel], str, str, str, str, str]:
     """Read the warehouse once: the drawn panels, the absent ones, the significance
-    text, the overview, the provenance and the build status warning (all HTML)."""
+    text, the overview, the provenance, the build status warning and the first
+    screen ("At a glance"), all HTML."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -78,41 +87,49 @@ def _gather(db_path: str | Path) -> tuple[Path, list[Panel], list[Panel], str, s
         provenance = provenance_html(wh, db)
         overview = _overview(wh)
         status = status_html(wh, db)
+        glance = glance_html(wh, absent)
     finally:
         con.close()
-    return db, drawn, absent, significance, overview, provenance, status
+    return db, drawn, absent, significance, overview, provenance, status, glance
+
+
+def _detail(key: str, title: str, body: str) -> str:
+    """A collapsed section: its title is the summary; a link to ``#key`` opens it
+    (the browser opens a closed <details> around the target of a fragment)."""
+    return (
+        f'<details class="detail"><summary><h2>{_esc(title)}</h2></summary>'
+        f'<section id="{key}">{body}</section></details>'
+    )
 
 
 def html_report(db_path: str | Path, png_dir: str | Path | None = None) -> str:
     """The self-contained HTML report of the warehouse at ``db_path``: the panels the
     data supports; the others are named, with the reason, in one line at the end of
     "What is significant"."""
-    db, panels, _, significance, overview, provenance, status = _gather(db_path)
+    db, panels, _, significance, overview, provenance, status, glance = _gather(db_path)
     out_dir = Path(png_dir) if png_dir else None
     sections = []
     for p in panels:
         _render(p, out_dir)
-        body = [f'<section id="{p.key}"><h2>{_esc(p.title)}</h2>']
+        body = []
         if p.caption:
             body.append(f'<p class="caption">How to read it: {_esc(p.caption)}</p>')
         if p.png:
             body.append(f'<img alt="{_esc(p.title)}" src="data:image/png;base64,{p.png}">')
         body.append(p.html)
-        body.append("</section>")
-        sections.append("".join(body))
-    nav = "".join(f'<a href="#{p.key}">{_esc(p.title.split(":")[0])}</a>' for p in panels)
+        sections.append(_detail(p.key, p.title, "".join(body)))
     stamp = datetime.now(UTC).isoformat(timespec="seconds")
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f"<title>judge-bias report: {_esc(db.name)}</title><style>{CSS}</style></head><body>"
         f"<h1>judge-bias report</h1><p>Warehouse <code>{_esc(db)}</code>, report written "
         f"{stamp}.</p>{status}{overview}"
-        '<nav><a href="#significant">What is significant</a>'
-        f'{nav}<a href="#provenance">Provenance</a></nav>'
-        f'<section id="significant"><h2>What is significant</h2>{significance}</section>'
+        f'<section id="glance"><h2>At a glance</h2>{glance}</section>'
+        + '<p class="sections">The sections below open when clicked (or linked to):</p>'
+        + _detail("significant", "What is significant", significance)
         + "".join(sections)
-        + f'<section id="provenance"><h2>Provenance</h2>{provenance}</section>'
-        "</body></html>\n"
+        + _detail("provenance", "Provenance", provenance)
+        + "</body></html>\n"
     )
 
 
@@ -165,8 +182,9 @@ def _html_table_frame(table: str) -> pd.DataFrame:
 def text_report(db_path: str | Path) -> str:
     """The report as Markdown: the same sections as the HTML report (what is
     significant, every panel's caption and tables, provenance), figures left out."""
-    db, panels, _, significance, overview, provenance, status = _gather(db_path)
+    db, panels, _, significance, overview, provenance, status, glance = _gather(db_path)
     parts = [f"# judge-bias warehouse: {db}", _markdown(status), _markdown(overview)]
+    parts += ["## At a glance", _markdown(glance)]
     parts += ["## What is significant", _markdown(significance)]
     for p in panels:
         p.figure = None

@@ -15,13 +15,29 @@ from judge_bias.warehouse.provenance import validation_path, warehouse_status
 
 if TYPE_CHECKING:
     pass
-from judge_bias.report.base import Panel, Warehouse, _ci_level, _esc, _html_table, _judges, _pct
+from judge_bias.report.base import (
+    Panel,
+    Warehouse,
+    _ci_level,
+    _esc,
+    _fmt,
+    _html_table,
+    _judges,
+    _pct,
+)
 from judge_bias.report.bias import _variant_label
+from judge_bias.report.glance import short_titles
 from judge_bias.report.scorecard import failed_fits_html
 
 
+def _signed(v: float) -> str:
+    """A value with its sign, three places; never "-0.000"."""
+    return _fmt(float(v), 3, "+")
+
+
 def _est_text(r: pd.Series) -> str:
-    return f"<b>{_esc(r['name'])}</b> ({r.estimate:+.3f} [{r.ci_low:+.3f}, {r.ci_high:+.3f}])"
+    est, lo, hi = _signed(r.estimate), _signed(r.ci_low), _signed(r.ci_high)
+    return f"<b>{_esc(r['name'])}</b> ({est} [{lo}, {hi}])"
 
 
 def significance_html(wh: Warehouse, absent: Sequence[Panel] = ()) -> str:
@@ -35,8 +51,9 @@ def significance_html(wh: Warehouse, absent: Sequence[Panel] = ()) -> str:
     out = "<ul>" + "".join(items) + "</ul>"
     if absent:
         by_reason: dict[str, list[str]] = {}
+        label = short_titles(absent)
         for p in absent:
-            by_reason.setdefault(str(p.absent), []).append(p.title.split(":")[0])
+            by_reason.setdefault(str(p.absent), []).append(label[p.key])
         reasons = "; ".join(
             f"{_esc(', '.join(titles))} ({_esc(reason)})" for reason, titles in by_reason.items()
         )
@@ -45,7 +62,7 @@ def significance_html(wh: Warehouse, absent: Sequence[Panel] = ()) -> str:
 
 
 def _interval_text(name: str, v: float, lo: float, hi: float) -> str:
-    return f"<b>{_esc(name)}</b> {v:.3f} [{lo:.3f}, {hi:.3f}]"
+    return f"<b>{_esc(name)}</b> {_fmt(float(v))} [{_fmt(float(lo))}, {_fmt(float(hi))}]"
 
 
 def _pairwise_sentences(wh: Warehouse) -> list[str]:
@@ -229,7 +246,9 @@ def _agreement_sentences(wh: Warehouse) -> list[str]:
         "order by spearman desc",
         "judge-human",
         "Judge-human agreement (Spearman, all dimensions, 95% interval): ",
-        lambda r: f"<b>{_esc(r.judge)}</b> {r.spearman:+.3f} [{r.lo:+.3f}, {r.hi:+.3f}]",
+        lambda r: (
+            f"<b>{_esc(r.judge)}</b> {_signed(r.spearman)} [{_signed(r.lo)}, {_signed(r.hi)}]"
+        ),
     )
     out += _listed_item(
         wh,
@@ -240,7 +259,7 @@ def _agreement_sentences(wh: Warehouse) -> list[str]:
         "sig-self-vs-peer",
         "Self vs peers (positive frame, paired t-test, p &lt; 0.05): own completion scored "
         "differently than its peers score it (S - R) for ",
-        lambda r: f"<b>{_esc(r.judge)}</b> ({r.d:+.3f})",
+        lambda r: f"<b>{_esc(r.judge)}</b> ({_signed(r.d)})",
     )
     if not wh.missing("agreement_counterfactual"):
         t = wh.df(
@@ -265,7 +284,7 @@ def _agreement_sentences(wh: Warehouse) -> list[str]:
             )
             if len(t):
                 listed = ", ".join(
-                    f"<b>{_esc(r.judge)}</b> ({r.eo_bias:+.3f})" for r in t.itertuples()
+                    f"<b>{_esc(r.judge)}</b> ({_signed(r.eo_bias)})" for r in t.itertuples()
                 )
                 out.append(
                     '<li class="sig-eo">Pairwise equal-opportunity self-preference bias, '
@@ -300,6 +319,11 @@ def provenance_html(wh: Warehouse, db_path: Path) -> str:
             f"{len(rec.get('warnings', []))} warnings (validated {_esc(rec.get('validated_at'))}"
             f", data directory {_esc(rec.get('data_dir'))}).</p>"
         )
+        if rec.get("database") and Path(rec["database"]).resolve() != db_path.resolve():
+            parts.append(
+                f"<p>This file is the BI snapshot of <code>{_esc(rec['database'])}</code>, "
+                "published after that validation (the record the snapshot carries).</p>"
+            )
         issues = rec.get("critical_failures", []) + rec.get("warnings", [])
         if issues:
             parts.append("<ul>" + "".join(f"<li>{_esc(x)}</li>" for x in issues) + "</ul>")
@@ -335,18 +359,25 @@ def provenance_html(wh: Warehouse, db_path: Path) -> str:
 
 
 def _overview(wh: Warehouse) -> str:
-    if wh.missing("fct_judge_ratings"):
+    if reason := wh.missing("fct_judge_ratings"):
         if wh.missing("input_row_counts"):
-            return ""
+            return f"<p>No judge ratings to report on: {_esc(reason)}.</p>"
         counts = wh.df(
             "select source, rows_read, rows_accepted from input_row_counts "
             "where rows_read > 0 order by source"
         )
         listed = ", ".join(
-            f"{r.source.replace('_', ' ')} {r.rows_accepted:,} of {r.rows_read:,}"
+            f"{r.source.replace('_', ' ')} {r.rows_accepted:,} accepted of {r.rows_read:,} read"
             for r in counts.itertuples()
         )
-        return f"<p>No judge ratings; inputs accepted of read: {_esc(listed)}.</p>"
+        ratings = counts[counts.source == "judge_ratings"].rows_accepted.sum()
+        if ratings > 0:  # read and accepted, but the build stopped before the fact table
+            return (
+                f"<p>The inputs were read ({_esc(listed)}), but {_esc(reason)}: the build "
+                "stopped before the tables built on them; the analyses below are those of "
+                "the tables present.</p>"
+            )
+        return f"<p>No judge rating was accepted ({_esc(reason)}); inputs: {_esc(listed)}.</p>"
     r = wh.df(
         "select count(*) as ratings, count(distinct judge) as judges, count(distinct model) "
         "as models, count(distinct prompt_id) as prompts, count(distinct dimension) as "

@@ -27,6 +27,7 @@ from judge_bias.warehouse.provenance import (
     VALIDATION_FAILED,
     BuildRecord,
     running_build,
+    validation_record,
     write_validation_record,
 )
 from judge_bias.warehouse.snapshot import mart_tables, publish_snapshot, remove_stale_tmp
@@ -296,7 +297,10 @@ def build(
             record.finish(VALIDATION_FAILED, validation_failure(report, inputs))
             return BuildResult(db, report, None, inputs, record.warnings)
         record.reach("publishing")
-        published = publish_snapshot(db, bi, mart_tables(target_dir(db) / "manifest.json"))
+        validated = validation_record(db, data, report, bi)
+        published = publish_snapshot(
+            db, bi, mart_tables(target_dir(db) / "manifest.json"), validated
+        )
         write_validation_record(db, data, report, published)
         record.finish(OK)
         return BuildResult(db, report, published, inputs, record.warnings)

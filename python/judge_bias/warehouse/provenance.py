@@ -74,7 +74,19 @@ def write_validation_record(
     validated_by: str = "judge-bias build",
 ) -> Path:
     """Store the validation result beside the warehouse."""
-    record = {
+    record = validation_record(db_path, data_dir, report, bi_path, validated_by)
+    return _write_json(validation_path(db_path), record)
+
+
+def validation_record(
+    db_path: Path,
+    data_dir: Path | str | None,
+    report: ValidationReport,
+    bi_path: Path | None,
+    validated_by: str = "judge-bias build",
+) -> dict[str, Any]:
+    """The validation record of ``report`` (what write_validation_record stores)."""
+    return {
         "validated_at": _now(),
         "validated_by": validated_by,
         "database": str(db_path),
@@ -87,12 +99,35 @@ def write_validation_record(
         "warnings": [f.describe() for f in report.warnings],
         "bi_snapshot": str(bi_path) if bi_path else None,
     }
-    return _write_json(validation_path(db_path), record)
 
 
 def read_validation_record(db_path: str | Path) -> dict[str, Any] | None:
     """The stored record, or None when the warehouse was never validated."""
     return _read_json(validation_path(db_path))
+
+
+SNAPSHOT_VALIDATION = "snapshot_validation"
+
+
+def read_snapshot_validation(
+    db_path: str | Path, con: duckdb.DuckDBPyConnection
+) -> dict[str, Any] | None:
+    """The validation a BI snapshot was published after: the record the snapshot
+    carries (table snapshot_validation, one row: the validation record as JSON), else,
+    for a snapshot published before it carried one, the record beside a warehouse in
+    the same folder that names this file as its snapshot. None: not a snapshot."""
+    try:
+        row = con.execute(f"select record from main.{SNAPSHOT_VALIDATION}").fetchone()
+    except duckdb.CatalogException:
+        row = None
+    if row is not None:
+        return dict(json.loads(row[0]))
+    me = Path(db_path).resolve()
+    for path in sorted(me.parent.glob("*.validation.json")):
+        rec = _read_json(path)
+        if rec and rec.get("bi_snapshot") and Path(rec["bi_snapshot"]).resolve() == me:
+            return rec
+    return None
 
 
 def read_build_record(db_path: str | Path) -> dict[str, Any] | None:
@@ -232,6 +267,8 @@ def warehouse_status(db_path: str | Path, con: duckdb.DuckDBPyConnection) -> War
     if rec and (problem := _build_problem(rec)):
         problems.append(problem)
     validation = read_validation_record(db_path)
+    if validation is None:  # a BI snapshot: a copy of the tables it was validated with
+        validation = read_snapshot_validation(db_path, con)
     last_run = read_last_run(con)
     current = validation is not None and (
         last_run is None or validation.get("dbt_invocation_id") == last_run.get("invocation_id")

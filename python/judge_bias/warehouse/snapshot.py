@@ -7,6 +7,11 @@ written to a temporary file beside the old one and renamed over it: a reader
 keeps the file it opened (the old snapshot) and sees the new one when it
 reconnects, never a half-written one. A build killed while writing leaves its
 temporary file; the next build removes it (remove_stale_tmp).
+
+The snapshot carries the validation it was published after: table
+``snapshot_validation`` (one row, column ``record``: the validation record as
+JSON, the one written beside the warehouse), so a report or a reader of the
+snapshot alone can tell it was validated, when, and on which data.
 """
 
 from __future__ import annotations
@@ -15,10 +20,11 @@ import glob
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
-from judge_bias.warehouse.provenance import pid_alive
+from judge_bias.warehouse.provenance import SNAPSHOT_VALIDATION, pid_alive
 
 
 def mart_tables(manifest_path: Path) -> list[str]:
@@ -48,8 +54,11 @@ def remove_stale_tmp(bi_path: Path) -> list[Path]:
     return removed
 
 
-def publish_snapshot(db_path: Path, bi_path: Path, tables: list[str]) -> Path:
-    """Copy ``tables`` from the warehouse into a new file and rename it to ``bi_path``."""
+def publish_snapshot(
+    db_path: Path, bi_path: Path, tables: list[str], validation: dict[str, Any] | None = None
+) -> Path:
+    """Copy ``tables`` from the warehouse into a new file and rename it to ``bi_path``;
+    with ``validation`` (the validation record), the table snapshot_validation too."""
     bi_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _tmp_path(bi_path, os.getpid())
     tmp.unlink(missing_ok=True)
@@ -61,6 +70,11 @@ def publish_snapshot(db_path: Path, bi_path: Path, tables: list[str]) -> Path:
             name = '"' + table.replace('"', '""') + '"'
             con.execute(f"create table main.{name} as select * from warehouse.main.{name}")
         con.execute("detach warehouse")
+        if validation is not None:
+            con.execute(f"create table main.{SNAPSHOT_VALIDATION} (record varchar)")
+            con.execute(
+                f"insert into main.{SNAPSHOT_VALIDATION} values (?)", [json.dumps(validation)]
+            )
     except BaseException:
         con.close()
         tmp.unlink(missing_ok=True)

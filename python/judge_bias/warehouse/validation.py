@@ -74,9 +74,21 @@ class Finding:
         if not self.success:
             if self.unexpected_count is not None:
                 text += f" ({self.unexpected_count} offending rows)"
-            if self.examples:
-                text += f"; e.g. {self.examples[:5]!r}"
+            if self.examples and all(e is None for e in self.examples):
+                text += "; the offending values are missing (null or NaN)"
+            elif self.examples:
+                text += f"; e.g. [{', '.join(_show(e) for e in self.examples[:5])}]"
         return text
+
+
+def _show(value: object) -> str:
+    """An example value as the message shows it: a missing value as null (pandas
+    reads SQL nulls as NaN, which would print as nan)."""
+    if value is None:
+        return "null"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {_show(v)}" for k, v in value.items()) + "}"
+    return repr(value)
 
 
 @dataclass
@@ -334,7 +346,10 @@ def _read_table(
 
 
 def _plain(value: object) -> object:
-    """numpy scalars as Python values (readable in messages and JSON)."""
+    """numpy scalars as Python values (readable in messages and JSON); a missing
+    value (None, NaN, NaT, pd.NA) as None."""
+    if value is None or (pd.api.types.is_scalar(value) and pd.isna(value)):
+        return None
     return value.item() if hasattr(value, "item") else value
 
 
@@ -343,7 +358,7 @@ def _examples(result: dict, keys: list[str]) -> list[object]:
     if keys and result.get("partial_unexpected_index_list"):
         rows = result["partial_unexpected_index_list"][:5]
         return [{c: _plain(r[c]) for c in [*keys, *(c for c in r if c not in keys)]} for r in rows]
-    return list(result.get("partial_unexpected_list") or [])[:5]
+    return [_plain(v) for v in list(result.get("partial_unexpected_list") or [])[:5]]
 
 
 def _context() -> gx.data_context.AbstractDataContext:

@@ -28,7 +28,7 @@ from judge_bias.warehouse.provenance import (
     running_build,
     write_validation_record,
 )
-from judge_bias.warehouse.snapshot import mart_tables, publish_snapshot, remove_stale_tmp
+from judge_bias.warehouse.snapshot import mart_docs, publish_snapshot, remove_stale_tmp
 
 if TYPE_CHECKING:
     from judge_bias.warehouse.validation import ValidationReport
@@ -289,7 +289,7 @@ def build(
             record.finish(VALIDATION_FAILED, validation_failure(report, inputs))
             return BuildResult(db, report, None, inputs, record.warnings)
         record.reach("publishing")
-        published = publish_snapshot(db, bi, mart_tables(target_dir(db) / "manifest.json"))
+        published = publish_snapshot(db, bi, mart_docs(target_dir(db) / "manifest.json"))
         write_validation_record(db, data, report, published)
         record.finish(OK)
         return BuildResult(db, report, published, inputs, record.warnings)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +12,10 @@ import duckdb
 import pytest
 
 from judge_bias.warehouse import build as build_mod
+from judge_bias.warehouse.build import BuildResult
+from judge_bias.warehouse.snapshot import STORAGE_VERSION, MartDocs, mart_docs, publish_snapshot
 from judge_bias.warehouse.validation import Finding, ValidationReport
+from tests.old_clients import duckdb_python, node_client, read_with_node, read_with_python
 
 pytestmark = pytest.mark.dbt
 
@@ -78,3 +83,133 @@ def test_failed_validation_does_not_publish(
     assert result.bi_path is None
     assert bi.read_bytes() == published
     assert not list(tmp_path.glob(".bi.duckdb.*.tmp"))
+
+
+# The DuckDB clients BI tools embed: Python (SQLAlchemy's duckdb-engine, Superset)
+# at the oldest and newest 1.x minor versions we test, and the Node client.
+OLD_PYTHON_CLIENTS = ("1.1.3", "1.4.5")
+NODE_CLIENT = "1.5.6-r.1"
+# Every type the marts' columns hold today, all read by DuckDB 1.x clients from a
+# v1.0.0 file; a new type (VARIANT fails the publish; BIGNUM and GEOMETRY go through
+# but read back as VARINT / raw bytes in 1.x) must be checked here first.
+PORTABLE_TYPES = {"VARCHAR", "DOUBLE", "BIGINT", "INTEGER", "BOOLEAN", "HUGEINT", "JSON"}
+
+
+def _newest_view(bi: Path) -> dict:
+    """The snapshot as this project's duckdb sees it (tables, comments, types)."""
+    con = duckdb.connect(str(bi), read_only=True)
+    try:
+        q = con.execute
+        tables = {
+            t: {"comment": c, "rows": q(f'select count(*) from "{t}"').fetchall()[0][0]}
+            for t, c in q(
+                "select table_name, comment from duckdb_tables() where not internal"
+            ).fetchall()
+        }
+        for t, col, typ, c in q(
+            "select table_name, column_name, data_type, comment from duckdb_columns() "
+            "where not internal order by column_index"
+        ).fetchall():
+            tables[t].setdefault("columns", {})[col] = [typ, c]
+        rows = q("select to_json(b)::varchar from bias_estimates as b order by all").fetchall()
+        return {"tables": tables, "bias_estimates": [json.loads(r[0]) for r in rows]}
+    finally:
+        con.close()
+
+
+def _same_rows(got: list[dict], want: list[dict]) -> None:
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        assert g.keys() == w.keys()
+        for key, value in w.items():
+            if isinstance(value, float):
+                assert g[key] == pytest.approx(value, rel=1e-12, abs=1e-15), key
+            else:
+                assert g[key] == value, key
+
+
+def _assert_client_reads(seen: dict, want: dict, manifest: dict[str, MartDocs]) -> None:
+    """An older client sees every mart with its rows, types and comments."""
+    assert set(seen["tables"]) == set(manifest) == set(want["tables"])
+    for table, docs in manifest.items():
+        got, ref = seen["tables"][table], want["tables"][table]
+        assert got["rows"] == ref["rows"], table
+        assert got["comment"] == docs.description, table
+        assert list(got["columns"]) == list(ref["columns"]), table
+        for column, (typ, comment) in got["columns"].items():
+            assert typ in (ref["columns"][column][0], "VARINT"), (table, column, typ)
+            assert comment == (docs.columns.get(column) or None), (table, column)
+    _same_rows(seen["bias_estimates"], want["bias_estimates"])
+
+
+@pytest.fixture(scope="module")
+def demo_snapshot(demo_build: BuildResult) -> tuple[Path, dict, dict[str, MartDocs]]:
+    bi = demo_build.bi_path
+    assert bi is not None
+    manifest = mart_docs(build_mod.target_dir(demo_build.db_path) / "manifest.json")
+    return bi, _newest_view(bi), manifest
+
+
+def _header_version(path: Path) -> int:
+    """The storage number in a DuckDB file's main header (after an 8-byte checksum
+    and the magic bytes DUCK): 64 is the format of DuckDB 0.10 to 1.x, the one every
+    1.x client reads ("we can only read version 64" / "between 64 and 67")."""
+    data = path.read_bytes()[:20]
+    assert data[8:12] == b"DUCK"
+    return struct.unpack_from("<Q", data, 12)[0]
+
+
+def test_snapshot_storage_version_types_and_comments(demo_snapshot) -> None:
+    bi, view, manifest = demo_snapshot
+    assert _header_version(bi) == 64
+    types = {typ for t in view["tables"].values() for typ, _ in t["columns"].values()}
+    assert types <= PORTABLE_TYPES, types - PORTABLE_TYPES
+    # every mart and every column the YAML documents carries its description
+    for table, docs in manifest.items():
+        assert view["tables"][table]["comment"] == docs.description
+        for column, text in docs.columns.items():
+            assert view["tables"][table]["columns"][column][1] == (text or None)
+
+
+@pytest.mark.parametrize("version", OLD_PYTHON_CLIENTS)
+def test_old_python_duckdb_opens_snapshot(demo_snapshot, version: str) -> None:
+    bi, view, manifest = demo_snapshot
+    seen = read_with_python(duckdb_python(version), bi)
+    assert seen["version"] == version
+    _assert_client_reads(seen, view, manifest)
+
+
+def test_node_client_opens_snapshot(demo_snapshot) -> None:
+    bi, view, manifest = demo_snapshot
+    seen = read_with_node(node_client(NODE_CLIENT), bi)
+    assert seen["version"] == "v" + NODE_CLIENT.split("-")[0]
+    _assert_client_reads(seen, view, manifest)
+
+
+def test_publish_comments_escape_quotes(tmp_path: Path) -> None:
+    """A description with quotes and a table name needing quoting reach the
+    snapshot verbatim, written in STORAGE_VERSION."""
+    db = tmp_path / "w.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("""create table "it's" as select 1 as "a""b", 'x' as plain""")
+    con.close()
+    docs = {"it's": MartDocs("O'Brien's \"table\"", {'a"b': "it's a; drop", "missing": "x"})}
+    bi = publish_snapshot(db, tmp_path / "bi.duckdb", docs)
+    con = duckdb.connect(str(bi), read_only=True)
+    try:
+        assert con.execute(
+            "select comment from duckdb_tables() where table_name = 'it''s'"
+        ).fetchall() == [("O'Brien's \"table\"",)]
+        cols = dict(
+            con.execute(
+                "select column_name, comment from duckdb_columns() where table_name = 'it''s'"
+            ).fetchall()
+        )
+        ((storage,),) = con.execute(
+            "select tags['storage_version'] from duckdb_databases() "
+            "where database_name = current_database()"
+        ).fetchall()
+    finally:
+        con.close()
+    assert cols == {'a"b': "it's a; drop", "plain": None}
+    assert storage.startswith(STORAGE_VERSION) and _header_version(bi) == 64

@@ -147,13 +147,56 @@ def test_gates_fail_the_build_and_keep_the_snapshot(gated: dict, gated_run: dict
     assert gated_run["code"] == 1
     assert gated["bi"].read_bytes() == gated["snapshot"]
     record = json.loads(build_record_path(gated["db"]).read_text())
-    assert (record["state"], record["stage"]) == ("validation_failed", "validation")
+    assert (record["state"], record["stage"]) == ("validation_failed", "input gates")
     validation = json.loads(validation_path(gated["db"]).read_text())
     assert validation["success"] is False and validation["bi_snapshot"] is None
     failed = " ".join(validation["critical_failures"])
     assert "pairwise_judgments" in failed and "perturbation_judgments" in failed
     assert "'source': 'judge_ratings'" not in failed
     assert "'source': 'prompts'" in " ".join(validation["warnings"])
+
+
+def _ran(run_results: Path) -> dict[str, str]:
+    """unique_id -> resource type of the nodes one dbt command ran."""
+    results = json.loads(run_results.read_text())["results"]
+    return {r["unique_id"]: r["unique_id"].split(".")[0] for r in results}
+
+
+def test_gates_stop_the_build_before_the_fits(gated: dict, gated_run: dict) -> None:
+    """The gates are checked on the first phase (inputs and quality marts), so a
+    failing folder never reaches the fits; their tables from the previous build
+    are dropped (the report must not show them beside the new inputs)."""
+    ran = {
+        uid.split(".")[-1] for uid in _ran(build_mod.target_dir(gated["db"]) / "run_results.json")
+    }
+    assert {"input_row_counts", "rejected_rows", "int_judge_ratings_checked"} <= ran
+    assert not ran & {"int_bias_results", "bias_estimates", "pairwise_bias", "glm_fits"}
+    tables = set(
+        query(gated["db"], "select table_name from information_schema.tables")["table_name"]
+    )
+    assert {"input_row_counts", "rejected_rows", "base_inputs__judge_ratings"} <= tables
+    assert not tables & {"bias_estimates", "bias_fits", "pairwise_bias", "fct_judge_ratings"}
+
+
+def test_two_phases_run_every_node_once(demo_build: BuildResult) -> None:
+    """The gate phase and the rest together run what one `dbt build` runs (every
+    model, seed, data test and unit test of the manifest), none twice."""
+    target = build_mod.target_dir(demo_build.db_path)
+    kinds = ("model", "seed", "test", "unit_test")
+    first, second = (
+        {uid for uid, kind in _ran(target / name).items() if kind in kinds}
+        for name in (build_mod.GATE_RESULTS, "run_results.json")
+    )
+    manifest = json.loads((target / "manifest.json").read_text())
+    expected = {
+        uid
+        for uid, node in manifest["nodes"].items()
+        if node["resource_type"] in kinds and node["config"].get("materialized") != "ephemeral"
+    } | set(manifest.get("unit_tests", {}))
+    assert not first & second
+    assert first | second == expected
+    assert any(uid.endswith(".input_row_counts") for uid in first)
+    assert not any(uid.endswith(".bias_estimates") for uid in first)
 
 
 def test_last_line_names_the_file_and_top_reason(gated: dict, gated_run: dict) -> None:

@@ -20,6 +20,7 @@ import judge_bias.warehouse.build as build_mod
 from judge_bias.cli import main
 from judge_bias.report import write_report
 from judge_bias.warehouse.glm_fit_status import glm_fit_problems
+from judge_bias.warehouse.snapshot import MartDocs
 from judge_bias.warehouse.validation import ValidationReport
 
 FITS = [
@@ -33,6 +34,10 @@ FITS = [
 
 
 def _fake_dbt(args: list[str], db: Path, data: Path | None = None, **_: object) -> None:
+    # the first of the build's two dbt phases leaves run_results.json (build.py copies it)
+    target = build_mod.target_dir(db)
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "run_results.json").write_text('{"results": []}')
     con = duckdb.connect(str(db))
     try:
         con.register("fits", pd.DataFrame(FITS, columns=["model", "dimension", "status", "notes"]))
@@ -45,7 +50,7 @@ def _fake_dbt(args: list[str], db: Path, data: Path | None = None, **_: object) 
 def built(demo_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys):
     monkeypatch.setattr(build_mod, "run_dbt", _fake_dbt)
     monkeypatch.setattr(build_mod, "validate", lambda db: ValidationReport(findings=[]))
-    monkeypatch.setattr(build_mod, "mart_tables", lambda manifest: ["glm_fits"])
+    monkeypatch.setattr(build_mod, "mart_docs", lambda manifest: {"glm_fits": MartDocs()})
     db = tmp_path / "wh.duckdb"
     code = main(["build", "--data", str(demo_copy), "--db", str(db)])
     assert code == 0

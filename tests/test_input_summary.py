@@ -112,7 +112,11 @@ def test_summary_lists_files_reasons_examples_and_fixes(counts_db: Path) -> None
     assert lines[pairwise + 3].startswith("    2 unknown_model: judge 'x' is not in")
     prompts = next(line for line in lines if line.startswith("  prompts.csv"))
     assert "3 rejected (2.4%): warning" in prompts
-    assert "1 more" in text  # three distinct duplicate_key texts, two shown
+    duplicates = lines.index(
+        "    3 duplicate_key: "
+        + "; ".join(f"duplicate key: same prompt_id as row {i} (1)" for i in (1, 2, 3))
+    )  # three distinct texts, all shown
+    assert lines[duplicates + 1] == f"      fix: {FIXES['duplicate_key']}"
     assert lines[-1] == "  no rows (absent or header only): judge_ratings, rating_scales"
 
 
@@ -148,3 +152,64 @@ def test_validation_suite_gates_on_the_table(counts_db: Path) -> None:
     report = validate(counts_db, ["marts"])
     failed = [f for f in report.failures if f.table == "input_row_counts"]
     assert {e["source"] for f in failed for e in f.examples} == {"pairwise_judgments"}
+
+
+def test_summary_names_every_reason_code_even_one_row(tmp_path: Path) -> None:
+    """6 bad rows of 2,526 under five codes (issue 33): the single unknown model is
+    named with its count; each code shows at most three example texts."""
+    db = tmp_path / "few.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute(
+        "create table input_row_counts as select 'judge_ratings' as source, "
+        "'/d/judge_ratings.csv' as source_file, 2526 as rows_read, 2520 as rows_accepted, "
+        "6 as rows_rejected, 2526 as rows_accounted, 6 / 2526 as rejected_share, "
+        "0.01 as warn_rejected_share, 0.5 as max_rejected_share"
+    )
+    con.execute(
+        "create table rejected_rows (source varchar, row_number bigint, reason_code varchar, "
+        "reason varchar)"
+    )
+    bad = [
+        ("missing_value", "judge is empty"),
+        ("missing_value", "model is empty"),
+        ("unknown_label", "label 'Mostly' is not in rating_scales for faithfulness"),
+        ("invalid_value", "framing 'neutral' is not positive or inverted"),
+        ("duplicate_key", "duplicate key: same key as row 3"),
+        ("unknown_model", "model 'gpt-9' is not in the models file"),
+    ]
+    con.executemany(
+        "insert into rejected_rows values ('judge_ratings', ?, ?, ?)",
+        [(i, code, reason) for i, (code, reason) in enumerate(bad, start=1)],
+    )
+    con.close()
+    con = duckdb.connect(str(db), read_only=True)
+    text = format_summary(read_input_counts(con))
+    con.close()
+    lines = text.splitlines()
+    assert lines[1] == "  judge_ratings.csv: 2,526 read, 2,520 accepted, 6 rejected (0.2%)"
+    assert lines[2] == "    2 missing_value: judge is empty (1); model is empty (1)"
+    shown = [line.split(":")[0].strip() for line in lines[2::2]]
+    assert shown == [
+        "2 missing_value",
+        "1 duplicate_key",
+        "1 invalid_value",
+        "1 unknown_label",
+        "1 unknown_model",
+    ]
+    assert "    1 unknown_model: model 'gpt-9' is not in the models file (1)" in lines
+    assert f"      fix: {FIXES['unknown_model']}" in lines
+
+    # five distinct texts of one code: three shown, the rest counted
+    con = duckdb.connect(str(db))
+    con.executemany(
+        "insert into rejected_rows values ('judge_ratings', ?, 'unknown_model', ?)",
+        [(10 + i, f"model 'm{i}' is not in the models file") for i in range(4)],
+    )
+    con.close()
+    con = duckdb.connect(str(db), read_only=True)
+    line = next(
+        x for x in format_summary(read_input_counts(con)).splitlines() if "unknown_model:" in x
+    )
+    con.close()
+    assert line.count("is not in the models file") == 3
+    assert line.endswith("; 2 more distinct reasons")

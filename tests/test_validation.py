@@ -63,3 +63,35 @@ def test_large_tables_are_validated_on_a_sample(demo_build, monkeypatch) -> None
     assert report.sampled["fct_judge_ratings"] == (1000, n_fct)
     assert report.success
     assert "random sample of 1,000 of its" in report.summary()
+
+
+def test_missing_offending_values_are_named_not_nan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pandas reads SQL nulls as NaN: a failing not-null check says the values are
+    missing (it printed 'e.g. [nan, nan]'); other checks show the real values, a
+    null among them as null."""
+    import great_expectations.expectations as gxe
+
+    from judge_bias.warehouse import validation
+
+    db = tmp_path / "nulls.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute(
+        "create table t as select * from (values (1, null::double, 'a'), (2, 0.5, null), "
+        "(3, null, null), (4, 2.0, 'b')) as v(id, x, s)"
+    )
+    con.close()
+    exps = [
+        gxe.ExpectColumnValuesToNotBeNull(column="x", severity="critical"),
+        gxe.ExpectColumnValuesToNotBeNull(column="s", severity="critical"),
+        gxe.ExpectColumnValuesToBeBetween(column="x", min_value=0, max_value=1),
+        gxe.ExpectColumnValuesToBeInSet(column="s", value_set=["a"], mostly=1.0),
+    ]
+    monkeypatch.setattr(validation, "SUITES", {"s": {"t": exps}})
+    texts = [f.describe() for f in validate(db, ["s"]).findings]
+    assert texts[0].endswith("(2 offending rows); the offending values are missing (null or NaN)")
+    assert texts[1].endswith("(2 offending rows); the offending values are missing (null or NaN)")
+    assert texts[2].endswith("(1 offending rows); e.g. [2.0]")
+    assert texts[3].endswith("; e.g. ['b']")
+    assert not any("nan" in t for t in texts)

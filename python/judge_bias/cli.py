@@ -56,9 +56,11 @@ def _cmd_import(args: argparse.Namespace) -> int:
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
-    result = build_mod.build(
-        args.data, args.db, bi_path=args.bi, debug=args.debug, engine=args.engine
-    )
+    data = args.data
+    if data is None:
+        data = str(build_mod.PROJECT_DIR / build_mod.DEFAULT_DATA)
+        print(f"no --data given: building the embedded demo data ({data})", flush=True)
+    result = build_mod.build(data, args.db, bi_path=args.bi, debug=args.debug, engine=args.engine)
     print(result.validation.summary())
     for warning in result.warnings:
         print(f"warning: {warning}")
@@ -106,6 +108,11 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
     _existing_db(args.db)
     out = args.out or str(build_mod.PROJECT_DIR / "warehouse" / "report.html")
+    if args.png_dir and Path(out).suffix == ".md":
+        raise ValueError(
+            f"--png-dir saves the HTML report's figures and --out {out} writes the Markdown "
+            "summary, which has none: leave out --png-dir, or give --out FILE.html"
+        )
     path = write_report(args.db, out, png_dir=args.png_dir)
     print(f"report: {path.resolve()}")
     return 0
@@ -188,7 +195,11 @@ def parser() -> argparse.ArgumentParser:
     s.set_defaults(func=_cmd_import)
 
     s = sub.add_parser("build", **common, help="dbt build + validation on a data directory")
-    s.add_argument("--data", default=str(build_mod.PROJECT_DIR / build_mod.DEFAULT_DATA))
+    s.add_argument(
+        "--data", default=None,
+        help="the input folder (README: Input contract); default: the embedded demo data, "
+        "data/demo (said so when it is used)",
+    )  # fmt: skip
     s.add_argument("--db", default=None, help="default: warehouse/judge_bias.duckdb")
     s.add_argument("--bi", default=None, help="BI snapshot; default: warehouse/bi.duckdb")
     s.add_argument(
@@ -198,17 +209,26 @@ def parser() -> argparse.ArgumentParser:
     s.set_defaults(func=_cmd_build)
 
     s = sub.add_parser("validate", **common, help="run the validation suites on a built warehouse")
-    s.add_argument("--db", default=str(build_mod.PROJECT_DIR / build_mod.DEFAULT_DB))
+    s.add_argument(
+        "--db", default=str(build_mod.PROJECT_DIR / build_mod.DEFAULT_DB),
+        help="the warehouse to validate; default: warehouse/judge_bias.duckdb",
+    )  # fmt: skip
     s.set_defaults(func=_cmd_validate)
 
     s = sub.add_parser(
         "report", **common, help="one self-contained HTML report of a built warehouse"
     )
-    s.add_argument("--db", default=str(build_mod.PROJECT_DIR / build_mod.DEFAULT_DB))
+    s.add_argument(
+        "--db", default=str(build_mod.PROJECT_DIR / build_mod.DEFAULT_DB),
+        help="the built warehouse to report on; default: warehouse/judge_bias.duckdb",
+    )  # fmt: skip
     s.add_argument(
         "--out", default=None, help="default: warehouse/report.html; FILE.md: plain Markdown"
     )
-    s.add_argument("--png-dir", default=None, help="also save each figure as PNG there")
+    s.add_argument(
+        "--png-dir", default=None,
+        help="also save each figure of the HTML report as PNG there (not with --out FILE.md)",
+    )  # fmt: skip
     s.set_defaults(func=_cmd_report)
 
     s = sub.add_parser(

@@ -36,6 +36,7 @@ from judge_bias.glm.summarise import (
     effect_draws,
     summarise,
     triple_draws,
+    warnings_to_notes,
 )
 from judge_bias.limits import Budget
 
@@ -171,10 +172,13 @@ def _rows(spec, dimension, data, fit, config, families, notes) -> list:
     s = config.settings
     row = _fit_row(spec, dimension, data, s)
     start = time.perf_counter()
+    warned: list[str] = []  # ArviZ's RuntimeWarnings, as notes (not in the build log)
     try:
-        out = _effects(fit, families, "effects" if spec.kind == "ordinal" else "pairwise_effects")
-        diag = diagnostics(fit, out[out["parameter"].isin(spec.effects)])
-        reff = relative_efficiency(fit.samples)
+        with warnings_to_notes(warned):
+            kind = "effects" if spec.kind == "ordinal" else "pairwise_effects"
+            out = _effects(fit, families, kind)
+            diag = diagnostics(fit, out[out["parameter"].isin(spec.effects)])
+            reff = relative_efficiency(fit.samples)
         n_draws = s.draws * s.chains
         chunks = spec.group_log_lik_chunks(
             fit.flat(), data, chunk_groups(n_draws, data.num_classes)
@@ -187,7 +191,7 @@ def _rows(spec, dimension, data, fit, config, families, notes) -> list:
         row.update(status="error", notes="; ".join([*notes, f"{type(exc).__name__}: {exc}"]))
         return [row]
     status = diag.pop("status")
-    fit_notes = [*notes, *fit.notes, diag.pop("diagnostic_notes")]
+    fit_notes = [*notes, *fit.notes, diag.pop("diagnostic_notes"), *warned]
     if not np.isfinite(ic["elpd_loo"]):  # kept and flagged, left out of the ranking
         status = "warning"
         fit_notes.append(

@@ -8,7 +8,10 @@ parameters (their MCSE and ESS come from their own draws).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import warnings
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from itertools import combinations
 
 import numpy as np
@@ -51,6 +54,25 @@ TERM_TYPES = {
 # the rated model's column is rated_model: "model" names the GLM in the marts
 COLUMN = {"model": "rated_model"}
 STAT_COLUMNS = ["mean", "sd", "hdi_low", "hdi_high", "mcse", "ess_bulk", "ess_tail", "r_hat"]
+
+
+@contextmanager
+def warnings_to_notes(notes: list[str]) -> Iterator[None]:
+    """Keep the warnings raised inside out of the build log: append one note per
+    distinct message, with its count, to ``notes`` (for glm_fits.notes). ArviZ warns
+    "invalid value encountered in scalar divide" for a scalar constant over the
+    draws (a pinned level): its R-hat is 0/0, published as null."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    counts = Counter(f"{w.category.__name__} '{w.message}'" for w in caught)
+    notes.extend(
+        f"{n} x {text} while summarising the posterior (null r_hat/ess where a "
+        "scalar is constant over the draws)"
+        if "invalid value" in text
+        else f"{n} x {text} while summarising the posterior"
+        for text, n in counts.items()
+    )
 
 
 def _labels(fit: Fit, name: str, shape: tuple[int, ...]) -> list[dict[str, str]]:

@@ -1,6 +1,7 @@
 """The per-file input summary a build ends with: rows read, accepted and
-rejected, the files that fail or warn at the publishing gates, and the top
-reasons of rejection with example values and how to fix them.
+rejected, the files that fail or warn at the publishing gates, and every reason
+code of rejection with its count, example values and how to fix it (a single
+unknown model among thousands of rows is named, not hidden behind the top codes).
 
 Read from input_row_counts (counts, rejected share and the gates' thresholds,
 which are dbt vars) and rejected_rows (reason_code, reason). Needs no Great
@@ -36,8 +37,7 @@ FIXES: dict[str, str] = {
     "score_out_of_range": "give scores inside the dimension's scale, or widen it in rating_scales",
     "duplicate_key": "remove the repeated rows, or give repeated runs their own run_id",
 }
-TOP_CODES = 3  # reason codes shown per file
-TOP_REASONS = 2  # distinct reason texts (example values) shown per code
+TOP_REASONS = 3  # distinct reason texts (example values) shown per code; every code is shown
 REASON_WIDTH = 110  # a longer reason text is cut
 
 
@@ -160,7 +160,8 @@ def read_input_counts(con: duckdb.DuckDBPyConnection) -> list[FileCounts]:
 
 
 def _reasons(con: duckdb.DuckDBPyConnection) -> list[tuple[str, Reason]]:
-    """The top reason codes per source, each with its most frequent reason texts."""
+    """Every reason code per source (most rows first), each with its most frequent
+    reason texts."""
     rows = con.execute(
         f"""
         with texts as (
@@ -184,7 +185,7 @@ def _reasons(con: duckdb.DuckDBPyConnection) -> list[tuple[str, Reason]]:
         select codes.source, codes.reason_code, codes.code_n, codes.n_distinct,
             ranked.reason, ranked.n
         from codes inner join ranked using (source, reason_code)
-        where codes.rank <= {TOP_CODES} and ranked.k <= {TOP_REASONS}
+        where ranked.k <= {TOP_REASONS}
         order by codes.source, codes.rank, ranked.k
         """
     ).fetchall()
@@ -205,7 +206,8 @@ def summarise_inputs(db_path: str | Path) -> list[FileCounts]:
 
 
 def format_summary(files: list[FileCounts]) -> str:
-    """The per-file summary: one line per file given, its top reasons and fixes."""
+    """The per-file summary: one line per file given, each reason code with its count,
+    examples and fix."""
     given = [f for f in files if f.rows_read > 0 or f.source_file]
     lines = ["input files (rows read = accepted + rejected):"]
     for f in given:

@@ -1,5 +1,7 @@
-"""Run the warehouse: check the input folder, dbt build, the validation suites,
-then (only when they pass) the BI snapshot; the build record says how far it got."""
+"""Run the warehouse: check the input folder, dbt build in two phases (the
+checked inputs and the quality marts first, then the input gates, then the rest),
+the validation suites, then (only when they pass) the BI snapshot; the build
+record says how far it got."""
 
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ from judge_bias.warehouse.provenance import (
     validation_record,
     write_validation_record,
 )
-from judge_bias.warehouse.snapshot import mart_tables, publish_snapshot, remove_stale_tmp
+from judge_bias.warehouse.snapshot import mart_docs, publish_snapshot, remove_stale_tmp
 
 if TYPE_CHECKING:
     from judge_bias.warehouse.validation import ValidationReport
@@ -78,6 +80,61 @@ def validate(db_path: Path) -> ValidationReport:
     from judge_bias.warehouse.validation import validate as run_suites
 
     return run_suites(db_path)
+
+
+# The input gates read these marts (models/marts/quality/). `judge-bias build` builds
+# them and their parents (loaders, staging, the checked inputs) with their tests
+# first and checks the gates on them, so a folder that fails the gates fails in
+# seconds, before the fits; the rest of the DAG is built only when they pass.
+GATE_MARTS = ("input_row_counts", "rejected_rows")
+GATE_SELECTION = [f"+{name}" for name in GATE_MARTS]
+GATE_RESULTS = "run_results.gates.json"  # the first phase's run_results, kept
+
+
+def validate_gates(db_path: Path) -> ValidationReport:
+    """The validation suites on what the first phase built: the input files as read
+    (the inputs suite) and the gate marts; a failure here is one the whole
+    validation would report."""
+    from judge_bias.warehouse.validation import suites
+    from judge_bias.warehouse.validation import validate as run_suites
+
+    return run_suites(db_path, only=[*suites()["inputs"], *GATE_MARTS])
+
+
+def _executed(run_results: Path) -> set[str]:
+    """The unique ids of the nodes a dbt command ran."""
+    try:
+        return {r["unique_id"] for r in json.loads(run_results.read_text())["results"]}
+    except (OSError, ValueError, KeyError):
+        return set()
+
+
+def drop_unbuilt_models(db_path: Path, built: set[str]) -> list[str]:
+    """Drop the tables and views of the models the first phase did not build: after
+    a failed gate they would be the previous build's, beside this build's inputs
+    (the report would show stale fits). The BI snapshot keeps the last validated
+    marts. Returns the names dropped."""
+    manifest = json.loads((target_dir(db_path) / "manifest.json").read_text())
+    stale = {
+        (node["schema"], node.get("alias") or node["name"])
+        for uid, node in manifest["nodes"].items()
+        if node["resource_type"] == "model" and uid not in built
+    }
+    con = duckdb.connect(str(db_path))
+    try:
+        kinds = con.execute(
+            "select table_schema, table_name, table_type from information_schema.tables "
+            "where table_catalog = current_database()"
+        ).fetchall()
+        dropped = []
+        for schema, name, kind in kinds:
+            if (schema, name) in stale:
+                what = "view" if kind == "VIEW" else "table"
+                con.execute(f'drop {what} if exists "{schema}"."{name}"')
+                dropped.append(name)
+        return sorted(dropped)
+    finally:
+        con.close()
 
 
 def dbt_env(db_path: Path, data_dir: Path | None = None) -> dict[str, str]:
@@ -283,7 +340,29 @@ def build(
             built = spark_stage(data, db, quiet=quiet)
             run_dbt(["build", "--exclude", *built], db, data, quiet=quiet, debug=debug)
         else:
-            run_dbt(["build"], db, data, quiet=quiet, debug=debug)
+            # cautious both times: a test reading models of both phases runs in the second
+            # (eager would drop it from both); together they run every node once
+            # (tests/test_build_outcome.py)
+            cautious = ["--indirect-selection", "cautious"]
+            first = ["build", "--select", *GATE_SELECTION, *cautious]
+            run_dbt(first, db, data, quiet=quiet, debug=debug)
+            results = target_dir(db) / "run_results.json"
+            shutil.copyfile(results, results.with_name(GATE_RESULTS))
+            record.reach("input gates")
+            inputs = summarise_inputs(db)
+            # the gates in SQL first (instant); a file failing them is confirmed by the
+            # suites, whose report the validation record keeps
+            gates = validate_gates(db) if any(f.fails for f in inputs) else None
+            if gates is not None and not gates.success:
+                drop_unbuilt_models(db, _executed(results))
+                write_validation_record(db, data, gates, None)
+                record.finish(VALIDATION_FAILED, validation_failure(gates, inputs))
+                return BuildResult(db, gates, None, inputs, record.warnings)
+            if not quiet:
+                print("input gates passed: building the rest", flush=True)
+            record.reach("dbt build")
+            rest = ["build", "--exclude", *GATE_SELECTION, *cautious]
+            run_dbt(rest, db, data, quiet=quiet, debug=debug)
         # a GLM fit that raised or fails its diagnostics is a row of glm_fits, not a
         # dbt failure: name it here, and again in the CLI's closing summary
         for line in glm_fit_summary_of(db):
@@ -298,9 +377,7 @@ def build(
             return BuildResult(db, report, None, inputs, record.warnings)
         record.reach("publishing")
         validated = validation_record(db, data, report, bi)
-        published = publish_snapshot(
-            db, bi, mart_tables(target_dir(db) / "manifest.json"), validated
-        )
+        published = publish_snapshot(db, bi, mart_docs(target_dir(db) / "manifest.json"), validated)
         write_validation_record(db, data, report, published)
         record.finish(OK)
         return BuildResult(db, report, published, inputs, record.warnings)

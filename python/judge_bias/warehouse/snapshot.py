@@ -12,6 +12,13 @@ The snapshot carries the validation it was published after: table
 ``snapshot_validation`` (one row, column ``record``: the validation record as
 JSON, the one written beside the warehouse), so a report or a reader of the
 snapshot alone can tell it was validated, when, and on which data.
+
+The file is written in DuckDB's storage version STORAGE_VERSION, which every
+DuckDB 1.x client opens (the BI tools embed 1.x: the Node, JDBC and SQLAlchemy
+drivers); the build's own duckdb would otherwise write its newest format, which
+1.x refuses ("Trying to read a database file with version number ..."). Each
+table and column carries its description from the dbt YAML as a comment
+(COMMENT ON), read back with duckdb_tables() and duckdb_columns().
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,15 +34,54 @@ import duckdb
 
 from judge_bias.warehouse.provenance import SNAPSHOT_VALIDATION, pid_alive
 
+# The storage format of bi.duckdb: v1.0.0 is read by DuckDB 1.0 and every later
+# client (tests/test_bi_snapshot.py opens it with duckdb 1.1 and 1.4 and the Node
+# client). It stores every type the marts use; a VARIANT column would fail the
+# publish ("not supported in storage versions prior to v1.5.0").
+STORAGE_VERSION = "v1.0.0"
 
-def mart_tables(manifest_path: Path) -> list[str]:
-    """Names of the models under models/marts/, from dbt's manifest."""
+
+@dataclass
+class MartDocs:
+    """A mart's description and its columns' descriptions, from the dbt YAML."""
+
+    description: str = ""
+    columns: dict[str, str] = field(default_factory=dict)
+
+
+def mart_docs(manifest_path: Path) -> dict[str, MartDocs]:
+    """The models under models/marts/ (by name, sorted) with their descriptions,
+    from dbt's manifest (doc blocks already rendered)."""
     manifest = json.loads(manifest_path.read_text())
-    return sorted(
-        node["name"]
+    marts = {
+        node["name"]: MartDocs(
+            node.get("description") or "",
+            {c["name"]: c.get("description") or "" for c in node.get("columns", {}).values()},
+        )
         for node in manifest["nodes"].values()
         if node["resource_type"] == "model" and node["path"].startswith("marts/")
-    )
+    }
+    return dict(sorted(marts.items()))
+
+
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _comment(con: duckdb.DuckDBPyConnection, table: str, docs: MartDocs) -> None:
+    """COMMENT ON the snapshot's table and its documented columns (a column the YAML
+    names but the table lacks is skipped: the dbt tests catch that)."""
+    name = f"snapshot.main.{_ident(table)}"
+    if docs.description:
+        con.execute(f"comment on table {name} is {_literal(docs.description)}")
+    have = {r[0] for r in con.execute(f"describe {name}").fetchall()}
+    for column, text in docs.columns.items():
+        if text and column in have:
+            con.execute(f"comment on column {name}.{_ident(column)} is {_literal(text)}")
 
 
 def _tmp_path(bi_path: Path, pid: int) -> Path:
@@ -55,29 +102,41 @@ def remove_stale_tmp(bi_path: Path) -> list[Path]:
 
 
 def publish_snapshot(
-    db_path: Path, bi_path: Path, tables: list[str], validation: dict[str, Any] | None = None
+    db_path: Path,
+    bi_path: Path,
+    tables: list[str] | dict[str, MartDocs],
+    validation: dict[str, Any] | None = None,
 ) -> Path:
-    """Copy ``tables`` from the warehouse into a new file and rename it to ``bi_path``;
-    with ``validation`` (the validation record), the table snapshot_validation too."""
+    """Copy ``tables`` from the warehouse into a new file (storage version
+    STORAGE_VERSION; with MartDocs, their descriptions as comments) and rename it to
+    ``bi_path``; with ``validation`` (the validation record), the table
+    snapshot_validation too."""
     bi_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _tmp_path(bi_path, os.getpid())
     tmp.unlink(missing_ok=True)
-    source = str(db_path).replace("'", "''")
-    con = duckdb.connect(str(tmp))
+    docs = tables if isinstance(tables, dict) else dict.fromkeys(tables, MartDocs())
+    con = duckdb.connect()
     try:
-        con.execute(f"attach '{source}' as warehouse (read_only)")
-        for table in tables:
-            name = '"' + table.replace('"', '""') + '"'
-            con.execute(f"create table main.{name} as select * from warehouse.main.{name}")
+        con.execute(
+            f"attach {_literal(str(tmp))} as snapshot (storage_version {_literal(STORAGE_VERSION)})"
+        )
+        con.execute(f"attach {_literal(str(db_path))} as warehouse (read_only)")
+        for table, table_docs in docs.items():
+            name = _ident(table)
+            con.execute(f"create table snapshot.main.{name} as select * from warehouse.main.{name}")
+            _comment(con, table, table_docs)
         con.execute("detach warehouse")
         if validation is not None:
-            con.execute(f"create table main.{SNAPSHOT_VALIDATION} (record varchar)")
+            con.execute(f"create table snapshot.main.{SNAPSHOT_VALIDATION} (record varchar)")
             con.execute(
-                f"insert into main.{SNAPSHOT_VALIDATION} values (?)", [json.dumps(validation)]
+                f"insert into snapshot.main.{SNAPSHOT_VALIDATION} values (?)",
+                [json.dumps(validation)],
             )
+        con.execute("detach snapshot")
     except BaseException:
         con.close()
         tmp.unlink(missing_ok=True)
+        tmp.with_name(tmp.name + ".wal").unlink(missing_ok=True)
         raise
     con.close()
     os.replace(tmp, bi_path)  # atomic on POSIX: readers see the old or the new file

@@ -75,9 +75,21 @@ class Finding:
         if not self.success:
             if self.unexpected_count is not None:
                 text += f" ({self.unexpected_count} offending rows)"
-            if self.examples:
-                text += f"; e.g. {self.examples[:5]!r}"
+            if self.examples and all(e is None for e in self.examples):
+                text += "; the offending values are missing (null or NaN)"
+            elif self.examples:
+                text += f"; e.g. [{', '.join(_show(e) for e in self.examples[:5])}]"
         return text
+
+
+def _show(value: object) -> str:
+    """An example value as the message shows it: a missing value as null (pandas
+    reads SQL nulls as NaN, which would print as nan)."""
+    if value is None:
+        return "null"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {_show(v)}" for k, v in value.items()) + "}"
+    return repr(value)
 
 
 @dataclass
@@ -342,7 +354,10 @@ def _read_table(
 
 
 def _plain(value: object) -> object:
-    """numpy scalars as Python values (readable in messages and JSON)."""
+    """numpy scalars as Python values (readable in messages and JSON); a missing
+    value (None, NaN, NaT, pd.NA) as None."""
+    if value is None or (pd.api.types.is_scalar(value) and pd.isna(value)):
+        return None
     return value.item() if hasattr(value, "item") else value
 
 
@@ -351,7 +366,7 @@ def _examples(result: dict, keys: list[str]) -> list[object]:
     if keys and result.get("partial_unexpected_index_list"):
         rows = result["partial_unexpected_index_list"][:5]
         return [{c: _plain(r[c]) for c in [*keys, *(c for c in r if c not in keys)]} for r in rows]
-    return list(result.get("partial_unexpected_list") or [])[:5]
+    return [_plain(v) for v in list(result.get("partial_unexpected_list") or [])[:5]]
 
 
 def _context() -> gx.data_context.AbstractDataContext:
@@ -363,9 +378,13 @@ def _context() -> gx.data_context.AbstractDataContext:
 
 
 def validate(
-    db_path: str | Path, suite_names: Iterable[str] = ("inputs", "marts")
+    db_path: str | Path,
+    suite_names: Iterable[str] = ("inputs", "marts"),
+    only: Iterable[str] | None = None,
 ) -> ValidationReport:
-    """Run the named suites on the warehouse at ``db_path``."""
+    """Run the named suites on the warehouse at ``db_path`` (``only``: on those
+    tables alone, e.g. the input gates' before the rest is built)."""
+    wanted = None if only is None else set(only)
     ctx = _context()
     source = ctx.data_sources.add_pandas("warehouse")
     findings: list[Finding] = []
@@ -378,6 +397,8 @@ def validate(
         }
         for suite_name in suite_names:
             for table, expectations in suites()[suite_name].items():
+                if wanted is not None and table not in wanted:
+                    continue
                 if table not in tables:
                     findings.append(
                         Finding(suite_name, table, "table exists", None, CRITICAL, False)

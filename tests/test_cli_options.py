@@ -1,0 +1,62 @@
+"""The CLI's options say what they do: help text on every option of build,
+validate and report; the demo data used by default is said so; --png-dir with a
+Markdown report is refused, not silently ignored."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from judge_bias.cli import EXIT_USAGE, main, parser
+from judge_bias.warehouse import build as build_mod
+
+
+def _option_help(verb: str) -> dict[str, str | None]:
+    sub = next(a for a in parser()._actions if a.dest == "command")
+    verb_parser = sub.choices[verb]  # type: ignore[index]
+    return {
+        a.option_strings[-1]: a.help
+        for a in verb_parser._actions
+        if a.option_strings and a.dest not in ("help", "debug")
+    }
+
+
+@pytest.mark.parametrize("verb", ["build", "validate", "report"])
+def test_every_option_has_help(verb: str) -> None:
+    helps = _option_help(verb)
+    assert helps and all(helps.values()), helps
+
+
+def test_build_without_data_says_it_builds_the_demo(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seen = {}
+
+    def fake_build(data, *_args, **_kwargs):
+        seen["data"] = data
+        raise build_mod.BuildError("stopped by the test")
+
+    monkeypatch.setattr(build_mod, "build", fake_build)
+    assert main(["build"]) == 1
+    demo = build_mod.PROJECT_DIR / build_mod.DEFAULT_DATA
+    assert Path(seen["data"]) == demo
+    assert f"no --data given: building the embedded demo data ({demo})" in capsys.readouterr().out
+
+    seen.clear()
+    assert main(["build", "--data", "elsewhere"]) == 1
+    assert seen["data"] == "elsewhere"
+    assert "demo" not in capsys.readouterr().out
+
+
+def test_png_dir_with_markdown_report_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "w.duckdb"
+    db.touch()
+    out = tmp_path / "r.md"
+    args = ["report", "--db", str(db), "--out", str(out), "--png-dir", str(tmp_path / "png")]
+    assert main(args) == EXIT_USAGE
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("judge-bias report: --png-dir saves the HTML report's figures")
+    assert not out.exists() and not (tmp_path / "png").exists()

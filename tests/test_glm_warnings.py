@@ -1,0 +1,44 @@
+"""ArviZ's RuntimeWarnings on a scalar constant over the draws go to the fit's
+notes, counted, and not into the build log (issue 33)."""
+
+from __future__ import annotations
+
+import warnings
+
+import arviz as az
+import numpy as np
+
+from judge_bias.glm.summarise import warnings_to_notes
+
+
+def test_arviz_warnings_become_counted_notes() -> None:
+    draws = np.random.default_rng(0).normal(size=(2, 100, 3))
+    draws[..., 1] = 0.0  # a pinned level: R-hat is 0/0
+    notes: list[str] = []
+    with warnings.catch_warnings(record=True) as leaked:
+        warnings.simplefilter("always")
+        with warnings_to_notes(notes):
+            table = az.summary(az.convert_to_dataset({"p": draws}), kind="all", round_to="none")
+            az.ess(az.convert_to_dataset({"p": draws}), method="folded")
+    assert leaked == []  # nothing reaches the log
+    assert np.isnan(table["r_hat"].iloc[1]) and np.isfinite(table["r_hat"].iloc[[0, 2]]).all()
+    assert len(notes) == 1
+    count, _, text = notes[0].partition(" x ")
+    assert int(count) >= 2  # r_hat's two split halves, and the folded ESS
+    assert text.startswith("RuntimeWarning 'invalid value encountered in scalar divide'")
+    assert "constant over the draws" in text
+
+
+def test_no_warning_no_note_and_distinct_messages_counted() -> None:
+    notes: list[str] = []
+    with warnings_to_notes(notes):
+        pass
+    assert notes == []
+    with warnings_to_notes(notes):
+        for _ in range(3):
+            warnings.warn("a", UserWarning, stacklevel=1)
+        warnings.warn("b", DeprecationWarning, stacklevel=1)
+    assert notes == [
+        "3 x UserWarning 'a' while summarising the posterior",
+        "1 x DeprecationWarning 'b' while summarising the posterior",
+    ]

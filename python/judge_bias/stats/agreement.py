@@ -15,6 +15,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import pandas as pd
 import scipy.sparse
@@ -46,7 +48,11 @@ ANNOTATOR_COLUMNS: dict[str, str] = {
     "n_gold_items": "Int64",
     **dict.fromkeys(("gold_accuracy", "gold_spearman"), "float64"),
     "notes": "string",
+    "level_of_measurement": "string",
+    "alpha": "float64",
 }
+
+DEFAULT_LEVEL = "interval"  # a scale that states no scale_level: the headline before it existed
 
 
 LABEL_BYTES = 9 * 80  # a human label pulled into pandas (9 columns as objects)
@@ -403,12 +409,54 @@ def annotator_agreement_table(labels: pd.DataFrame) -> pd.DataFrame:
     return annotator_agreement_from_counts(*annotator_label_counts(labels))
 
 
-def annotator_agreement_from_counts(counts: pd.DataFrame, annotators: pd.DataFrame) -> pd.DataFrame:
+def headline_level(dimension_levels: list[str]) -> str:
+    """The level of measurement of a row's headline alpha: the dimension's level (one
+    entry), or on the pooled row the level every dimension shares, else ``mixed``."""
+    distinct = set(dimension_levels)
+    return distinct.pop() if len(distinct) == 1 else "mixed"
+
+
+def with_headline_alpha(out: pd.DataFrame, levels: Mapping[str, str] | None) -> pd.DataFrame:
+    """``level_of_measurement`` and ``alpha`` (the alpha at that level) beside the
+    three alphas of agreement_annotators. ``levels``: dimension -> nominal, ordinal or
+    interval (int_dimension_scales); a dimension missing from it is interval. The
+    pooled row takes the shared level; with mixed levels its alpha is null and the
+    notes say so (one level's distance on another level's scores would be wrong)."""
+    levels = levels or {}
+    dims = [d for d in out["dimension"] if d != "all"]
+    level_of = {d: levels.get(d, DEFAULT_LEVEL) for d in dims}
+    pooled = headline_level(list(level_of.values())) if dims else DEFAULT_LEVEL
+    out = out.copy()
+    out["level_of_measurement"] = [
+        pooled if d == "all" else level_of[d] for d in out["dimension"]
+    ]
+    out["alpha"] = [
+        r[f"alpha_{r['level_of_measurement']}"] if r["level_of_measurement"] in LEVELS else None
+        for r in out.to_dict("records")
+    ]
+    if pooled == "mixed":
+        mixed = ", ".join(f"{d} {level_of[d]}" for d in sorted(level_of))
+        note = f"no pooled headline alpha: the dimensions' scales mix levels ({mixed})"
+        is_all = out["dimension"] == "all"
+        out.loc[is_all, "notes"] = [
+            f"{n}; {note}" if isinstance(n, str) else note for n in out.loc[is_all, "notes"]
+        ]
+    out["level_of_measurement"] = out["level_of_measurement"].astype("string")
+    out["alpha"] = pd.to_numeric(out["alpha"]).astype("float64")
+    out["notes"] = out["notes"].astype("string")
+    return out
+
+
+def annotator_agreement_from_counts(
+    counts: pd.DataFrame, annotators: pd.DataFrame, levels: Mapping[str, str] | None = None
+) -> pd.DataFrame:
     """agreement_annotators: per dimension on the raw scores, and pooled ('all')
     on the normalised scores, from the label counts per item and value
     (int_annotator_label_counts) and the annotators per dimension
     (int_annotator_ids). Pre-aggregated labels (n_aggregated > 1) are not
-    per-annotator data: they are left out, and a dimension with nothing else says so."""
+    per-annotator data: they are left out, and a dimension with nothing else says so.
+    ``levels`` (dimension -> level of measurement) chooses the headline ``alpha``
+    (``with_headline_alpha``)."""
     item = ["prompt_id", "model", "dimension"]
     counts = counts.assign(
         is_expert=counts["is_expert"].astype(bool),
@@ -457,4 +505,4 @@ def annotator_agreement_from_counts(counts: pd.DataFrame, annotators: pd.DataFra
         rows.append(row)
     out = pd.DataFrame(rows)
     out["notes"] = out["notes"].astype("string")
-    return out
+    return with_headline_alpha(out, levels)

@@ -23,9 +23,7 @@ import scipy.sparse
 from scipy import stats
 
 from judge_bias.stats.clustered_correlation import clustered_correlation_intervals
-
-LEVELS = ("nominal", "ordinal", "interval")
-
+from judge_bias.stats.headline_alpha import LEVELS, with_headline_alpha
 
 Z95 = stats.norm.ppf(0.975)
 
@@ -51,8 +49,6 @@ ANNOTATOR_COLUMNS: dict[str, str] = {
     "level_of_measurement": "string",
     "alpha": "float64",
 }
-
-DEFAULT_LEVEL = "interval"  # a scale that states no scale_level: the headline before it existed
 
 
 LABEL_BYTES = 9 * 80  # a human label pulled into pandas (9 columns as objects)
@@ -407,44 +403,6 @@ def annotator_agreement_table(labels: pd.DataFrame) -> pd.DataFrame:
     int_human_annotations_checked (``annotator_agreement_from_counts`` on their
     counts)."""
     return annotator_agreement_from_counts(*annotator_label_counts(labels))
-
-
-def headline_level(dimension_levels: list[str]) -> str:
-    """The level of measurement of a row's headline alpha: the dimension's level (one
-    entry), or on the pooled row the level every dimension shares, else ``mixed``."""
-    distinct = set(dimension_levels)
-    return distinct.pop() if len(distinct) == 1 else "mixed"
-
-
-def with_headline_alpha(out: pd.DataFrame, levels: Mapping[str, str] | None) -> pd.DataFrame:
-    """``level_of_measurement`` and ``alpha`` (the alpha at that level) beside the
-    three alphas of agreement_annotators. ``levels``: dimension -> nominal, ordinal or
-    interval (int_dimension_scales); a dimension missing from it is interval. The
-    pooled row takes the shared level; with mixed levels its alpha is null and the
-    notes say so (one level's distance on another level's scores would be wrong)."""
-    levels = levels or {}
-    dims = [d for d in out["dimension"] if d != "all"]
-    level_of = {d: levels.get(d, DEFAULT_LEVEL) for d in dims}
-    pooled = headline_level(list(level_of.values())) if dims else DEFAULT_LEVEL
-    out = out.copy()
-    out["level_of_measurement"] = [
-        pooled if d == "all" else level_of[d] for d in out["dimension"]
-    ]
-    out["alpha"] = [
-        r[f"alpha_{r['level_of_measurement']}"] if r["level_of_measurement"] in LEVELS else None
-        for r in out.to_dict("records")
-    ]
-    if pooled == "mixed":
-        mixed = ", ".join(f"{d} {level_of[d]}" for d in sorted(level_of))
-        note = f"no pooled headline alpha: the dimensions' scales mix levels ({mixed})"
-        is_all = out["dimension"] == "all"
-        out.loc[is_all, "notes"] = [
-            f"{n}; {note}" if isinstance(n, str) else note for n in out.loc[is_all, "notes"]
-        ]
-    out["level_of_measurement"] = out["level_of_measurement"].astype("string")
-    out["alpha"] = pd.to_numeric(out["alpha"]).astype("float64")
-    out["notes"] = out["notes"].astype("string")
-    return out
 
 
 def annotator_agreement_from_counts(

@@ -23,6 +23,10 @@ counterfactual as (
     select * from {{ ref('agreement_counterfactual') }}
 ),
 
+scales as (
+    select * from {{ ref('int_dimension_scales') }}
+),
+
 estimates as (
     select * from {{ ref('bias_estimates') }}
 ),
@@ -112,6 +116,27 @@ worst_perturbation as (
         partition by judge
         order by robustness_rate_ci_high asc nulls last, robustness_rate asc, bias_type asc
     ) = 1
+),
+
+-- the judge's dimensions on a nominal scale (rating_scales.scale_level):
+-- agreement_counterfactual's alpha is interval alpha pooled over the judge's
+-- dimensions, which treats nominal codes 0..k-1 as distances, so it is not shown
+rated_dimensions as (
+    select distinct
+        judge,
+        dimension
+    from ratings
+),
+
+nominal_dimensions as (
+    select
+        rated.judge,
+        string_agg(rated.dimension, ', ' order by rated.dimension) as nominal_dimensions
+    from rated_dimensions as rated
+    inner join scales
+        on rated.dimension = scales.dimension
+    where scales.level_of_measurement = 'nominal'
+    group by rated.judge
 ),
 
 -- every bias type whose robustness upper bound is below min_robustness, named
@@ -204,11 +229,24 @@ final as (
         correlations.spearman_ci_high,
         case when correlations.spearman is not null then 'agreement_judge_human' end
             as spearman_source,
-        counterfactual.alpha_observed as alpha,
-        counterfactual.alpha_observed_ci_low as alpha_ci_low,
-        counterfactual.alpha_observed_ci_high as alpha_ci_high,
-        case when counterfactual.alpha_observed is not null then 'agreement_counterfactual' end
-            as alpha_source,
+        case
+            when nominal_dimensions.judge is null then counterfactual.alpha_observed
+        end as alpha,
+        case
+            when nominal_dimensions.judge is null then counterfactual.alpha_observed_ci_low
+        end as alpha_ci_low,
+        case
+            when nominal_dimensions.judge is null then counterfactual.alpha_observed_ci_high
+        end as alpha_ci_high,
+        case
+            when nominal_dimensions.judge is null and counterfactual.alpha_observed is not null
+                then 'agreement_counterfactual'
+        end as alpha_source,
+        case
+            when nominal_dimensions.judge is null and counterfactual.alpha_observed is not null
+                then 'interval'
+        end as alpha_level,
+        nominal_dimensions.nominal_dimensions as alpha_withheld_nominal_dimensions,
         self_terms.estimate as self_bias,
         self_terms.ci_low as self_bias_ci_low,
         self_terms.ci_high as self_bias_ci_high,
@@ -272,6 +310,8 @@ final as (
         on spine.judge = correlations.judge and spine.dimension = correlations.dimension
     left join counterfactual
         on spine.judge = counterfactual.judge
+    left join nominal_dimensions
+        on spine.judge = nominal_dimensions.judge
     left join bias_terms as self_terms
         on
             self_terms.term_type = 'self'

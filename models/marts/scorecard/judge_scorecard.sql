@@ -200,6 +200,13 @@ final as (
             '; ',
             case when spearman is null then 'no judge-human agreement (no human scores)' end,
             case
+                when alpha_withheld_nominal_dimensions is not null
+                    then
+                        'no alpha: agreement_counterfactual''s interval alpha would treat the '
+                        || 'nominal dimension(s) ' || alpha_withheld_nominal_dimensions
+                        || ' as numbers'
+            end,
+            case
                 when position_consistency is not null and pairwise_accuracy is null
                     then 'no human verdicts on its pairwise judgments'
             end,

@@ -12,7 +12,9 @@ renamed as (
         {{ clean_text('score') }} as score_input,
         try_cast({{ clean_text('score') }} as double) as score,
         {{ clean_text('is_na') }} as is_na_input,
-        coalesce({{ try_cast_boolean(clean_text('is_na')) }}, false) as is_na
+        coalesce({{ try_cast_boolean(clean_text('is_na')) }}, false) as is_na,
+        {{ clean_text('scale_level') }} as scale_level_input,
+        lower({{ clean_text('scale_level') }}) as scale_level
     from source
 ),
 
@@ -33,6 +35,11 @@ final as (
                     "'score ''' || coalesce(score_input, '') || ''' is not a number'",
                 ),
                 score_range_check('score', 'score_input', 'score'),
+                (
+                    "scale_level is not null and scale_level not in ('nominal', 'ordinal', 'interval')",
+                    'invalid_value',
+                    "'scale_level ''' || scale_level_input || ''' is not nominal, ordinal or interval'",
+                ),
             ]
         ) }}
     from renamed

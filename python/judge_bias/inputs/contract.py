@@ -106,7 +106,9 @@ KINDS: dict[str, InputKind] = {
         InputKind(
             name="rating_scales",
             required=("dimension", "label", "score"),
-            optional=("is_na",),
+            # scale_level: nominal, ordinal or interval, the level of measurement of the
+            # headline Krippendorff alpha; absent or empty means interval (as before)
+            optional=("is_na", "scale_level"),
             key=("dimension", "label"),
             description="Label vocabulary and numeric score per dimension.",
         ),

@@ -229,13 +229,14 @@ def _agreement_sentences(wh: Warehouse) -> list[str]:
     out = _listed_item(
         wh,
         "agreement_annotators",
-        "select dimension, alpha_interval from agreement_annotators "
-        "where alpha_interval is not null order by dimension = 'all', dimension",
+        "select dimension, alpha, level_of_measurement as level from agreement_annotators "
+        "where alpha is not null order by dimension = 'all', dimension",
         "annotator-alpha",
-        "Agreement between human annotators (Krippendorff's interval alpha per dimension): ",
+        "Agreement between human annotators (Krippendorff's alpha per dimension, at the "
+        "level of measurement of its scale): ",
         lambda r: (
-            f"<b>{_esc(r.dimension)}</b> {r.alpha_interval:.3f}"
-            + (" (below 0.667)" if r.alpha_interval < 0.667 else "")
+            f"<b>{_esc(r.dimension)}</b> {r.alpha:.3f} ({_esc(r.level)}"
+            + (", below 0.667)" if r.alpha < 0.667 else ")")
         ),
     )
     out += _listed_item(

@@ -15,15 +15,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import pandas as pd
 import scipy.sparse
 from scipy import stats
 
 from judge_bias.stats.clustered_correlation import clustered_correlation_intervals
-
-LEVELS = ("nominal", "ordinal", "interval")
-
+from judge_bias.stats.headline_alpha import LEVELS, with_headline_alpha
 
 Z95 = stats.norm.ppf(0.975)
 
@@ -46,6 +46,8 @@ ANNOTATOR_COLUMNS: dict[str, str] = {
     "n_gold_items": "Int64",
     **dict.fromkeys(("gold_accuracy", "gold_spearman"), "float64"),
     "notes": "string",
+    "level_of_measurement": "string",
+    "alpha": "float64",
 }
 
 
@@ -403,12 +405,16 @@ def annotator_agreement_table(labels: pd.DataFrame) -> pd.DataFrame:
     return annotator_agreement_from_counts(*annotator_label_counts(labels))
 
 
-def annotator_agreement_from_counts(counts: pd.DataFrame, annotators: pd.DataFrame) -> pd.DataFrame:
+def annotator_agreement_from_counts(
+    counts: pd.DataFrame, annotators: pd.DataFrame, levels: Mapping[str, str] | None = None
+) -> pd.DataFrame:
     """agreement_annotators: per dimension on the raw scores, and pooled ('all')
     on the normalised scores, from the label counts per item and value
     (int_annotator_label_counts) and the annotators per dimension
     (int_annotator_ids). Pre-aggregated labels (n_aggregated > 1) are not
-    per-annotator data: they are left out, and a dimension with nothing else says so."""
+    per-annotator data: they are left out, and a dimension with nothing else says so.
+    ``levels`` (dimension -> level of measurement) chooses the headline ``alpha``
+    (``with_headline_alpha``)."""
     item = ["prompt_id", "model", "dimension"]
     counts = counts.assign(
         is_expert=counts["is_expert"].astype(bool),
@@ -457,4 +463,4 @@ def annotator_agreement_from_counts(counts: pd.DataFrame, annotators: pd.DataFra
         rows.append(row)
     out = pd.DataFrame(rows)
     out["notes"] = out["notes"].astype("string")
-    return out
+    return with_headline_alpha(out, levels)

@@ -13,7 +13,14 @@ import pytest
 
 from judge_bias.warehouse import build as build_mod
 from judge_bias.warehouse.build import BuildResult
-from judge_bias.warehouse.snapshot import STORAGE_VERSION, MartDocs, mart_docs, publish_snapshot
+from judge_bias.warehouse.provenance import SNAPSHOT_VALIDATION
+from judge_bias.warehouse.snapshot import (
+    SNAPSHOT_VALIDATION_COMMENT,
+    STORAGE_VERSION,
+    MartDocs,
+    mart_docs,
+    publish_snapshot,
+)
 from judge_bias.warehouse.validation import Finding, ValidationReport
 from tests.old_clients import duckdb_python, node_client, read_with_node, read_with_python
 
@@ -130,7 +137,11 @@ def _same_rows(got: list[dict], want: list[dict]) -> None:
 
 def _assert_client_reads(seen: dict, want: dict, manifest: dict[str, MartDocs]) -> None:
     """An older client sees every mart with its rows, types and comments."""
-    assert set(seen["tables"]) == set(manifest) == set(want["tables"])
+    # every mart, and the snapshot's own validation record (not a dbt model)
+    marts = set(manifest) | {SNAPSHOT_VALIDATION}
+    assert set(seen["tables"]) == marts == set(want["tables"])
+    record = seen["tables"][SNAPSHOT_VALIDATION]
+    assert record["rows"] == 1 and record["comment"] == SNAPSHOT_VALIDATION_COMMENT
     for table, docs in manifest.items():
         got, ref = seen["tables"][table], want["tables"][table]
         assert got["rows"] == ref["rows"], table

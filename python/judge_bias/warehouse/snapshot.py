@@ -40,6 +40,12 @@ from judge_bias.warehouse.provenance import SNAPSHOT_VALIDATION, pid_alive
 # publish ("not supported in storage versions prior to v1.5.0").
 STORAGE_VERSION = "v1.0.0"
 
+# the snapshot's one table that is not a mart, described for the BI user who sees it
+SNAPSHOT_VALIDATION_COMMENT = (
+    "The validation this snapshot was published after: one row, column record holds "
+    "the validation record as JSON (outcome, time, the data folder, each check)."
+)
+
 
 @dataclass
 class MartDocs:
@@ -131,6 +137,10 @@ def publish_snapshot(
             con.execute(
                 f"insert into snapshot.main.{SNAPSHOT_VALIDATION} values (?)",
                 [json.dumps(validation)],
+            )
+            con.execute(
+                f"comment on table snapshot.main.{SNAPSHOT_VALIDATION} "
+                f"is {_literal(SNAPSHOT_VALIDATION_COMMENT)}"
             )
         con.execute("detach snapshot")
     except BaseException:

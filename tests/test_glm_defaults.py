@@ -71,7 +71,7 @@ def test_progress_lines_name_the_chain_and_beat_while_it_runs(capsys, monkeypatc
         value = beat.run("items on a, chain 1/2", "200 warm-up + 1000 draws",
                          lambda: time.sleep(0.3) or 7)  # fmt: skip
     assert value == 7
-    lines = capsys.readouterr().err.splitlines()
+    lines = [x.split("  ", 1)[1] for x in capsys.readouterr().err.splitlines()]  # the time
     assert lines[0] == "glm: items on a, chain 1/2: started (200 warm-up + 1000 draws)"
     assert lines[-1].startswith("glm: items on a, chain 1/2: done (200 warm-up + 1000 draws) in ")
     beats = [x for x in lines if "still sampling" in x]

@@ -18,15 +18,25 @@ design and same coding.
 
 Weak priors: every effect, the intercept and the length-slope hyperpriors
 have scale 10; the cutpoint gaps LogNormal(0, 2) with no minimum spacing.
-Claim: every posterior mean within 2 posterior sds of the MLE.
+Claim: every posterior mean is within ``allowed`` of the MLE: 4 Monte Carlo
+standard errors of the mean (ArviZ's, from the chains' ESS: the sampler's own
+error, about 0.02 posterior sds at 2,000 draws) plus half the posterior's
+skewness times its sd (Pearson's mean - mode for a near-normal density: with
+weak priors the posterior mode is the MLE, and the mean leaves it by the
+skew). Measured: the largest gap is about 0.05 sds (the old claim, 2 sds,
+let a shifted coefficient of 1.9 sds pass); shifting one term's posterior
+by half an sd, or an informative prior (scale 1 instead of 10) on the
+interactions, fails it.
 """
 
 from __future__ import annotations
 
+import arviz as az
 import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.api as sm
+from scipy.stats import skew
 from statsmodels.miscmodels.ordinal_model import OrderedModel
 
 from judge_bias.cli import main
@@ -93,19 +103,40 @@ def faithfulness(tmp_path_factory) -> pd.DataFrame:
     return rows[on_scale].reset_index(drop=True)[["grader", "grader_type", "model", "score"]]
 
 
-def assert_within_two_sds(ours: dict[str, tuple[float, float]], mle: pd.Series) -> int:
-    """``ours``: name -> (posterior mean, sd); every MLE coefficient named."""
+def stats(draws: np.ndarray) -> tuple[float, float, float, float]:
+    """(mean, sd, MCSE of the mean, skewness) of one coefficient's draws,
+    shaped (chains, draws)."""
+    mcse = float(az.mcse(draws, method="mean"))
+    flat = draws.ravel()
+    return float(flat.mean()), float(flat.std()), mcse, float(skew(flat))
+
+
+def allowed(mcse: float, sd: float, skewness: float) -> float:
+    """4 MCSEs plus Pearson's mean - mode, |skewness| x sd / 2."""
+    return 4 * mcse + abs(skewness) * sd / 2
+
+
+def assert_near_mle(ours: dict[str, tuple[float, float, float, float]], mle: pd.Series) -> int:
+    """``ours``: name -> ``stats``; every MLE coefficient named and within
+    ``allowed`` of its posterior mean."""
     assert set(mle.index) <= set(ours), sorted(set(mle.index) - set(ours))[:5]
-    z = pd.Series({k: abs(ours[k][0] - mle[k]) / ours[k][1] for k in mle.index})
-    print(f"{len(z)} coefficients: max |posterior mean - MLE| / sd {z.max():.3f} ({z.idxmax()})")
-    assert (z <= 2).all(), z[z > 2]
+    gap = pd.Series({k: abs(ours[k][0] - mle[k]) for k in mle.index})
+    limit = pd.Series({k: allowed(*ours[k][1:]) for k in mle.index})
+    ratio = gap / limit
+    print(
+        f"{len(gap)} coefficients: max |posterior mean - MLE| / sd "
+        f"{(gap / pd.Series({k: ours[k][1] for k in mle.index})).max():.3f}; "
+        f"max gap / allowed {ratio.max():.2f} ({ratio.idxmax()})"
+    )
+    assert (gap <= limit).all(), pd.DataFrame({"gap": gap, "allowed": limit})[gap > limit]
     return len(mle)
 
 
 def posterior(fit, name: str, labels: list[str], keep: int | None = None) -> dict:
-    draws = fit.flat((name,))[name].reshape(fit.settings.draws * fit.settings.chains, -1)
-    draws = draws[:, :keep] if keep is not None else draws
-    return {lab: (float(d.mean()), float(d.std())) for lab, d in zip(labels, draws.T, strict=True)}
+    s = fit.settings
+    draws = fit.samples[name].reshape(s.chains, s.draws, -1)
+    draws = draws[..., :keep] if keep is not None else draws
+    return {lab: stats(draws[..., j]) for j, lab in enumerate(labels)}
 
 
 class CountedOrderedModel(OrderedModel):
@@ -143,13 +174,11 @@ def ordinal_mle(rows: pd.DataFrame, exog: pd.DataFrame, ours: dict) -> pd.Series
 
 
 def thresholds(fit) -> dict:
-    n = fit.settings.draws * fit.settings.chains
-    c = fit.flat(("cutpoints",))["cutpoints"].reshape(n, -1)
-    b0 = fit.flat(("intercept",))["intercept"].reshape(n, 1)
+    s = fit.settings
+    c = fit.samples["cutpoints"].reshape(s.chains, s.draws, -1)
+    b0 = fit.samples["intercept"].reshape(s.chains, s.draws, 1)
     rel = c - b0
-    return {
-        f"thr[{i}]": (float(rel[:, i].mean()), float(rel[:, i].std())) for i in range(rel.shape[1])
-    }
+    return {f"thr[{i}]": stats(rel[..., i]) for i in range(rel.shape[-1])}
 
 
 def fitted(rows: pd.DataFrame, model: str):
@@ -175,7 +204,7 @@ def test_grader_type_equals_ordered_logit_mle(faithfulness):
         **thresholds(fit),
     }
     mle = ordinal_mle(rows, exog, ours)
-    assert assert_within_two_sds(ours, mle) == 1 + 8 + 4
+    assert assert_near_mle(ours, mle) == 1 + 8 + 4
 
 
 @needs_shared
@@ -197,7 +226,7 @@ def test_grader_model_equals_ordered_logit_mle(faithfulness):
         **thresholds(fit),
     }
     mle = ordinal_mle(rows, exog, ours)
-    assert assert_within_two_sds(ours, mle) == 9 + 8 + 72 + 4
+    assert assert_near_mle(ours, mle) == 9 + 8 + 72 + 4
 
 
 def demo_pairs() -> pd.DataFrame:
@@ -252,5 +281,5 @@ def test_pairwise_equals_logit_mle(name):
         ours |= posterior(
             fit, "grader_length_slopes", [f"slope[{g}]" for g in data.levels["grader"]]
         )
-    n = assert_within_two_sds(ours, mle)
+    n = assert_near_mle(ours, mle)
     assert n == 1 + len(data.levels["pair"]) + 5 + (6 if name == "pairwise" else 0)

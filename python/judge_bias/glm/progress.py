@@ -19,8 +19,9 @@ PROGRESS_EVERY = 30.0
 
 def progress(message: str) -> None:
     """One progress line on stderr, which dbt's Python models share with the
-    terminal of ``judge-bias build`` (its stdout is dbt's log)."""
-    print(f"glm: {message}", file=sys.stderr, flush=True)
+    terminal of ``judge-bias build`` (its stdout is dbt's log), timed as
+    dbt's lines are."""
+    print(f"{time.strftime('%H:%M:%S')}  glm: {message}", file=sys.stderr, flush=True)
 
 
 class Heartbeat:

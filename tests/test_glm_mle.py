@@ -106,12 +106,12 @@ def faithfulness(tmp_path_factory) -> pd.DataFrame:
 def stats(draws: np.ndarray) -> tuple[float, float, float, float]:
     """(mean, sd, MCSE of the mean, skewness) of one coefficient's draws,
     shaped (chains, draws)."""
-    mcse = float(az.mcse(draws, method="mean"))
+    mcse = float(az.mcse(az.convert_to_dataset({"x": draws}), method="mean")["x"].values)
     flat = draws.ravel()
     return float(flat.mean()), float(flat.std()), mcse, float(skew(flat))
 
 
-def allowed(mcse: float, sd: float, skewness: float) -> float:
+def allowed(sd: float, mcse: float, skewness: float) -> float:
     """4 MCSEs plus Pearson's mean - mode, |skewness| x sd / 2."""
     return 4 * mcse + abs(skewness) * sd / 2
 

@@ -23,10 +23,11 @@ standard errors of the mean (ArviZ's, from the chains' ESS: the sampler's own
 error, about 0.02 posterior sds at 2,000 draws) plus half the posterior's
 skewness times its sd (Pearson's mean - mode for a near-normal density: with
 weak priors the posterior mode is the MLE, and the mean leaves it by the
-skew). Measured: the largest gap is about 0.05 sds (the old claim, 2 sds,
-let a shifted coefficient of 1.9 sds pass); shifting one term's posterior
-by half an sd, or an informative prior (scale 1 instead of 10) on the
-interactions, fails it.
+skew). Measured on pairwise_no_length: the largest gap 0.045 sds, 0.57 of
+its allowance; with the effects' prior scale 0.3 instead of 10 (a prior
+read from the wrong field) the grader effects move up to 0.33 sds, 4.1
+times the allowance, and the test fails (the old claim, within 2 posterior
+sds, passed it).
 """
 
 from __future__ import annotations

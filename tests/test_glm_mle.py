@@ -18,15 +18,27 @@ design and same coding.
 
 Weak priors: every effect, the intercept and the length-slope hyperpriors
 have scale 10; the cutpoint gaps LogNormal(0, 2) with no minimum spacing.
-Claim: every posterior mean within 2 posterior sds of the MLE.
+Claim: every posterior mean is within ``allowed`` of the MLE: 4 Monte Carlo
+standard errors of the mean (ArviZ's, from the chains' ESS: the sampler's own
+error, about 0.02 posterior sds at 2,000 draws) plus half the posterior's
+skewness times its sd (Pearson's mean - mode for a near-normal density: with
+weak priors the posterior mode is the MLE, and the mean leaves it by the
+skew). Measured on pairwise_no_length: the largest gap 0.045 sds, 0.57 of
+its allowance; with the effects' prior scale 0.3 instead of 10 (a prior
+read from the wrong field) the grader effects move up to 0.33 sds, 4.1
+times the allowance, and the test fails (the old claim, within 2 posterior
+sds, passed it). grader_model on Play Favorites keeps the old claim for now
+(see its test).
 """
 
 from __future__ import annotations
 
+import arviz as az
 import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.api as sm
+from scipy.stats import skew
 from statsmodels.miscmodels.ordinal_model import OrderedModel
 
 from judge_bias.cli import main
@@ -93,19 +105,49 @@ def faithfulness(tmp_path_factory) -> pd.DataFrame:
     return rows[on_scale].reset_index(drop=True)[["grader", "grader_type", "model", "score"]]
 
 
-def assert_within_two_sds(ours: dict[str, tuple[float, float]], mle: pd.Series) -> int:
-    """``ours``: name -> (posterior mean, sd); every MLE coefficient named."""
+def stats(draws: np.ndarray) -> tuple[float, float, float, float]:
+    """(mean, sd, MCSE of the mean, skewness) of one coefficient's draws,
+    shaped (chains, draws)."""
+    mcse = float(az.mcse(az.convert_to_dataset({"x": draws}), method="mean")["x"].values)
+    flat = draws.ravel()
+    return float(flat.mean()), float(flat.std()), mcse, float(skew(flat))
+
+
+def allowed(sd: float, mcse: float, skewness: float) -> float:
+    """4 MCSEs plus Pearson's mean - mode, |skewness| x sd / 2."""
+    return 4 * mcse + abs(skewness) * sd / 2
+
+
+def assert_near_mle(
+    ours: dict[str, tuple[float, float, float, float]],
+    mle: pd.Series,
+    pooling: dict[str, float] | None = None,
+    sds: float | None = None,
+) -> int:
+    """``ours``: name -> ``stats``; every MLE coefficient named and within
+    ``allowed`` of its posterior mean, plus ``pooling[name]`` for a
+    partially pooled coefficient (its expected pull toward the group mean);
+    ``sds``: within that many posterior sds instead (see grader_model)."""
     assert set(mle.index) <= set(ours), sorted(set(mle.index) - set(ours))[:5]
-    z = pd.Series({k: abs(ours[k][0] - mle[k]) / ours[k][1] for k in mle.index})
-    print(f"{len(z)} coefficients: max |posterior mean - MLE| / sd {z.max():.3f} ({z.idxmax()})")
-    assert (z <= 2).all(), z[z > 2]
+    gap = pd.Series({k: abs(ours[k][0] - mle[k]) for k in mle.index})
+    limit = pd.Series({k: allowed(*ours[k][1:]) + (pooling or {}).get(k, 0.0) for k in mle.index})
+    if sds is not None:
+        limit = pd.Series({k: sds * ours[k][1] for k in mle.index})
+    ratio = gap / limit
+    print(
+        f"{len(gap)} coefficients: max |posterior mean - MLE| / sd "
+        f"{(gap / pd.Series({k: ours[k][1] for k in mle.index})).max():.3f}; "
+        f"max gap / allowed {ratio.max():.2f} ({ratio.idxmax()})"
+    )
+    assert (gap <= limit).all(), pd.DataFrame({"gap": gap, "allowed": limit})[gap > limit]
     return len(mle)
 
 
 def posterior(fit, name: str, labels: list[str], keep: int | None = None) -> dict:
-    draws = fit.flat((name,))[name].reshape(fit.settings.draws * fit.settings.chains, -1)
-    draws = draws[:, :keep] if keep is not None else draws
-    return {lab: (float(d.mean()), float(d.std())) for lab, d in zip(labels, draws.T, strict=True)}
+    s = fit.settings
+    draws = fit.samples[name].reshape(s.chains, s.draws, -1)
+    draws = draws[..., :keep] if keep is not None else draws
+    return {lab: stats(draws[..., j]) for j, lab in enumerate(labels)}
 
 
 class CountedOrderedModel(OrderedModel):
@@ -143,13 +185,11 @@ def ordinal_mle(rows: pd.DataFrame, exog: pd.DataFrame, ours: dict) -> pd.Series
 
 
 def thresholds(fit) -> dict:
-    n = fit.settings.draws * fit.settings.chains
-    c = fit.flat(("cutpoints",))["cutpoints"].reshape(n, -1)
-    b0 = fit.flat(("intercept",))["intercept"].reshape(n, 1)
+    s = fit.settings
+    c = fit.samples["cutpoints"].reshape(s.chains, s.draws, -1)
+    b0 = fit.samples["intercept"].reshape(s.chains, s.draws, 1)
     rel = c - b0
-    return {
-        f"thr[{i}]": (float(rel[:, i].mean()), float(rel[:, i].std())) for i in range(rel.shape[1])
-    }
+    return {f"thr[{i}]": stats(rel[..., i]) for i in range(rel.shape[-1])}
 
 
 def fitted(rows: pd.DataFrame, model: str):
@@ -175,7 +215,7 @@ def test_grader_type_equals_ordered_logit_mle(faithfulness):
         **thresholds(fit),
     }
     mle = ordinal_mle(rows, exog, ours)
-    assert assert_within_two_sds(ours, mle) == 1 + 8 + 4
+    assert assert_near_mle(ours, mle) == 1 + 8 + 4
 
 
 @needs_shared
@@ -197,7 +237,12 @@ def test_grader_model_equals_ordered_logit_mle(faithfulness):
         **thresholds(fit),
     }
     mle = ordinal_mle(rows, exog, ours)
-    assert assert_within_two_sds(ours, mle) == 9 + 8 + 72 + 4
+    # Still the old claim here (issue 29 defect 7, open): against this MLE 43
+    # of the 93 coefficients are outside the 4 MCSE + skew allowance (gaps up
+    # to 0.67 sds), and statsmodels' BFGS answer moves with its start; Newton
+    # steps from it raised the likelihood and put the gaps at up to 1.79 sds.
+    # Which of the MLE and the posterior is off is not settled yet.
+    assert assert_near_mle(ours, mle, sds=2.0) == 9 + 8 + 72 + 4
 
 
 def demo_pairs() -> pd.DataFrame:
@@ -218,6 +263,21 @@ def demo_pairs() -> pd.DataFrame:
         grader_type="llm",
         first_chosen=(pairs["verdict"] == "first").astype(int),
     ).reset_index(drop=True)
+
+
+def slope_pooling(fit, mle: pd.Series, se: pd.Series, graders: list[str]) -> dict[str, float]:
+    """The grader length slopes are partially pooled, ~ Normal(mu, sigma): given
+    mu and sigma, a normal likelihood (MLE b, standard error s) puts the
+    slope's posterior mean at b - (b - mu) s^2 / (s^2 + sigma^2). The
+    allowance is that pull's size averaged over the posterior draws of mu and
+    sigma (the MLE has no such pull; measured up to 0.34 posterior sds)."""
+    mu = fit.flat(("length_slope_mean",))["length_slope_mean"].ravel()
+    sigma = fit.flat(("length_slope_sigma",))["length_slope_sigma"].ravel()
+    out = {}
+    for g in graders:
+        b, s2 = mle[f"slope[{g}]"], se[f"slope[{g}]"] ** 2
+        out[f"slope[{g}]"] = float(np.mean(np.abs(b - mu) * s2 / (s2 + sigma**2)))
+    return out
 
 
 @pytest.mark.parametrize("name", ["pairwise_no_length", "pairwise"])
@@ -242,15 +302,18 @@ def test_pairwise_equals_logit_mle(name):
         x = (x - x.mean()) / x.std(ddof=1)
         for g in data.levels["grader"]:
             exog[f"slope[{g}]"] = x * (rows["grader"] == g)
-    mle = sm.Logit(rows["first_chosen"], exog).fit(disp=False, maxiter=200).params
+    logit = sm.Logit(rows["first_chosen"], exog).fit(disp=False, maxiter=200)
+    mle = logit.params
     ours = {
         "const": posterior(fit, "intercept", ["const"])["const"],
         **posterior(fit, "pair_effects", [f"pair[{p}]" for p in data.levels["pair"]]),
         **posterior(fit, "grader_effects", [f"grader[{g}]" for g in data.levels["grader"]]),
     }
+    pooling = {}
     if name == "pairwise":
         ours |= posterior(
             fit, "grader_length_slopes", [f"slope[{g}]" for g in data.levels["grader"]]
         )
-    n = assert_within_two_sds(ours, mle)
+        pooling = slope_pooling(fit, mle, logit.bse, data.levels["grader"])
+    n = assert_near_mle(ours, mle, pooling)
     assert n == 1 + len(data.levels["pair"]) + 5 + (6 if name == "pairwise" else 0)

@@ -133,16 +133,26 @@ def test_padding_is_at_most_a_sixteenth_of_the_next_power_of_two(n):
     assert size % max(64, power // 16) == 0
 
 
-def test_warmup_steps_are_counted():
-    """Each warm-up iteration takes 1 to 2^depth - 1 leapfrog steps: the count
-    per chain is within those bounds and sits beside the draws' own."""
+@pytest.mark.parametrize("depth", [1, 6])
+def test_warmup_steps_are_counted(depth):
+    """Each NUTS iteration takes 1 to 2^depth - 1 leapfrog steps. At depth 1
+    every iteration takes exactly one, so the warm-up's count is exactly its
+    iterations and every draw took one step: a count that misses an iteration,
+    keeps only the last one's steps or adds the draws' fails. At depth 6 the
+    count lies in the bounds and is more than one step per iteration (NUTS
+    did build trees)."""
     rows = graded_rows(20, seed=7)
     data = ordinal_counts(ordinal_counts_from_rows(rows), list(range(5)))
-    settings = FitSettings(draws=100, warmup=150, chains=2, seed=3, max_tree_depth=6)
+    settings = FitSettings(draws=100, warmup=150, chains=2, seed=3, max_tree_depth=depth)
     fit = run(MODELS["grader_model"], data, Priors(), settings)
     assert fit.warmup_steps is not None and fit.warmup_steps.shape == (2,)
-    assert np.all(fit.warmup_steps >= 150) and np.all(fit.warmup_steps <= 150 * 63)
-    assert fit.num_steps is not None and np.all(fit.num_steps >= 1)
+    assert fit.num_steps is not None and fit.num_steps.shape == (2, 100)
+    if depth == 1:
+        np.testing.assert_array_equal(fit.warmup_steps, [150, 150])
+        np.testing.assert_array_equal(fit.num_steps, 1)
+    else:
+        assert np.all(fit.warmup_steps > 150) and np.all(fit.warmup_steps <= 150 * 63)
+        assert np.all(fit.num_steps >= 1) and np.all(fit.num_steps <= 63)
 
 
 def test_block_mass_matrix_refuses_a_fixed_mass(item_model):

@@ -23,6 +23,7 @@ from judge_bias.glm.centring import grader_centring
 from judge_bias.glm.data import CountData
 from judge_bias.glm.models import ModelSpec, lone_type_mask
 from judge_bias.glm.priors import Priors
+from judge_bias.glm.progress import progress
 from judge_bias.glm.sampler import FlatModel, sample
 
 if TYPE_CHECKING:
@@ -179,6 +180,8 @@ def run_batch(
                 _FLAT.clear()
                 jax.clear_caches()
             _FLAT[key] = flat
+        labels = [f"{spec.name} on {datas[i].dimension}" for i in members]
+        progress(f"{', '.join(labels)}: the posterior mode ({datas[members[0]].n_groups} cells)")
         laplaces = [flat.laplace(args, spec.hold_at_start) for args in padded]
         stacked = jax.tree_util.tree_map(lambda *a: np.stack(a), *padded)
         draws = sample(
@@ -194,6 +197,7 @@ def run_batch(
             max_tree_depth=settings.max_tree_depth,
             # a block mass matrix (no dense Laplace inverse) is always adapted
             adapt=spec.adapt_warmup > 0 or any(lp.inverse_mass is None for lp in laplaces),
+            labels=labels,
         )
         seconds = (time.perf_counter() - start) / len(members)
         for j, i in enumerate(members):

@@ -48,6 +48,8 @@ from numpyro.infer.hmc import hmc
 from numpyro.infer.util import constrain_fn, potential_energy
 from scipy.optimize import minimize
 
+from judge_bias.glm.progress import Heartbeat
+
 # Double precision for every GLM (set when the package is imported, before any
 # array exists). In float32 the count likelihood of 10M ratings sums to about
 # -9.3e6, where one unit in the last place is 1: the Hamiltonian's rounding
@@ -410,7 +412,8 @@ def _block_masses(laplaces: list[Laplace], block: np.ndarray, d: int) -> dict[st
 
 def sample(flat: FlatModel, key: tuple, args: tuple, laplaces: list[Laplace], *,
            warmup: int, draws: int, chains: int, seed: int, target_accept: float,
-           max_tree_depth: int, jitter: float = 0.1, adapt: bool = False) -> Draws:  # fmt: skip
+           max_tree_depth: int, jitter: float = 0.1, adapt: bool = False,
+           labels: list[str] | None = None) -> Draws:  # fmt: skip
     """NUTS on every dimension of the batch (``args`` stacked on axis 0, one
     Laplace per dimension); each chain starts at the mode plus a small jitter
     drawn from the Laplace approximation (or 0.1 on the unconstrained scale).
@@ -419,7 +422,10 @@ def sample(flat: FlatModel, key: tuple, args: tuple, laplaces: list[Laplace], *,
     A Laplace without a dense inverse mass (a large model, or one started with
     held sites) gets the block mass matrix (``FlatModel.dense_block``, dense
     there and diagonal elsewhere), from its curvature start; it must be
-    adapted (``adapt``; a ValueError otherwise).
+    adapted (``adapt``; a ValueError otherwise). ``labels`` (one per
+    dimension, e.g. "items on Faithfulness") turn on progress lines on stderr:
+    each chain's start and end (draws, seconds) and a line every
+    PROGRESS_EVERY seconds while it runs.
 
     Each chain runs alone, THREADS at a time (one compiled program per model
     and shape). Side by side (``jax.vmap`` over dimension x chain, as before)
@@ -471,12 +477,16 @@ def sample(flat: FlatModel, key: tuple, args: tuple, laplaces: list[Laplace], *,
 
     def one(job: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
         out = compiled(*inputs(*job))
-        return np.asarray(out[0]), np.asarray(out[1])
+        return np.asarray(out[0]), np.asarray(out[1])  # waits for the chain
 
     jobs = [(j, c) for j in range(len(laplaces)) for c in range(chains)]
     threads = THREADS if groups_of(args) // len(laplaces) * d <= THREADED_MAX else 1
-    with ThreadPoolExecutor(min(threads, len(jobs))) as pool:
-        done = list(pool.map(one, jobs))
+    names = [f"{labels[j]}, chain {c + 1}/{chains}" for j, c in jobs] if labels else []
+    with ThreadPoolExecutor(min(threads, len(jobs))) as pool, Heartbeat(bool(labels)) as beat:
+        what = f"{warmup} warm-up + {draws} draws"
+        done = list(pool.map(
+            lambda k: beat.run(names[k] if names else "", what, lambda: one(jobs[k])),
+            range(len(jobs))))  # fmt: skip
     buffer = np.stack([b for b, _ in done]).reshape(len(laplaces), chains, draws, d)
     stats = np.stack([s for _, s in done]).reshape(len(laplaces), chains, draws + 1, 3)
     draw_stats = stats[..., :draws, :]

@@ -94,6 +94,11 @@ def stats_from_rows(rows: pd.DataFrame, grain: str = "row") -> pd.DataFrame:
     frame["has_length"] = frame["length_feature"].notna()
     y = frame["rating"].to_numpy(dtype=float)
     r = frame["reference"].to_numpy(dtype=float)
+    # a missing length as 0 changes no estimate: has_length is a key column, so rows
+    # without a length sit in their own cells, and the only fit that reads the length
+    # moments (Spec(length=True), bias.regression) drops those cells and counts them
+    # in its notes ("... rows without length_feature left out"); the moments without
+    # length (c = 0) are unaffected, as 0.0**0 == 1 (the SQL twin does the same)
     ln = np.nan_to_num(frame["length_feature"].to_numpy(dtype=float), nan=0.0)
     degree = LOW_DEGREE if grain == "prompt" else MAX_DEGREE
     values = {moment_name(a, b, c): y**a * r**b * ln**c for a, b, c in moments(degree)}

@@ -67,6 +67,7 @@ COUNTERFACTUAL_COLUMNS: dict[str, str] = {
     "alpha_calibrated_ci_high": "float64",
     "correctable_share": "float64",
     "n_boot": "int64",
+    "notes": "string",
 }
 
 
@@ -140,7 +141,8 @@ def annotator_agreement(
     """Alpha at three levels and observed agreement over ``labels``: one row per label
     (with ``annotator_id``), or per item and value with the number of labels in
     ``n_labels`` (then ``n_annotators`` is given); a ``score`` column; items are
-    identified by ``item_cols``."""
+    identified by ``item_cols``. Labels without a score (not applicable) are left
+    out; ``annotator_agreement_from_counts`` counts them in its notes."""
     labels = labels.dropna(subset=["score"])
     items = labels.groupby(item_cols, sort=False).ngroup().to_numpy()
     scores = labels["score"].to_numpy(dtype=float)
@@ -445,8 +447,12 @@ def annotator_agreement_from_counts(
                 annotators["dimension"] == dimension, "annotator_id"
             ].nunique()
             n_pre = labels.loc[pre & (labels["dimension"] == dimension), "n_labels"].sum()
+        # labels marked not applicable ("NA: ...") have no score: int_annotator_label_counts
+        # keeps them (human_score null) so that they are counted here, then left out
+        n_na = int(part.loc[part["score"].isna(), "n_labels"].sum())
+        n_gold_na = int(gold.loc[gold["score"].isna(), "n_labels"].sum())
         row: dict[str, object] = {"dimension": dimension}
-        row |= annotator_agreement(part, item, n_annotators) if len(part) else {
+        row |= annotator_agreement(part, item, n_annotators) if part["score"].notna().any() else {
             "n_items": 0, "n_annotators": 0, "n_labels": 0, "observed_agreement": None,
             **{f"alpha_{lvl}": None for lvl in LEVELS},
         }  # fmt: skip
@@ -456,6 +462,13 @@ def annotator_agreement_from_counts(
             notes.append(
                 f"{int(n_pre)} pre-aggregated labels (means of several annotators) left out: "
                 "per-annotator labels are absent for them"
+            )
+        if n_na:
+            notes.append(f"{n_na} labels marked not applicable (NA) have no score: left out")
+        if n_gold_na:
+            notes.append(
+                f"{n_gold_na} expert labels marked not applicable (NA) have no score: "
+                "left out of the gold range"
             )
         if row["n_items"] == 0:
             notes.append("no item has two per-annotator labels: agreement cannot be computed")

@@ -11,6 +11,10 @@ import pandas as pd
 from judge_bias.limits import Budget
 from judge_bias.stats.agreement import COUNTERFACTUAL_COLUMNS, frame, segments
 
+# a spread (sum of squared deviations) at most this share of the sum of squares is
+# rounding error of the moment formula: every value equal, alpha undefined (null)
+NO_SPREAD = 1e-12
+
 
 def interval_alpha_two_coders(a: np.ndarray, b: np.ndarray) -> float:
     """Krippendorff's interval alpha between two coders who both coded every item.
@@ -18,13 +22,14 @@ def interval_alpha_two_coders(a: np.ndarray, b: np.ndarray) -> float:
     Closed form of the coincidence-matrix definition for that case (tested
     against the krippendorff package): with n = 2N pairable values v,
     alpha = 1 - (n - 1) * sum((a - b)^2) / (n * sum((v - mean(v))^2)).
-    Used because the bootstrap calls it hundreds of times.
+    Used because the bootstrap calls it hundreds of times. Every value equal (no
+    variance) leaves alpha undefined: a ValueError.
     """
     values = np.concatenate([a, b])
     n = values.size
     spread = float(((values - values.mean()) ** 2).sum())
-    if spread == 0:
-        return float("nan")
+    if spread <= NO_SPREAD * float((values**2).sum()):
+        raise ValueError("interval alpha is undefined: every score is equal (no variance)")
     return 1.0 - (n - 1) * float(((a - b) ** 2).sum()) / (n * spread)
 
 
@@ -42,22 +47,27 @@ def _alpha_from_prompt_sums(w: np.ndarray, sums: dict[str, np.ndarray]) -> np.nd
     w per bootstrap replicate), from per-prompt sums: the bootstrap without copies."""
     n = 2 * (w @ sums["n"])
     mean = (w @ (sums["a"] + sums["b"])) / n
-    spread = w @ (sums["aa"] + sums["bb"]) - n * mean**2
-    return 1.0 - (n - 1) * (w @ sums["d2"]) / (n * spread)
+    squares = w @ (sums["aa"] + sums["bb"])
+    spread = squares - n * mean**2
+    with np.errstate(invalid="ignore", divide="ignore"):  # no spread: NaN, kept apart
+        alpha = 1.0 - (n - 1) * (w @ sums["d2"]) / (n * spread)
+    return np.where(spread > NO_SPREAD * squares, alpha, np.nan)
 
 
 def _calibrated_alpha(w: np.ndarray, m: dict[str, np.ndarray]) -> np.ndarray:
     """Interval alpha between calibrated judge scores and the human reference for
     each row of prompt weights ``w`` (B x P), the calibration (offset and scale
     per dimension, as calibrate() does) refitted on each weighted sample.
-    ``m``: per prompt x dimension sums (P x D) of n, a, b, aa, bb, ab."""
+    ``m``: per prompt x dimension sums (P x D) of n, a, b, aa, bb, ab. NaN where
+    the calibrated and human scores have no spread (alpha undefined)."""
     t = {key: w @ v for key, v in m.items()}  # B x D weighted totals
     n, a, b, aa, bb, ab = (t[key] for key in ("n", "a", "b", "aa", "bb", "ab"))
+    # cells without rows or spread divide by 0: np.where below keeps only the defined
     with np.errstate(invalid="ignore", divide="ignore"):
         mean_a, mean_b = a / n, b / n
         sd_a = np.sqrt((aa - n * mean_a**2) / (n - 1))
         sd_b = np.sqrt((bb - n * mean_b**2) / (n - 1))
-    k = np.where((n > 1) & (sd_a > 0), sd_b / sd_a, 0.0)  # calibrate(): constant when sd_a = 0
+        k = np.where((n > 1) & (sd_a > 0), sd_b / sd_a, 0.0)  # calibrate(): constant if sd_a = 0
     c0 = np.where(n > 0, mean_b - k * np.nan_to_num(mean_a), 0.0)
     c = (c0 * n + k * a).sum(axis=1)
     cc = (c0**2 * n + 2 * c0 * k * a + k**2 * aa).sum(axis=1)
@@ -65,7 +75,41 @@ def _calibrated_alpha(w: np.ndarray, m: dict[str, np.ndarray]) -> np.ndarray:
     b_sum, bb_sum = b.sum(axis=1), bb.sum(axis=1)
     total = 2 * n.sum(axis=1)
     spread = cc + bb_sum - (c + b_sum) ** 2 / total
-    return 1.0 - (total - 1) * (cc - 2 * cb + bb_sum) / (total * spread)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        alpha = 1.0 - (total - 1) * (cc - 2 * cb + bb_sum) / (total * spread)
+    return np.where(spread > NO_SPREAD * (cc + bb_sum), alpha, np.nan)
+
+
+NAMES = (
+    ("alpha_observed", "judge and human scores"),
+    ("alpha_calibrated", "calibrated judge and human scores"),
+)
+
+
+def _point_and_interval(
+    point: float, boot: np.ndarray, name: tuple[str, str], n_boot: int, notes: list[str]
+) -> tuple[float | None, float | None, float | None]:
+    """The estimate and its percentile interval; null where alpha is undefined (no
+    variance), and replicates without variance left out of the interval, each with a
+    note."""
+    column, scores = name
+    if not np.isfinite(point):
+        notes.append(f"{column} null: every one of the {scores} is equal (no variance)")
+        return None, None, None
+    finite = boot[np.isfinite(boot)]
+    if finite.size < boot.size:
+        notes.append(
+            f"{column}: {boot.size - finite.size} of {boot.size} bootstrap replicates "
+            "have no variance (alpha undefined) and are left out of its interval"
+        )
+    low, high = np.percentile(finite, [2.5, 97.5])
+    return point, float(low), float(high)
+
+
+def _correctable_share(observed: float | None, after: float | None) -> float | None:
+    if observed is None or after is None:
+        return None
+    return (after - observed) / (1 - observed) if observed < 1 else 0.0
 
 
 def counterfactual_from_prompt_sums(
@@ -81,7 +125,8 @@ def counterfactual_from_prompt_sums(
     a, so its sums follow from the same moments. The calibrated alpha is
     in-sample (offset and scale are fitted on the ratings it is computed on); the
     bootstrap refits them on every replicate, so its interval carries the
-    fitting's variability too."""
+    fitting's variability too. Where every score is equal alpha is undefined: the
+    estimate is null and ``notes`` says why."""
     rng = np.random.default_rng(seed)
     budget = budget or Budget()
     rows = []
@@ -130,9 +175,10 @@ def counterfactual_from_prompt_sums(
                 parts[0].append(_alpha_from_prompt_sums(w, per_prompt))
                 parts[1].append(_calibrated_alpha(w, per_cell))
             boots = [np.concatenate(part) for part in parts]
+        notes: list[str] = []
         (observed, o_lo, o_hi), (after, a_lo, a_hi) = [
-            (point, *np.percentile(boot, [2.5, 97.5]))
-            for point, boot in zip(points, boots, strict=True)
+            _point_and_interval(point, boot, name, n_boot, notes)
+            for point, boot, name in zip(points, boots, NAMES, strict=True)
         ]
         rows.append(
             {
@@ -145,8 +191,11 @@ def counterfactual_from_prompt_sums(
                 "alpha_calibrated": after,
                 "alpha_calibrated_ci_low": a_lo,
                 "alpha_calibrated_ci_high": a_hi,
-                "correctable_share": (after - observed) / (1 - observed) if observed < 1 else 0.0,
+                "correctable_share": _correctable_share(observed, after),
                 "n_boot": n_boot,
+                "notes": "; ".join(notes) or None,
             }
         )
-    return frame(rows, COUNTERFACTUAL_COLUMNS)
+    # typed columns: an undefined alpha is a null float (DuckDB reads NaN from pandas
+    # as NULL), not an object column of None
+    return frame(rows, COUNTERFACTUAL_COLUMNS).astype(COUNTERFACTUAL_COLUMNS)

@@ -8,7 +8,8 @@ one fixed peer view for both frames); G = the mean score j gave the other
 models' completions of the item under f. All on the normalised scale, the
 inverted frame already mapped back. Paired t-tests of S - R and S - G with
 95% intervals; a row ``inverted - positive`` tests, on the items a judge has
-under both frames, whether the frame changes S - R and S - G.
+under both frames, whether the frame changes S - R and S - G (items scored
+under one frame only are left out and counted in its ``notes``).
 
 The items of one prompt (its dimensions) are not independent: the tests use
 the prompt-clustered (CR1) standard error of the mean difference with G - 1
@@ -28,7 +29,7 @@ COLUMNS = [
     "mean_given", "se_given", "mean_self_minus_received", "t_self_received",
     "p_self_received", "ci_low_self_received", "ci_high_self_received",
     "mean_self_minus_given", "t_self_given", "p_self_given", "ci_low_self_given",
-    "ci_high_self_given", "self_enhancement_error_rate",
+    "ci_high_self_given", "self_enhancement_error_rate", "notes",
 ]  # fmt: skip
 FRAME_DIFFERENCE = "inverted - positive"
 
@@ -100,13 +101,21 @@ def self_vs_peer_tests(fct: pd.DataFrame | None = None, items: pd.DataFrame | No
         rows.append(
             [judge, framing, len(it), s.mean(), _se(s, c), r.mean(), _se(r, c), g.mean(),
              _se(g, c), *_paired(s, r, c), *_paired(s, g, c),
-             abs(s.mean() - r.mean()) / r.mean() if r.mean() else np.nan]
+             abs(s.mean() - r.mean()) / r.mean() if r.mean() else np.nan, None]
         )  # fmt: skip
     for judge, it in items.groupby("judge"):
         if set(it["framing"]) < {"positive", "inverted"}:
             continue
         wide = it.pivot_table(index=["prompt_id", "dimension"], columns="framing",
-                              values=["s", "r", "g"]).dropna()  # fmt: skip
+                              values=["s", "r", "g"])  # fmt: skip
+        # an item scored under one frame only has no frame difference: left out, counted
+        n_one_frame = int(wide.isna().any(axis=1).sum())
+        wide = wide.dropna()
+        note = (
+            f"{n_one_frame} items (prompt x dimension) scored under one frame only: left out"
+            if n_one_frame
+            else None
+        )
         s_r = {f: (wide[("s", f)] - wide[("r", f)]).to_numpy() for f in ("positive", "inverted")}
         s_g = {f: (wide[("s", f)] - wide[("g", f)]).to_numpy() for f in ("positive", "inverted")}
         ds = wide[("s", "inverted")] - wide[("s", "positive")]
@@ -118,6 +127,8 @@ def self_vs_peer_tests(fct: pd.DataFrame | None = None, items: pd.DataFrame | No
             [judge, FRAME_DIFFERENCE, len(wide), ds.mean(), _se(ds.to_numpy(), c), np.nan,
              np.nan, dg.mean(), _se(dg.to_numpy(), c),
              *_paired(s_r["inverted"], s_r["positive"], c),
-             *_paired(s_g["inverted"], s_g["positive"], c), np.nan]
+             *_paired(s_g["inverted"], s_g["positive"], c), np.nan, note]
         )  # fmt: skip
-    return pd.DataFrame(rows, columns=COLUMNS)
+    out = pd.DataFrame(rows, columns=COLUMNS)
+    out["notes"] = out["notes"].astype("string")
+    return out

@@ -31,7 +31,15 @@ def test_annotator_alpha_equals_krippendorff_on_the_csv(demo_build: BuildResult)
                 reliability_data=data.to_numpy(dtype=float), level_of_measurement=level
             )
             assert got.loc[dimension, f"alpha_{level}"] == pytest.approx(ref, abs=1e-9)
-    assert (got["n_annotators"] == 3).all() and got["notes"].isna().all()
+    assert (got["n_annotators"] == 3).all()
+    # labels marked not applicable (no score) are left out of alpha and counted in notes
+    n_na = humans["score"].isna().groupby(humans["dimension"]).sum()
+    n_na["all"] = n_na.sum()
+    assert n_na["faithfulness"] > 0
+    for dimension, count in n_na.items():
+        note = f"{count} labels marked not applicable (NA) have no score: left out"
+        notes = got.loc[dimension, "notes"]
+        assert notes == note if count else pd.isna(notes)
     # the 3-point scale rounds away most of the signal: lowest interval alpha
     assert got["alpha_interval"].drop("all").idxmin() == "correctness"
 

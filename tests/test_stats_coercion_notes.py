@@ -104,15 +104,29 @@ def test_constant_scores_give_a_null_alpha_with_a_note_and_no_warning() -> None:
 def test_replicates_without_variance_are_counted_and_left_out_of_the_interval() -> None:
     # p0 has variance (judge 0, human 1); p1 and p2 are all 0.5: a replicate that
     # draws only p1 and p2 has no variance (probability (2/3)^3 = 0.30 each)
-    sums = _sums({"p0": (0.0, 1.0), "p1": (0.5, 0.5), "p2": (0.5, 0.5)})
+    values = {"p0": (0.0, 1.0), "p1": (0.5, 0.5), "p2": (0.5, 0.5)}
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        got = counterfactual_from_prompt_sums(sums, n_boot=400).iloc[0]
-    assert np.isfinite([got["alpha_observed_ci_low"], got["alpha_observed_ci_high"]]).all()
-    note = got["notes"].split("; ")[0]
-    k = int(note.split(": ")[1].split(" of ")[0])
-    assert note == (
+        got = counterfactual_from_prompt_sums(_sums(values), n_boot=400).iloc[0]
+    # the same replicates drawn independently (default seed, prompts in sorted order),
+    # each one's alpha from the krippendorff package on its expanded scores
+    w = np.random.default_rng(20250101).multinomial(3, np.full(3, 1 / 3), size=400)
+    defined = w[:, 0] > 0
+    alphas = [
+        krippendorff.alpha(
+            reliability_data=np.array(
+                [[v[k] for v, c in zip(values.values(), row, strict=True) for _ in range(3 * c)]
+                 for k in (0, 1)]
+            ),
+            level_of_measurement="interval",
+        )
+        for row in w[defined]
+    ]  # fmt: skip
+    k = int((~defined).sum())
+    assert got["notes"].split("; ")[0] == (
         f"alpha_observed: {k} of 400 bootstrap replicates have no variance "
         "(alpha undefined) and are left out of its interval"
     )
-    assert abs(k - 400 * (2 / 3) ** 3) < 4 * np.sqrt(400 * 0.3 * 0.7)  # binomial, 4 sd
+    assert [got["alpha_observed_ci_low"], got["alpha_observed_ci_high"]] == pytest.approx(
+        np.percentile(alphas, [2.5, 97.5]), abs=1e-9
+    )

@@ -102,16 +102,16 @@ def test_constant_scores_give_a_null_alpha_with_a_note_and_no_warning() -> None:
 
 
 def test_replicates_without_variance_are_counted_and_left_out_of_the_interval() -> None:
-    # p0 has variance (judge 0, human 1); p1 and p2 are all 0.5: a replicate that
-    # draws only p1 and p2 has no variance (probability (2/3)^3 = 0.30 each)
-    values = {"p0": (0.0, 1.0), "p1": (0.5, 0.5), "p2": (0.5, 0.5)}
+    # p0 and p1 have variance; p2 and p3 are all 0.5: a replicate that draws only p2
+    # and p3 has no variance (probability (1/2)^4 = 0.06 each)
+    values = {"p0": (0.0, 1.0), "p1": (1.0, 0.8), "p2": (0.5, 0.5), "p3": (0.5, 0.5)}
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         got = counterfactual_from_prompt_sums(_sums(values), n_boot=400).iloc[0]
     # the same replicates drawn independently (default seed, prompts in sorted order),
     # each one's alpha from the krippendorff package on its expanded scores
-    w = np.random.default_rng(20250101).multinomial(3, np.full(3, 1 / 3), size=400)
-    defined = w[:, 0] > 0
+    w = np.random.default_rng(20250101).multinomial(4, np.full(4, 1 / 4), size=400)
+    defined = w[:, :2].sum(axis=1) > 0
     alphas = [
         krippendorff.alpha(
             reliability_data=np.array(
@@ -127,6 +127,7 @@ def test_replicates_without_variance_are_counted_and_left_out_of_the_interval() 
         f"alpha_observed: {k} of 400 bootstrap replicates have no variance "
         "(alpha undefined) and are left out of its interval"
     )
+    assert k > 0 and np.ptp(alphas) > 0.1
     assert [got["alpha_observed_ci_low"], got["alpha_observed_ci_high"]] == pytest.approx(
         np.percentile(alphas, [2.5, 97.5]), abs=1e-9
     )

@@ -320,6 +320,34 @@ def row_level_pairwise(rows: pd.DataFrame, priors: Priors, effect_coded_pairs: b
     return model
 
 
+def test_pairwise_counts_compress_rows():
+    """Each pairwise group's verdicts and first-slot wins are the rows' own, per
+    grader, unordered pair and slot order, and its x is the row's length
+    difference standardised over the rows (sample sd): a group dropped or
+    miscounted, a pair's sign flipped or x left raw fails."""
+    rows = simulated_pairs()
+    data = pairwise_counts(pairwise_counts_from_rows(rows))
+    pair = pd.Series(np.asarray(data.levels["pair"])[data.codes["pair"]]).str.split(" vs ")
+    forward = data.codes["sign"] > 0  # the pair's first-named model sat first
+    groups = pd.DataFrame(
+        {
+            "grader": np.asarray(data.levels["grader"])[data.codes["grader"]],
+            "model_first": np.where(forward, pair.str[0], pair.str[1]),
+            "model_second": np.where(forward, pair.str[1], pair.str[0]),
+            "n": data.n,
+            "wins": data.n * data.y,
+        }
+    )
+    keys = ["grader", "model_first", "model_second"]
+    got = groups.groupby(keys)[["n", "wins"]].sum()
+    expected = rows.groupby(keys).agg(n=("first_chosen", "size"), wins=("first_chosen", "sum"))
+    pd.testing.assert_frame_equal(got, expected, check_dtype=False)
+    x = rows["length_diff"].to_numpy(float)
+    standardised = np.sort((x - x.mean()) / x.std(ddof=1))
+    per_row = np.sort(np.repeat(data.codes["x"], data.n.astype(int)))
+    np.testing.assert_allclose(per_row, standardised, rtol=1e-9, atol=1e-12)
+
+
 @pytest.mark.parametrize("branch", ["centred", "non-centred"])
 def test_pairwise_count_posterior_equals_row_level(branch, monkeypatch):
     """Three graders with 240 verdicts each: the count model's slopes are

@@ -189,8 +189,9 @@ def test_report_shows_the_scorecard_right_after_what_is_significant(demo_build, 
 
     html = write_report(demo_build.db_path, tmp_path / "r.html").read_text(encoding="utf-8")
     order = re.findall(r'<section[^>]*id="([^"]+)"', html)
-    assert order[0] == "significant"
-    assert order[1:4] == ["scorecard", "cross_family_panel", "forest"]
+    # "At a glance" (the one-screen summary) comes first, then what is significant
+    assert order[:2] == ["glance", "significant"]
+    assert order[2:5] == ["scorecard", "cross_family_panel", "forest"]
     section = html[html.index('id="scorecard"') : html.index('id="cross_family_panel"')]
     pooled = card[card["dimension"] == "all"]
     for judge, verdict in zip(pooled["judge"], pooled["verdict"], strict=True):

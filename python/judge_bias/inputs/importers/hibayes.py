@@ -131,6 +131,6 @@ def import_hibayes(
     scale_rows = [
         [d, str(s), str(s), "false"] for d, (lo, hi) in scales.items() for s in range(lo, hi + 1)
     ]
-    _write(out / "rating_scales.csv", list(KINDS["rating_scales"].columns), scale_rows)
+    _write(out / "rating_scales.csv", [*KINDS["rating_scales"].required, "is_na"], scale_rows)
     written["rating_scales"] = len(scale_rows)
     return written

@@ -8,6 +8,18 @@
 - ``glm``: the GLM fits on count cells against raw-row numpyro (``bench --glm``).
 - ``glm_sbc``: simulation-based calibration of the GLM sampler (``bench --glm-sbc``).
 - ``coverage_study``: the simulated coverage of the self-bias intervals.
+- ``compare_builds``: two warehouses compared table by table (``python -m
+  judge_bias.bench.compare_builds A.duckdb B.duckdb``): a change that must leave results
+  alone is checked with it.
 """
 
-__all__ = ["coverage_study", "glm", "glm_sbc", "hostile", "pairwise", "runs", "steps"]
+__all__ = [
+    "compare_builds",
+    "coverage_study",
+    "glm",
+    "glm_sbc",
+    "hostile",
+    "pairwise",
+    "runs",
+    "steps",
+]

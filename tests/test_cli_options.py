@@ -60,3 +60,22 @@ def test_png_dir_with_markdown_report_is_refused(
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.startswith("judge-bias report: --png-dir saves the HTML report's figures")
     assert not out.exists() and not (tmp_path / "png").exists()
+
+
+def test_import_files_may_follow_the_options() -> None:
+    """`judge-bias import play-favorites --out DIR FILE` names FILE (argparse alone
+    rejected it as an unrecognised argument); a stray option is still refused."""
+    from judge_bias.cli import parse
+
+    assert parse(["import", "play-favorites", "--out", "d", "a.csv", "b.csv"]).files == [
+        "a.csv",
+        "b.csv",
+    ]
+    assert parse(["import", "play-favorites", "a.csv", "--out", "d", "b.csv"]).files == [
+        "a.csv",
+        "b.csv",
+    ]
+    for argv in (["import", "llmbar", "--out", "d", "a.json", "--bogus"], ["build", "x"]):
+        with pytest.raises(SystemExit) as exc:
+            parse(argv)
+        assert exc.value.code == 2

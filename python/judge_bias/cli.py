@@ -296,8 +296,21 @@ def error_line(args: argparse.Namespace, exc: Exception) -> tuple[int, str]:
     )
 
 
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line; files named after options (``import FORMAT --out DIR FILE``)
+    are files too: argparse alone leaves them unrecognised."""
+    p = parser()
+    args, extra = p.parse_known_args(argv)
+    stray = [x for x in extra if x.startswith("-") and x != "-"]
+    if extra and (stray or not hasattr(args, "files")):
+        p.error(f"unrecognized arguments: {' '.join(extra)}")
+    if extra:
+        args.files = [*(args.files or []), *extra]
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    args = parse(argv)
     try:
         return args.func(args)
     except KeyboardInterrupt:

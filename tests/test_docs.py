@@ -15,7 +15,7 @@ from judge_bias.cli import parser
 PROJECT = Path(__file__).resolve().parents[1]
 README = PROJECT / "README.md"
 DOCS = sorted((PROJECT / "docs").glob("*.md"))
-PAGES = [README, *DOCS]
+PAGES = [README, PROJECT / "CONTRIBUTING.md", *DOCS]
 # The target is "under ~400 lines"; this is the hard failure, not a warning.
 MAX_README_LINES = 400
 

@@ -1,5 +1,5 @@
 {% macro scorecard_thresholds() -%}
-    {#- The thresholds of judge_scorecard's verdict (README, "Judge scorecard"),
+    {#- The thresholds of judge_scorecard's verdict (docs/scorecard.md, "Judge scorecard"),
         each a dbt var with its default here, its one home:
         min_spearman: a judge whose Spearman upper bound is below it does not
         track humans (avoid); min_accuracy: the same for the accuracy of its

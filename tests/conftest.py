@@ -31,7 +31,7 @@ def query(db: Path, sql: str) -> pd.DataFrame:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked slow (studies of minutes) run only with JUDGE_BIAS_SLOW=1;
-    `make test` and CI skip them, and their figures are in the README."""
+    `make test` and CI skip them, and their figures are in docs/."""
     if os.environ.get("JUDGE_BIAS_SLOW") == "1":
         return
     skip = pytest.mark.skip(reason="slow study: set JUDGE_BIAS_SLOW=1 to run it")

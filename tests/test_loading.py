@@ -175,7 +175,7 @@ def test_folder_check_warns_of_stray_files_and_near_miss_columns(tmp_path: Path)
     (tmp_path / "pairwise_judgments.csv").write_text(
         "judge,prompt_id,model_first,model_second,verdict,human_verdct\n"
     )
-    # a warehouse built into the data folder (README: --db DIR/w.duckdb) is not input
+    # a warehouse built into the data folder (docs/importers.md: --db DIR/w.duckdb) is not input
     for own in ("w.duckdb", "w.bi.duckdb", "w.build.json", "w.validation.json"):
         (tmp_path / own).write_text("")
     (tmp_path / "w.dbt").mkdir()

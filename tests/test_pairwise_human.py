@@ -331,7 +331,7 @@ def test_alpaca_prefer_longer_and_joint_fit_equal_the_json(alpaca) -> None:
         half = 1.959963984540054 * hand[f"{term}_se"]
         assert joint[f"{term}_ci_low"] == pytest.approx(hand[term] - half, abs=1e-6)
     assert not bool(joint["uses_human_verdict"])
-    # holding length fixed, the self-preference shrinks but stays (README figures)
+    # holding length fixed, the self-preference shrinks but stays (docs/pairwise.md figures)
     assert (
         0
         < joint["self_preference_logodds"]

@@ -75,7 +75,7 @@ def test_is_self_exactly_where_judge_and_model_coincide(pf) -> None:
 
 
 def test_fact_table_reproduces_the_papers_fit(pf) -> None:
-    """The README's HC0 figures, from statsmodels on the fact table as built."""
+    """The HC0 figures of the paper's fit, from statsmodels on the fact table as built."""
     result, raw = pf
     df = _fct(result, raw)
     df = df.rename(columns={"judge_score_norm": "y", "human_score_norm": "x"})

@@ -380,7 +380,7 @@ def test_play_favorites_coverage_over_random_label_draws(pf10) -> None:
         f"ess_gain {np.median(gains):.3f}"
     )
     # Faithfulness scores pile up at the top (most completions score 1.0): with ~20
-    # labels a model Wald intervals cover about 0.82 (README); the skewness-corrected
+    # labels a model Wald intervals cover about 0.82 (docs/ppi.md); the skewness-corrected
     # ones keep near their level. 100 draws of 90 correlated rows: a loose band
     assert abs(cov - cov_h) < 0.03
     assert 0.85 <= cov <= 0.96

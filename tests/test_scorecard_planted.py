@@ -1,5 +1,5 @@
 """judge_scorecard's verdicts on planted judges, each verdict what the documented rule
-(README, "Judge scorecard"; defaults in macro scorecard_thresholds) gives for what was
+(docs/scorecard.md; defaults in macro scorecard_thresholds) gives for what was
 planted, not what the code printed (issues 29 and 33):
 
 - ``steady``: tracks humans closely on 200 prompts, rates its own model with no
@@ -35,7 +35,7 @@ from tests.conftest import SHARED_DATA, query
 
 pytestmark = pytest.mark.dbt
 
-# The documented defaults (macro scorecard_thresholds, README "Judge scorecard").
+# The documented defaults (macro scorecard_thresholds, docs/scorecard.md).
 MIN_ROBUSTNESS = 0.8
 MAX_CI_WIDTH = 0.4
 AVOID_CONSISTENCY = 0.5

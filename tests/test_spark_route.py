@@ -1,6 +1,6 @@
 """`judge-bias build --engine spark` against `judge-bias build`: the whole warehouse.
 
-The Spark route is two stages (README, "Running on Spark"): the models the
+The Spark route is two stages (docs/spark.md): the models the
 Spark route supports run on a local Spark and are exported as Parquet, the
 DuckDB warehouse gets a view over each, and `dbt build --exclude <them>` builds
 the rest (the fits, which need dbt Python models) on DuckDB; validation and the

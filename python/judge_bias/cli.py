@@ -197,14 +197,14 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("build", **common, help="dbt build + validation on a data directory")
     s.add_argument(
         "--data", default=None,
-        help="the input folder (README: Input contract); default: the embedded demo data, "
+        help="the input folder (docs/inputs.md); default: the embedded demo data, "
         "data/demo (said so when it is used)",
     )  # fmt: skip
     s.add_argument("--db", default=None, help="default: warehouse/judge_bias.duckdb")
     s.add_argument("--bi", default=None, help="BI snapshot; default: warehouse/bi.duckdb")
     s.add_argument(
         "--engine", choices=["duckdb", "spark"], default="duckdb",
-        help="spark: row-level models on local Spark, fits on DuckDB (README: Running on Spark)",
+        help="spark: row-level models on local Spark, fits on DuckDB (docs/spark.md)",
     )  # fmt: skip
     s.set_defaults(func=_cmd_build)
 

@@ -12,7 +12,7 @@ with a note that says why and how to raise the limit, never killed by the
 kernel and never left running for an hour.
 
 The size formulas live here too, next to the budget they are compared with
-(README, "Resources", lists them).
+(docs/resources.md lists them).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 {%- set t = scorecard_thresholds() -%}
 -- One row per judge x dimension (and `all`): whether the judge can be trusted,
 -- with every metric behind the verdict, its interval and its source mart
--- (int_judge_scorecard_metrics). The rule, first branch that applies (README,
+-- (int_judge_scorecard_metrics). The rule, first branch that applies (docs/scorecard.md,
 -- "Judge scorecard"; thresholds: macro scorecard_thresholds, their one home):
 --   avoid: the Spearman upper bound is below min_spearman, the pairwise
 --     accuracy's upper bound against human verdicts is below min_accuracy,

@@ -14,7 +14,7 @@ That second case is where the centred form broke: judges with one leniency
 (1M bench ratings, 83k per judge, e about 0.005) put the LLM type's sd at
 0.004, at the scale of e, and centred NUTS diverged 66 and 137 times of
 2,000 on its two dimensions; fully non-centred, 68 and 94 at 184 leapfrog
-steps per draw (README "GLM speed").
+steps per draw (docs/glm-sampler.md, "GLM speed").
 
 Both s and e are estimated from the counts before sampling: each grader's
 shift against the pooled cutpoints of its dimension by maximum likelihood

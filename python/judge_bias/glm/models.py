@@ -283,7 +283,7 @@ def hierarchical() -> ModelSpec:
 # effect pinned by its own data (posterior sd about 2 / sqrt(n) <= 0.4 logits
 # at 25), and is sampled centred; below it, non-centred. The demo has 54
 # ratings per item and 6 per grader x item cell: centred items, non-centred
-# cells (README "GLM speed").
+# cells (docs/glm-sampler.md, "GLM speed").
 ITEM_CENTRED_MIN_RATINGS = 25
 
 

@@ -13,7 +13,7 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
-# seconds between the progress lines of a running chain (README "GLM cost")
+# seconds between the progress lines of a running chain (docs/glm.md, "GLM cost")
 PROGRESS_EVERY = 30.0
 
 

@@ -43,7 +43,7 @@ from judge_bias.limits import Budget
 PAIRWISE_DIMENSION = "pairwise"
 AGREEMENT_MODELS = ("items", "grader_model", "hierarchical")  # first one fitted is used
 # glm_models' default ("default"): the models whose cost fits the build's
-# budget (README "GLM cost"; measured on the demo, cold compilation cache,
+# budget (docs/glm.md, "GLM cost"; measured on the demo, cold compilation cache,
 # user CPU: grader_model 24 s, pairwise 17 s, grader_type 19 s, hierarchical
 # 29 s, pairwise_no_length 13 s, items the most); the others run when asked
 # (glm_models: all, or their names; JUDGE_BIAS_GLM_MODELS)
@@ -311,7 +311,7 @@ def _not_requested(config: GlmConfig, dimensions: list[str]) -> list[dict]:
             note = f"not in glm_models ({asked})"
             if config.models == DEFAULT_MODELS:
                 note += (
-                    '; off by default for its cost (README "GLM cost"): turn it on with '
+                    '; off by default for its cost (docs/glm.md, "GLM cost"): turn it on with '
                     f"--vars '{{glm_models: {','.join([*DEFAULT_MODELS, name])}}}' "
                     "(or all), or JUDGE_BIAS_GLM_MODELS=all"
                 )

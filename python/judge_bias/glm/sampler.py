@@ -2,7 +2,7 @@
 Laplace mass matrix (or a block one from the curvature), each chain one
 compiled program run in a thread.
 
-Why (measured on 1M ratings, grader_model, 3 dimensions; README "GLM speed"):
+Why (measured on 1M ratings, grader_model, 3 dimensions; docs/glm-sampler.md):
 numpyro's ``MCMC`` compiled a sampler per fit (about 11 s of CPU each) and
 spent 300 warm-up iterations learning a dense mass matrix it still got wrong
 (20-30 leapfrog steps per draw with target acceptance 0.95). Here:
@@ -54,7 +54,7 @@ from judge_bias.glm.progress import Heartbeat
 # array exists). In float32 the count likelihood of 10M ratings sums to about
 # -9.3e6, where one unit in the last place is 1: the Hamiltonian's rounding
 # noise then decides NUTS's acceptance and the chains never mix (measured:
-# r_hat 3.3, ESS 2, Pareto k inf at 10M ratings; README "GLM speed").
+# r_hat 3.3, ESS 2, Pareto k inf at 10M ratings; docs/glm-sampler.md).
 jax.config.update("jax_enable_x64", True)
 FLOAT = jnp.float64
 
@@ -85,8 +85,8 @@ CURVATURE_PROBES = 64
 THREADS = max(1, min(os.cpu_count() or 1, 4))
 THREADED_MAX = 10_000_000
 # jax's persistent compilation cache: the compiled samplers are written here
-# and read back by the next process with the same model shapes (README "GLM
-# speed"). JUDGE_BIAS_JAX_CACHE names another directory, or "off".
+# and read back by the next process with the same model shapes (docs/glm-sampler.md,
+# "GLM speed"). JUDGE_BIAS_JAX_CACHE names another directory, or "off".
 CACHE_ENV = "JUDGE_BIAS_JAX_CACHE"
 DEFAULT_CACHE_DIR = Path.home() / ".cache" / "judge-bias" / "jax"
 
@@ -289,7 +289,7 @@ class FlatModel:
 
         Measured on the demo's items fit (one dimension, 1,219 parameters):
         warm-up took 74k leapfrog steps per chain from the identity, 13k from
-        this start, as from the posterior's own variances (README "GLM speed")."""
+        this start, as from the posterior's own variances (docs/glm-sampler.md)."""
         rng = np.random.default_rng(seed)
         block = self.dense_block()
         diag = self.curvature_diagonal(mode, args, CURVATURE_PROBES, rng)
@@ -433,7 +433,7 @@ def sample(flat: FlatModel, key: tuple, args: tuple, laplaces: list[Laplace], *,
     NUTS took 5-6 s to trace per model at every build; alone, each chain takes
     its own steps and two threads use both cores (the demo's items fit, one
     dimension: 22 s vs 36 s for the same draws; the demo's GLMs in all: 140 s
-    vs 171 s, README "GLM speed")."""
+    vs 171 s, docs/glm-sampler.md, "GLM speed")."""
     laplace_mass = all(lp.inverse_mass is not None for lp in laplaces)
     d = flat.size
     rng = np.random.default_rng(seed)

@@ -23,7 +23,7 @@ FIXES: dict[str, str] = {
         "quote or line break with double quotes, and double the quotes inside them"
     ),
     "missing_value": "fill in the empty required values, or remove those rows",
-    "invalid_value": "use one of the values the reason names (README, Input contract)",
+    "invalid_value": "use one of the values the reason names (docs/inputs.md, Input contract)",
     "invalid_scale": "give the dimension at least two different scores in rating_scales",
     "unparseable_raw_output": (
         "end each raw_output with a line 'Answer: <label>', or give the label column"

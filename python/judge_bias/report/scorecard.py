@@ -68,7 +68,7 @@ def panel_scorecard(wh: Warehouse) -> Panel:
             "bound (95%; verdict_reasons names every fragile type), the share of "
             "unreadable outputs. A judge whose agreement interval is too wide, or with no "
             "agreement with humans, is insufficient evidence, with the reason. The rule "
-            '(README, "Judge scorecard") is in verdict_rule.'
+            "(docs/scorecard.md) is in verdict_rule."
         ),
     )
     if reason := wh.missing("judge_scorecard"):

@@ -69,6 +69,14 @@ def _cmd_import(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    from judge_bias.doctor import diagnose, render
+
+    for name in args.files:
+        print(render(diagnose(name)))
+    return EXIT_OK
+
+
 def _cmd_build(args: argparse.Namespace) -> int:
     data = args.data
     if data is None:
@@ -211,6 +219,12 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--gold-id", help="the gold file's id column (GOLD=RATINGS if names differ)")
     s.add_argument("--gold-label", default="label", help="the gold file's label column")
     s.set_defaults(func=_cmd_import)
+
+    s = sub.add_parser(
+        "doctor", **common, help="what a file holds, which importer fits, which marts it fills"
+    )
+    s.add_argument("files", nargs="+", metavar="FILE")
+    s.set_defaults(func=_cmd_doctor)
 
     s = sub.add_parser("build", **common, help="dbt build + validation on a data directory")
     s.add_argument(

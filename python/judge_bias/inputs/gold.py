@@ -22,6 +22,7 @@ one-line error.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -32,6 +33,8 @@ from judge_bias.inputs.importers._records import iter_records
 from judge_bias.inputs.writer import csv_text, write_contract_file
 
 DEFAULT_ANNOTATOR = "gold"
+# (prompt_id, model, dimension, annotator) -> (label, gold row number, gold id)
+Labels = dict[tuple[str, str, str, str], tuple[str, int, str]]
 GOLD_ID_COLUMN = "gold_id"
 
 
@@ -92,10 +95,8 @@ def _on_scale(out: Path) -> dict[str, tuple[set[str], tuple[float, float] | None
     numbers: dict[str, list[float]] = defaultdict(list)
     for r in _read_csv(path)[1]:
         labels[r["dimension"]].add(r["label"])
-        try:
+        with contextlib.suppress(ValueError):
             numbers[r["dimension"]].append(float(r["label"]))
-        except ValueError:
-            pass
     return {
         d: (labs, (min(numbers[d]), max(numbers[d])) if numbers[d] else None)
         for d, labs in labels.items()
@@ -139,7 +140,7 @@ def join_gold(
         if r[ratings_col]:
             targets[r[ratings_col]].add(key3)
 
-    labels: dict[tuple[str, str, str, str], tuple[str, int, str]] = {}
+    labels: Labels = {}
     n_rows = n_repeats = n_no_id = n_unmatched = 0
     unmatched: list[str] = []
     have: set[str] = set()
@@ -216,7 +217,7 @@ def join_gold(
     )
 
 
-def _append_annotations(out: Path, labels: dict[tuple[str, str, str, str], tuple[str, int, str]]) -> int:
+def _append_annotations(out: Path, labels: Labels) -> int:
     """Write the gold labels after the rows the importer wrote to human_annotations.csv."""
     path = out / "human_annotations.csv"
     header, existing = _read_csv(path) if path.is_file() else ([], [])

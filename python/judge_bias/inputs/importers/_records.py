@@ -88,7 +88,7 @@ def iter_records(path: str | Path, kind: str | None = None, records: str = "") -
                 reader = csv.DictReader(fh, delimiter="\t" if kind == "tsv" else ",")
                 for row in reader:
                     if None in row:  # more fields than the header names
-                        extra = row.pop(None)  # type: ignore[call-overload]
+                        extra = row.pop(None)
                         row["_extra_fields"] = extra
                     yield row
         elif kind == "jsonl":

@@ -70,7 +70,9 @@ def _value(spec: Spec, ctx: dict, where: str, tally: _Tally) -> object:
         if any(v is MISSING or v is None for v in parts.values()):
             value: object = MISSING
         else:
-            value = TEMPLATE_FIELD.sub(lambda m: csv_text(_scalar(parts[m.group(1)])), spec.template)
+            value = TEMPLATE_FIELD.sub(
+                lambda m: csv_text(_scalar(parts[m.group(1)])), spec.template
+            )
     elif spec.path is not None:
         value = get_path(ctx, spec.path)
     else:
@@ -223,7 +225,13 @@ def import_mapping(
     if scales:
         extra = [c for c in ("is_na", "scale_level") if any(c in r for r in scales)]
         written["rating_scales"] = write_contract_file(out, "rating_scales", scales, extra)
-    names = [csv_text(r.get(c)) for kind_rows in rows.values() for r in kind_rows for c in NAME_COLUMNS if c in r]
+    names = [
+        csv_text(r.get(c))
+        for kind_rows in rows.values()
+        for r in kind_rows
+        for c in NAME_COLUMNS
+        if c in r
+    ]
     defaults = {m["alias"]: (m["model"], m["family"]) for m in cfg.models}
     written["models"] = write_models(out, [*defaults, *names], defaults, models)
     return written

@@ -78,7 +78,7 @@ class MappingConfig:
 
 def load_config(path: str | Path) -> MappingConfig:
     """Read and check a mapping config; a MappingError names the key at fault."""
-    import yaml
+    import yaml  # type: ignore[import-untyped]  # pyyaml comes with dbt-core; no stubs
 
     path = Path(path)
     if not path.is_file():
@@ -220,7 +220,9 @@ def _scale(raw: object, key: str, fail: Any) -> list[dict[str, object]]:
             raise fail(f"{key}.labels", "expected a mapping of label: score")
         for label, score in labels.items():
             _number(score, f"{key}.labels.{label}", fail)
-        return [{"dimension": dimension, "label": k, "score": v, **extra} for k, v in labels.items()]
+        return [
+            {"dimension": dimension, "label": k, "score": v, **extra} for k, v in labels.items()
+        ]
     if "range" in raw:
         ends = raw["range"]
         if not isinstance(ends, list) or len(ends) != 2:

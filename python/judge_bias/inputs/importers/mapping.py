@@ -74,7 +74,10 @@ def _value(spec: Spec, ctx: dict, where: str, tally: _Tally) -> object:
                 lambda m: csv_text(_scalar(parts[m.group(1)])), spec.template
             )
     elif spec.path is not None:
-        value = get_path(ctx, spec.path)
+        value = next(
+            (v for v in (get_path(ctx, p) for p in spec.path) if v is not MISSING and v is not None),
+            MISSING,
+        )
     else:
         value = spec.const
     if value is MISSING or value is None or value == "":

@@ -36,7 +36,7 @@ class MappingError(ValueError):
 class Spec:
     """Where one output column's value comes from."""
 
-    path: str | None = None
+    path: tuple[str, ...] | None = None  # the first that resolves
     const: object = None
     template: str | None = None
     map: dict[str, object] | None = None
@@ -165,7 +165,7 @@ def _output(raw: object, key: str, fail: Any) -> Output:
 
 def _spec(raw: object, key: str, fail: Any) -> Spec:
     if isinstance(raw, str):
-        return Spec(path=raw)
+        return Spec(path=(raw,))
     if not isinstance(raw, dict):
         raise fail(key, "expected a path or a mapping (path, const or template; map; default)")
     _only(raw, SPEC_KEYS, f"{key}.", fail)
@@ -175,11 +175,17 @@ def _spec(raw: object, key: str, fail: Any) -> Spec:
     value_map = raw.get("map")
     if value_map is not None and not isinstance(value_map, dict):
         raise fail(f"{key}.map", "expected a mapping of value: label")
-    for name in ("path", "template"):
-        if name in raw and not isinstance(raw[name], str):
-            raise fail(f"{key}.{name}", "expected a string")
+    if "template" in raw and not isinstance(raw["template"], str):
+        raise fail(f"{key}.template", "expected a string")
+    paths = raw.get("path")
+    if isinstance(paths, str):
+        paths = [paths]
+    if "path" in raw and (
+        not isinstance(paths, list) or not paths or not all(isinstance(p, str) for p in paths)
+    ):
+        raise fail(f"{key}.path", "expected a dotted path or a list of them (first found wins)")
     return Spec(
-        path=raw.get("path"),
+        path=tuple(paths) if paths else None,
         const=raw.get("const"),
         template=raw.get("template"),
         map={csv_text(k): v for k, v in value_map.items()} if value_map else None,

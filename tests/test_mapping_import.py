@@ -162,11 +162,15 @@ def test_langsmith_feedback_config(tmp_path: Path, capsys: pytest.CaptureFixture
 
 def test_braintrust_experiment_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     records = braintrust_experiment(tmp_path / "experiment.jsonl")
-    assert _import("braintrust_experiment.yml", [tmp_path / "experiment.jsonl"], tmp_path / "o") == 0
+    assert (
+        _import("braintrust_experiment.yml", [tmp_path / "experiment.jsonl"], tmp_path / "o") == 0
+    )
     roots = [r for r in records if r["is_root"]]
     ratings = _rows(tmp_path / "o" / "judge_ratings.csv")
     humans = _rows(tmp_path / "o" / "human_annotations.csv")
-    assert len(ratings) == sum(len(r["scores"]) - ("Human factuality" in r["scores"]) for r in roots)
+    assert len(ratings) == sum(
+        len(r["scores"]) - ("Human factuality" in r["scores"]) for r in roots
+    )
     assert len(humans) == sum("Human factuality" in r["scores"] for r in roots)
     assert {h["dimension"] for h in humans} == {"Factuality"}
     assert {r["prompt_id"] for r in ratings} == {r["origin"]["id"] for r in roots}

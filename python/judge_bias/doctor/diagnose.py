@@ -31,6 +31,7 @@ class Budget:
     ppi: int | None = None
     regression: int | None = None
     have: int = 0  # labelled units per cell in the file
+    figures: dict[str, float] = field(default_factory=dict)  # the inputs, for checks
 
 
 @dataclass
@@ -154,6 +155,7 @@ def label_budget(sample: Sample, columns: dict[str, Column], holds: dict[str, bo
         for r in sample.records
     )
     n_cell = int(statistics.median(cells.values())) if cells else 0
+    out.figures["n_cell"] = n_cell
     say(
         f"precision: +-{h} ({level:.0%}) on a mean score normalised to 0-1, z = {z:.3f}; per "
         f"judge x model cell ({len(cells):,} cells, median {n_cell:,} judged items)"
@@ -171,6 +173,7 @@ def label_budget(sample: Sample, columns: dict[str, Column], holds: dict[str, bo
         rho = cov / math.sqrt(var_y * var_f) if var_y > 0 and var_f > 0 else 0.0
         sd_e = math.sqrt(max(var_f - cov**2 / var_y, 0.0)) if var_y > 0 else math.sqrt(var_f)
         out.have = round(len(pairs) / max(len(cells), 1))
+        out.figures.update(sd_human=math.sqrt(var_y), sd_judge=math.sqrt(var_f), rho=rho, sd_e=sd_e)
         say(f"from {len(pairs):,} rows with both {human.name} and {score.name} (scaled by "
             f"[{lo:g}, {hi:g}]): sd(human) {math.sqrt(var_y):.3f}, sd(judge) "
             f"{math.sqrt(var_f):.3f}, correlation {rho:.3f}, residual sd {sd_e:.3f}")  # fmt: skip
@@ -216,6 +219,7 @@ def label_budget(sample: Sample, columns: dict[str, Column], holds: dict[str, bo
         shares = [selfs[j] / judges[j] for j in selfs if 0 < selfs[j] < judges[j]]
         if shares:
             p = min(shares)
+            out.figures["p_self"] = p
             out.regression = budget.regression_self_n(sd_e, p, h, level)
             say(f"self-bias term: n = (z sd_e / h)^2 / (p (1 - p)), p = {p:.3f} (smallest share "
                 f"of a judge's rows on its own model), sd_e = {sd_e:.3f} -> {out.regression:,} "

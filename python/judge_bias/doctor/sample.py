@@ -49,8 +49,9 @@ def _largest_list(value: object, path: str = "", depth: int = 0) -> tuple[str, i
     return best
 
 
-def read_sample(path: str | Path, limit: int = settings.SAMPLE_RECORDS) -> Sample:
-    """The file's first ``limit`` records and its record count."""
+def read_sample(path: str | Path, limit: int | None = None) -> Sample:
+    """The file's first ``limit`` records (settings.SAMPLE_RECORDS) and its record count."""
+    limit = settings.SAMPLE_RECORDS if limit is None else limit
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")

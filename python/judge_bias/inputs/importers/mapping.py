@@ -75,7 +75,11 @@ def _value(spec: Spec, ctx: dict, where: str, tally: _Tally) -> object:
             )
     elif spec.path is not None:
         value = next(
-            (v for v in (get_path(ctx, p) for p in spec.path) if v is not MISSING and v is not None),
+            (
+                v
+                for v in (get_path(ctx, p) for p in spec.path)
+                if v is not MISSING and v is not None
+            ),
             MISSING,
         )
     else:

@@ -78,7 +78,8 @@ def test_judge_bench_records_found_inside_the_document() -> None:
 @pytest.mark.parametrize(
     ("folder", "name", "importer"),
     [
-        ("alpaca_eval", "alpaca-7b__alpaca_eval_cot_gpt4_turbo_fn__annotations.json", "alpaca-eval"),
+        ("alpaca_eval", "alpaca-7b__alpaca_eval_cot_gpt4_turbo_fn__annotations.json",
+         "alpaca-eval"),
         ("llmbar_natural", "GPT-4__Vanilla__result.json", "llmbar"),
         ("llmbar_natural", "dataset.json", "llmbar"),
         ("hibayes_examples", "q1_data.csv", "hibayes"),
@@ -112,10 +113,8 @@ def test_one_judge_and_constant_scores(tmp_path: Path) -> None:
     d = diagnose(path)
     assert d.n_judges == 1 and d.columns["score"].sd == 0
     assert "glm_effects, glm_fits, glm_agreement: needs two or more judges' scores" in d.cannot
-    assert (
-        "bias_estimates, bias_fits, debiased_scores, debiased_leaderboard: no human labels: no bias regression"
-        in d.cannot
-    )  # noqa: E501
+    regression = "bias_estimates, bias_fits, debiased_scores, debiased_leaderboard"
+    assert f"{regression}: no human labels: no bias regression" in d.cannot
     assert d.budget.human_only == 385  # sd 0.5 assumed: ceil((1.959964 * 0.5 / 0.05)^2)
     assert "PPI++ if the judge's correlation with humans is 0.9" in render(d)
 

@@ -107,7 +107,8 @@ def test_gold_on_another_importer_by_an_extra_column_from_parquet(tmp_path: Path
 
 
 REFUSED = {
-    "two labels": ("prompt_id,model,label\ncnn_0,gpt-4o,3\ncnn_0,gpt-4o,1\n", "two different labels"),
+    "two labels": ("prompt_id,model,label\ncnn_0,gpt-4o,3\ncnn_0,gpt-4o,1\n",
+                   "two different labels"),
     "no match": ("prompt_id,model,label\nx,gpt-4o,3\ny,gpt-4o,1\n", "no id in column"),
     "several completions": ("prompt_id,label\ncnn_0,3\n", "add a model column"),
     "no label column": ("prompt_id,score\ncnn_0,3\n", "no column 'label'"),

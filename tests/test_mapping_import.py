@@ -89,6 +89,9 @@ def test_inhouse_csv_headline_figures(inhouse: tuple[list[dict], Path, BuildResu
             assert got == pytest.approx(sum(grades) / len(grades), abs=1e-12)
 
 
+GRADERS = [("gpt-4o", "helpfulness"), ("claude-3", "harm")]
+
+
 def test_nested_json_lines(tmp_path: Path) -> None:
     """inhouse_jsonl.yml: each over a list, dotted paths, an optional human object."""
     records = [
@@ -97,7 +100,7 @@ def test_nested_json_lines(tmp_path: Path) -> None:
             "provider": ["gpt-4o-mini", "my-model"][i % 2],
             "grades": [
                 {"grader": g, "metric": m, "gradingResult": {"score": 1 + (i + k) % 5}}
-                for k, (g, m) in enumerate([("gpt-4o", "helpfulness"), ("claude-3", "harm")][: 1 + i % 2])
+                for k, (g, m) in enumerate(GRADERS[: 1 + i % 2])
             ],
             **({"human": {"user": "bob", "score": 1 + i % 5}} if i % 3 == 0 else {}),
         }

@@ -141,8 +141,34 @@ def profile(records: list[dict]) -> dict[str, Column]:
     return columns
 
 
+UUID = re.compile(r"^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$", re.I)
+# Text labels read as 1 / 0 when a file's judge or human labels are words.
+BINARY_TEXT = {
+    "pass": 1.0, "fail": 0.0, "true": 1.0, "false": 0.0, "yes": 1.0, "no": 0.0,
+    "correct": 1.0, "incorrect": 0.0, "good": 1.0, "bad": 0.0,
+}  # fmt: skip
+
+
+def as_number(value: object) -> float | None:
+    """A value as a number: numbers, numeric text, or a binary word (pass/fail...)."""
+    number = _number(value)
+    if number is None and isinstance(value, str):
+        return BINARY_TEXT.get(value.strip().lower())
+    return number
+
+
+def is_scored(col: Column) -> bool:
+    """Numbers, or binary words, in (nearly) every present value."""
+    if col.numeric_share > 0.9:
+        return True
+    words = sum(n for v, n in col.distinct.items() if v.strip().lower() in BINARY_TEXT)
+    return not col.many and col.n_present > 0 and words >= 0.9 * col.n_present
+
+
 def guess_kind(col: Column, n_records: int) -> str:
     """The column's kind by its name, then by its values."""
+    if col.distinct and sum(bool(UUID.match(v)) for v in col.distinct) >= 0.9 * col.n_distinct:
+        return "id"  # uuids, whatever the name (LangSmith's run_id is a span, not a rerun)
     last = col.name.split(".")[-1].lower()
     whole = col.name.lower()
     text_like = col.n_strings and col.chars / col.n_strings > TEXT_CHARS and col.numeric_share < 0.5

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from judge_bias.doctor import budget, settings
-from judge_bias.doctor.columns import Column, profile
+from judge_bias.doctor.columns import Column, as_number, is_scored, profile
 from judge_bias.doctor.formats import Format, detect
 from judge_bias.doctor.sample import Sample, read_sample
 from judge_bias.inputs.importers import IMPORTERS
@@ -52,7 +52,7 @@ class Diagnosis:
 def _first(columns: dict[str, Column], kind: str, numeric: bool = False) -> Column | None:
     found = [c for c in columns.values() if c.kind == kind]
     if numeric:
-        found = [c for c in found if c.numeric_share > 0.9]
+        found = [c for c in found if is_scored(c)]
     return max(found, key=lambda c: c.n_present, default=None)
 
 
@@ -89,6 +89,8 @@ def infer_holds(columns: dict[str, Column], sample: Sample, fmt: Format | None) 
     }
     if fmt is not None:
         holds.update(fmt.holds)
+        if fmt.holds_of is not None:
+            holds.update(fmt.holds_of(sample))
     return holds
 
 
@@ -131,12 +133,10 @@ def marts(holds: dict[str, bool], n_judges: int) -> tuple[list[str], list[str]]:
 def _paired(sample: Sample, human: Column, score: Column) -> list[tuple[float, float]]:
     pairs = []
     for record in sample.records:
-        y, f = get_path(record, human.name), get_path(record, score.name)
-        try:
-            pairs.append((float(y), float(f)))  # type: ignore[arg-type]
-        except (TypeError, ValueError):
-            continue
-    return [(y, f) for y, f in pairs if math.isfinite(y) and math.isfinite(f)]
+        y, f = as_number(get_path(record, human.name)), as_number(get_path(record, score.name))
+        if y is not None and f is not None:
+            pairs.append((y, f))
+    return pairs
 
 
 def label_budget(sample: Sample, columns: dict[str, Column], holds: dict[str, bool]) -> Budget:
@@ -174,7 +174,7 @@ def label_budget(sample: Sample, columns: dict[str, Column], holds: dict[str, bo
         sd_e = math.sqrt(max(var_f - cov**2 / var_y, 0.0)) if var_y > 0 else math.sqrt(var_f)
         out.have = round(len(pairs) / max(len(cells), 1))
         out.figures.update(sd_human=math.sqrt(var_y), sd_judge=math.sqrt(var_f), rho=rho, sd_e=sd_e)
-        say(f"from {len(pairs):,} rows with both {human.name} and {score.name} (scaled by "
+        say(f"from {len(pairs):,} rows with both {human.name} and {score.name}, pooled (scaled by "
             f"[{lo:g}, {hi:g}]): sd(human) {math.sqrt(var_y):.3f}, sd(judge) "
             f"{math.sqrt(var_f):.3f}, correlation {rho:.3f}, residual sd {sd_e:.3f}")  # fmt: skip
     else:
@@ -186,13 +186,13 @@ def label_budget(sample: Sample, columns: dict[str, Column], holds: dict[str, bo
         sd_y = fallback or 0.5
         var_y = var_f = sd_y**2
         rho, sd_e, cov = math.nan, settings.ASSUMED_RESIDUAL_SD, math.nan
-        say(
-            f"no human labels beside judge scores: sd(human) assumed {sd_y:.3f} "
-            f"({'the judge scores' if fallback else 'the largest a 0-1 score can have'}' sd)"
-        )
+        why = "the sd of the judge scores" if fallback else "the largest sd a 0-1 score can have"
+        say(f"no human labels beside judge scores: sd(human) assumed {sd_y:.3f} ({why})")
     out.human_only = budget.human_only_n(math.sqrt(var_y), h, level)
     say(f"human-only mean: n = (z sd / h)^2 = ({z:.3f} x {math.sqrt(var_y):.3f} / {h})^2 "
         f"-> {out.human_only:,} labels per cell")  # fmt: skip
+    if out.human_only > n_cell:
+        say(f"  more than the {n_cell:,} items a cell holds: judge more items or widen h")
     if not math.isnan(cov):
         need = budget.ppi_required_n(max(n_cell, 3), var_y, var_f, cov, h, level)
         out.ppi = need.n

@@ -39,6 +39,8 @@ class Format:
     config: str | None = None  # a ready mapping config (docs/mapping/...)
     holds: dict[str, bool] = field(default_factory=dict)
     note: str = ""
+    # what the records hold that no column says (a long file's row types)
+    holds_of: Callable[[Sample], dict[str, bool]] | None = None
 
 
 def _contract(sample: Sample) -> bool:
@@ -51,6 +53,11 @@ def _promptfoo(sample: Sample) -> bool:
     return sample.records_path.endswith("results") and bool(
         {"gradingResult", "response", "testCase"} & keys
     )
+
+
+def _langsmith_holds(sample: Sample) -> dict[str, bool]:
+    sources = {str((r.get("feedback_source") or {}).get("type")) for r in sample.records}
+    return {"judge_scores": "model" in sources, "human": bool({"app", "api"} & sources)}
 
 
 def _langfuse(sample: Sample) -> bool:
@@ -167,6 +174,7 @@ FORMATS: tuple[Format, ...] = (
         _has("run_id", "key", "feedback_source"),
         "LangSmith feedback export (Client.list_feedback)",
         config="docs/mapping/langsmith_feedback.yml",
+        holds_of=_langsmith_holds,
     ),
     Format(
         "braintrust",

@@ -99,9 +99,15 @@ def test_mapping_exports_point_at_their_configs(tmp_path: Path) -> None:
     assert "import mapping --config docs/mapping/langsmith_feedback.yml feedback.jsonl" in text
     text = render(diagnose(tmp_path / "experiment.jsonl"))
     assert "import mapping --config docs/mapping/braintrust_experiment.yml" in text
+    assert diagnose(tmp_path / "feedback.jsonl").holds["human"]  # its "app" feedback
     d = diagnose(tmp_path / "evals.csv")
     assert d.format is None and "judge-bias import mapping --config map.yml" in render(d)
     assert {d.columns["grader"].kind, d.columns["review_grade"].kind} == {"judge", "human"}
+    # PASS/FAIL words are read as 1/0: the correlation is pandas' on the mapped rows
+    frame = pd.read_csv(tmp_path / "evals.csv").replace({"PASS": 1.0, "FAIL": 0.0})
+    both = frame[frame["grade"].isin([0.0, 1.0]) & frame["review_grade"].isin([0.0, 1.0])]
+    rho = both["grade"].astype(float).corr(both["review_grade"].astype(float))
+    assert d.budget.figures["rho"] == pytest.approx(rho, abs=1e-9)
 
 
 def test_one_judge_and_constant_scores(tmp_path: Path) -> None:

@@ -222,3 +222,17 @@ def test_config_is_required_and_only_for_mapping(
     args = ["import", "hibayes", str(tmp_path / "a.csv"), "--config", "x.yml"]
     assert main([*args, "--out", str(tmp_path)]) == 2
     assert "takes no config" in capsys.readouterr().err
+
+
+def test_the_config_in_docs_mapping_md_parses() -> None:
+    """The annotated config on docs/mapping.md is a valid config."""
+    import yaml
+
+    from judge_bias.inputs.importers.mapping_config import parse_config
+
+    text = (PROJECT_DIR / "docs" / "mapping.md").read_text(encoding="utf-8")
+    block = text.split("```yaml\n", 1)[1].split("```", 1)[0]
+    config = parse_config(yaml.safe_load(block), Path("docs/mapping.md"))
+    assert [o.kind for o in config.outputs] == ["judge_ratings"]
+    assert config.outputs[0].columns["model"].path == ("metadata.model", "provider")
+    assert [r["dimension"] for r in config.scale_all] == ["*", "*"]

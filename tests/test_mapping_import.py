@@ -160,6 +160,7 @@ def test_langsmith_feedback_config(tmp_path: Path, capsys: pytest.CaptureFixture
         assert (row["prompt_id"], row["label"]) == (by_id[row["feedback_id"]]["run_id"], want)
     assert sum(r["label"] == "" for r in ratings) == 1  # the text-only feedback, not dropped
     assert "outputs[0].columns.label: 1 values missing" in err
+    assert ".map:" not in err  # helpfulness' numbers pass the true/false map as they are
     assert {h["annotator_id"] for h in humans} == {"ana", "langsmith-user"}
 
 
@@ -178,7 +179,11 @@ def test_braintrust_experiment_config(tmp_path: Path, capsys: pytest.CaptureFixt
     assert {h["dimension"] for h in humans} == {"Factuality"}
     assert {r["prompt_id"] for r in ratings} == {r["origin"]["id"] for r in roots}
     assert {r["model"] for r in ratings} == {r["metadata"]["model"] for r in roots}
-    assert "1 values missing" in capsys.readouterr().err  # the null Factuality
+    err = capsys.readouterr().err
+    assert "1 values missing" in err  # the null Factuality
+    # the child spans: left out by where, not counted as lacking scores
+    assert f"{len(records) - len(roots)} of {len(records)} records matched no output" in err
+    assert ".each:" not in err
     assert len(_rows(tmp_path / "o" / "completions.csv")) == len(roots)
 
 

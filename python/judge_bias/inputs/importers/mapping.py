@@ -5,7 +5,8 @@ names a contract kind (judge_ratings, human_annotations, pairwise_judgments, ...
 and, per column, where its value comes from: a dotted path into the record
 (``gradingResult.score``, ``scores.0.value``; a CSV header holding dots is
 matched whole first), a constant, or a template (``"{dataset}-{row}"``), with a
-value map (``{PASS: 1, FAIL: 0}``) and a default. ``each: scores`` writes one
+value map (``{PASS: 1, FAIL: 0}``; a number it does not name passes as it is)
+and a default. ``each: scores`` writes one
 row per element of a list or object (``_item`` the element, ``_key`` its key or
 index); ``where`` keeps the records whose values match. Columns outside the
 contract are kept as extra columns. rating_scales and models are given in the
@@ -93,9 +94,23 @@ def _value(spec: Spec, ctx: dict, where: str, tally: _Tally) -> object:
         text = csv_text(_scalar(value))
         if text in spec.map:
             return spec.map[text]
+        if _is_number(value):
+            return value  # a number the map does not name: on a numeric scale as it is
         tally.unmapped[where] += 1
         tally.unmapped_examples.setdefault(where, set()).add(text)
     return _scalar(value)
+
+
+def _is_number(value: object) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int | float):
+        return True
+    try:
+        float(str(value))
+    except ValueError:
+        return False
+    return True
 
 
 def _passes(ctx: dict, conditions: Sequence[Condition]) -> bool:
@@ -114,7 +129,16 @@ def _passes(ctx: dict, conditions: Sequence[Condition]) -> bool:
     return True
 
 
+def _is_element_test(c: Condition) -> bool:
+    return c.path.split(".")[0] in ("_key", "_item")
+
+
 def _contexts(record: dict, output: Output, tally: _Tally, where: str) -> Iterator[dict]:
+    """The record (or, with each, one context per element) for the output: the
+    record's own where tests come first, so a record they exclude is not counted
+    as lacking the each field."""
+    if not _passes(record, [c for c in output.where if not _is_element_test(c)]):
+        return
     if output.each is None:
         yield record
         return
@@ -146,7 +170,7 @@ def map_records(
             for i, output in enumerate(config.outputs):
                 where = f"outputs[{i}]"
                 for ctx in _contexts(record, output, tally, where):
-                    if not _passes(ctx, output.where):
+                    if not _passes(ctx, [c for c in output.where if _is_element_test(c)]):
                         continue
                     taken = True
                     row = {

@@ -165,3 +165,23 @@ def test_header_only_and_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert main(["doctor", str(tmp_path / "h.csv")]) == 0
     out = capsys.readouterr().out
     assert "h.csv: csv, 0 records" in out and "fits: no known format" in out
+
+
+def test_contract_files_and_an_inspect_archive(tmp_path: Path) -> None:
+    """A contract file holds its kind (judge_ratings' label is the judge's, not a
+    human's); a zip with Inspect's header.json is an Inspect log."""
+    from judge_bias.warehouse.build import DEFAULT_DATA, PROJECT_DIR
+
+    demo = PROJECT_DIR / DEFAULT_DATA
+    d = diagnose(demo / "judge_ratings.csv")
+    assert d.format is not None and d.format.name == "contract"
+    assert d.holds["judge_scores"] and not d.holds["human"] and not d.holds["repeats"]
+    assert d.sample.n_records == _csv_records(demo / "judge_ratings.csv")
+    d = diagnose(demo / "human_annotations.csv")
+    assert d.holds["human"] and not d.holds["judge_scores"] and "agreement_annotators" in d.fills
+    import zipfile
+
+    with zipfile.ZipFile(tmp_path / "run.eval", "w") as archive:
+        archive.writestr("header.json", "{}")
+    d = diagnose(tmp_path / "run.eval")
+    assert d.format is not None and d.format.importer == "inspect" and not d.budget.lines

@@ -83,7 +83,7 @@ def infer_holds(columns: dict[str, Column], sample: Sample, fmt: Format | None) 
         "self": self_named,
         "annotators": kinds["human"] > 0 and annotator is not None and annotator.n_distinct > 1,
         "length": kinds["length"] > 0,
-        "repeats": kinds["run"] > 0,
+        "repeats": any(c.kind == "run" and c.n_distinct > 1 for c in columns.values()),
         "perturbation": {"bias_type", "condition"} <= names,
         "framing": "framing" in names,
     }
@@ -245,7 +245,7 @@ def diagnose(path: str | Path) -> Diagnosis:
     n_judges = judge.n_distinct if judge else (1 if holds["judge_scores"] else 0)
     n_models = model.n_distinct if model else 0
     fills, cannot = marts(holds, n_judges)
-    plan = label_budget(sample, columns, holds) if holds["judge_scores"] else Budget()
+    plan = label_budget(sample, columns, holds) if holds["judge_scores"] and columns else Budget()
     return Diagnosis(sample, fmt, columns, holds, n_judges, n_models, fills, cannot, plan)
 
 
@@ -277,7 +277,12 @@ def render(d: Diagnosis) -> str:
     where = f", records at {s.records_path}" if s.records_path else ""
     lines = [f"{s.path.name}: {s.kind}, {s.n_records:,} records ({read}){where}"]
     lines += [f"fits: {c}" for c in _command(d)]
-    lines.append("then: `judge-bias build --data DATA` (JUDGE_BIAS_GLM_MODELS=none skips the GLMs)")
+    if d.format is None or d.format.name != "contract":
+        lines.append(
+            "then: `judge-bias build --data DATA` (JUDGE_BIAS_GLM_MODELS=none skips the GLMs)"
+        )
+    if s.kind == "zip":
+        lines.append("(an archive: its contents are not profiled)")
     if d.columns:
         n = len(s.records)
         lines.append("columns (kind: a guess from name and values; coverage; distinct; e.g.):")

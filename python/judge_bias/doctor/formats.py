@@ -48,6 +48,21 @@ def _contract(sample: Sample) -> bool:
     return stem in KINDS and set(KINDS[stem].required) <= _keys(sample)
 
 
+def _contract_holds(sample: Sample) -> dict[str, bool]:
+    """A contract file holds its kind's data, whatever its column names suggest
+    (judge_ratings' ``label`` is the judge's, not a human's)."""
+    kind = sample.path.name.split(".")[0]
+    keys = _keys(sample)
+    return {
+        "judge_scores": kind == "judge_ratings",
+        "human": kind == "human_annotations" or "human_verdict" in keys,
+        "pairwise": kind == "pairwise_judgments",
+        "human_verdict": kind == "pairwise_judgments" and "human_verdict" in keys,
+        "perturbation": kind == "perturbation_judgments",
+        "annotators": kind == "human_annotations",
+    }
+
+
 def _promptfoo(sample: Sample) -> bool:
     keys = _keys(sample)
     return sample.records_path.endswith("results") and bool(
@@ -71,6 +86,7 @@ FORMATS: tuple[Format, ...] = (
         _contract,
         "an input contract file (README: Input contract)",
         note="put it in a folder with the other contract files and build that folder",
+        holds_of=_contract_holds,
     ),
     Format(
         "play-favorites",

@@ -209,7 +209,7 @@ def _say(line: str) -> None:
     print(f"mapping: {line}", file=sys.stderr)
 
 
-def _report(config: MappingConfig, n_read: int, n_untaken: int, tally: _Tally) -> None:
+def _report(n_read: int, n_untaken: int, tally: _Tally) -> None:
     if n_untaken:
         _say(f"{n_untaken:,} of {n_read:,} records matched no output's where: not imported")
     for where, n in sorted(tally.no_each.items()):
@@ -236,7 +236,7 @@ def import_mapping(
     rows, n_read, n_untaken, tally = map_records(cfg, files)
     if n_read == 0:
         raise ValueError(f"{', '.join(map(str, files))}: no records to map")
-    _report(cfg, n_read, n_untaken, tally)
+    _report(n_read, n_untaken, tally)
     out = Path(out_dir)
     written: dict[str, int] = {}
     for kind, kind_rows in rows.items():

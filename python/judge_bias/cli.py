@@ -8,6 +8,7 @@ message names). Errors end the output as one line; --debug adds the traceback.
 from __future__ import annotations
 
 import argparse
+import inspect
 import re
 import sys
 import traceback
@@ -48,10 +49,31 @@ def _cmd_import(args: argparse.Namespace) -> int:
     for name in args.files:
         if Path(name).is_dir():
             raise ValueError(f"{name}: a directory; give the {args.format} files themselves")
-    counts = fn(args.files, args.out, models=args.models)
+    takes_config = "config" in inspect.signature(fn).parameters
+    if args.config and not takes_config:
+        raise ValueError(f"--config: the {args.format} importer takes no config (mapping does)")
+    if bool(args.gold) != bool(args.gold_id):
+        raise ValueError("--gold FILE and --gold-id COLUMN go together")
+    extra = {"config": args.config} if takes_config else {}
+    counts = fn(args.files, args.out, models=args.models, **extra)
+    if args.gold:
+        from judge_bias.inputs.gold import join_gold
+
+        gold = join_gold(args.out, args.gold, args.gold_id, args.gold_label)
+        counts["human_annotations"] = counts.get("human_annotations", 0) + gold.n_annotations
     for name, n in counts.items():
         print(f"{name}: {n} rows")
+    if args.gold:
+        print(gold.line())
     print(f"wrote {args.format} inputs to {args.out}")
+    return EXIT_OK
+
+
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    from judge_bias.doctor import diagnose, render
+
+    for name in args.files:
+        print(render(diagnose(name)))
     return EXIT_OK
 
 
@@ -192,7 +214,17 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--out", help="output directory (the input contract)")
     s.add_argument("--models", help="alias,model,family CSV overriding the importer's models")
     s.add_argument("--list", action="store_true", help="print the formats, one line each")
+    s.add_argument("--config", help="mapping: the YAML config (docs/mapping.md)")
+    s.add_argument("--gold", help="human labels in a separate CSV/Parquet file (docs/mapping.md)")
+    s.add_argument("--gold-id", help="the gold file's id column (GOLD=RATINGS if names differ)")
+    s.add_argument("--gold-label", default="label", help="the gold file's label column")
     s.set_defaults(func=_cmd_import)
+
+    s = sub.add_parser(
+        "doctor", **common, help="what a file holds, which importer fits, which marts it fills"
+    )
+    s.add_argument("files", nargs="+", metavar="FILE")
+    s.set_defaults(func=_cmd_doctor)
 
     s = sub.add_parser("build", **common, help="dbt build + validation on a data directory")
     s.add_argument(

@@ -14,6 +14,7 @@ from judge_bias.inputs.importers.hibayes import import_hibayes
 from judge_bias.inputs.importers.inspect_logs import import_inspect
 from judge_bias.inputs.importers.judge_bench import import_judge_bench
 from judge_bias.inputs.importers.llmbar import import_llmbar
+from judge_bias.inputs.importers.mapping import import_mapping
 from judge_bias.inputs.importers.mt_bench import import_mt_bench
 from judge_bias.inputs.importers.play_favorites import import_play_favorites
 from judge_bias.inputs.importers.self_recognition import import_self_recognition
@@ -24,6 +25,7 @@ IMPORTERS: dict[str, Callable[..., dict[str, int]]] = {
     "inspect": import_inspect,
     "judge-bench": import_judge_bench,
     "llmbar": import_llmbar,
+    "mapping": import_mapping,
     "mt-bench": import_mt_bench,
     "play-favorites": import_play_favorites,
     "self-recognition": import_self_recognition,

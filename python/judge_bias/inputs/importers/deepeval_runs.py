@@ -1,4 +1,4 @@
-"""DeepEval test runs (.deepeval/.latest_test_run.json, test_run_*.json): each metric's score per test case.
+"""DeepEval test runs (.deepeval/.latest_test_run.json): each metric's score per test case.
 
 A file is what DeepEval 4.x writes after ``evaluate()`` or ``deepeval test run``:
 ``{"testRunData": TestRun}`` in ``.deepeval/.latest_test_run.json``, or the
@@ -136,9 +136,16 @@ def import_deepeval(
             no_model += judged and not model
     if not_judged:
         named = ", ".join(f"{name} ({n})" for name, n in sorted(not_judged.items()))
-        print(f"deepeval: {sum(not_judged.values())} score(s) of metrics without an "
-              f"evaluation model not imported (code, not a judge): {named}", file=sys.stderr)  # fmt: skip
-    report_unmapped("deepeval", no_model, f"test case(s) without a {key!r} in metadata or hyperparameters (empty model)")  # fmt: skip
+        print(
+            f"deepeval: {sum(not_judged.values())} score(s) of metrics without an "
+            f"evaluation model not imported (code, not a judge): {named}",
+            file=sys.stderr,
+        )
+    report_unmapped(
+        "deepeval",
+        no_model,
+        f"test case(s) without a {key!r} in metadata or hyperparameters (empty model)",
+    )
     report_unmapped("deepeval", errored, "metric result(s) with an error and no score")
     scales = [{"dimension": d, "label": s, "score": s} for d in dimensions for s in (0, 1)]
     names = [str(r["judge"]) for r in ratings] + [m for _, m in completions]

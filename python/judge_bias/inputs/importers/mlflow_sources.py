@@ -219,11 +219,15 @@ def read_sqlite_store(path: Path) -> list[Trace]:
     if missing:
         raise ValueError(f"{path}: not an MLflow 3 tracking store: no table {', '.join(missing)}")
     try:
+        columns = {r[1] for r in db.execute("pragma table_info(trace_info)")}
+        # newer stores keep the trace name in a column, not in the mlflow.traceName tag
+        name = "trace_name" if "trace_name" in columns else "null"
         traces = {
-            tid: Trace(tid, request=req, response=resp)
-            for tid, req, resp in _rows(
-                db, "select request_id, request_preview, response_preview from trace_info "
-                "order by timestamp_ms, request_id",
+            tid: Trace(tid, tags={"mlflow.traceName": tname} if tname else {},
+                       request=req, response=resp)
+            for tid, req, resp, tname in _rows(
+                db, f"select request_id, request_preview, response_preview, {name} "
+                "from trace_info order by timestamp_ms, request_id",
             )
         }  # fmt: skip
         for table, attr in (("trace_tags", "tags"), ("trace_request_metadata", "metadata")):
@@ -265,12 +269,15 @@ def read_sqlite_store(path: Path) -> list[Trace]:
 def read_tracking_uri(uri: str) -> list[Trace]:
     """Every trace of every experiment at a tracking URI, through MLflow's API."""
     mlflow = require("mlflow", "mlflow", f"judge-bias import mlflow {uri}")
-    client = mlflow.MlflowClient(tracking_uri=uri)
+    previous = mlflow.get_tracking_uri()
+    mlflow.set_tracking_uri(uri)  # search_traces reads the global tracking URI
     try:
-        ids = [e.experiment_id for e in client.search_experiments()]
+        ids = [e.experiment_id for e in mlflow.search_experiments()]
         found = mlflow.search_traces(locations=ids, return_type="list") if ids else []
     except Exception as exc:  # MLflow's client errors are long; keep the first line
         raise ValueError(f"{uri}: MLflow could not list its traces ({exc})") from exc
+    finally:
+        mlflow.set_tracking_uri(previous)
     return [trace_from_record(t.to_dict()) for t in found]
 
 

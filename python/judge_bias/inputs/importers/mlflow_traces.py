@@ -1,4 +1,4 @@
-"""MLflow 3 traces with assessments: search_traces exports (JSON, JSONL, Parquet), a sqlite store or a tracking URI.
+"""MLflow 3 trace assessments: search_traces exports, a sqlite store or a tracking URI.
 
 Sources (judge_bias.inputs.importers.mlflow_sources): a ``mlflow.search_traces()``
 export or a JSON list of ``Trace.to_dict()``, read without MLflow; a local
@@ -81,10 +81,14 @@ def scale_rows(dimension: str, values: list[object]) -> list[dict[str, object]]:
     """A dimension's rating scale from the values given on it (module docstring)."""
     given = [v for v in values if v is not None]
     if given and all(isinstance(v, bool) for v in given):
-        return [{"dimension": dimension, "label": k, "score": s} for k, s in (("true", 1), ("false", 0))]  # fmt: skip
+        return [
+            {"dimension": dimension, "label": k, "score": s} for k, s in (("true", 1), ("false", 0))
+        ]
     texts = {v for v in given if isinstance(v, str)}
     if texts and {t.lower() for t in texts} <= set(YES_NO):
-        return [{"dimension": dimension, "label": t, "score": YES_NO[t.lower()]} for t in sorted(texts)]  # fmt: skip
+        return [
+            {"dimension": dimension, "label": t, "score": YES_NO[t.lower()]} for t in sorted(texts)
+        ]
     numbers = [v for v in given if _is_number(v)]
     if numbers:
         ends = sorted({min(numbers), max(numbers)})  # type: ignore[type-var]

@@ -79,8 +79,13 @@ def test_counts_reconcile_with_a_plain_parse_and_every_source_agrees(
     assert (n_judge, n_human, n_code) == (by_type["LLM_JUDGE"], by_type["HUMAN"], by_type["CODE"])
     # 12 traces x 2 judges x 3 names + 1 failed judge call; 9 traces x 2 humans x 3; 12 x 1
     assert (n_judge, n_human, n_code) == (73, 54, 12)
+    # the JSON export again as JSON Lines (to_json(orient="records", lines=True))
+    records = json.loads((FIXTURES / "search_traces.json").read_text(encoding="utf-8"))
+    jsonl = tmp_path / "search_traces.jsonl"
+    jsonl.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     outputs = {}
-    for source in (*(str(FIXTURES / e) for e in EXPORTS), f"sqlite:///{store}", str(store)):
+    sources = (*(str(FIXTURES / e) for e in EXPORTS), str(jsonl), f"sqlite:///{store}", str(store))
+    for source in sources:
         out = tmp_path / str(len(outputs))
         assert main(["import", "mlflow", source, "--out", str(out)]) == 0, source
         err = capsys.readouterr().err

@@ -208,3 +208,19 @@ def test_builds_and_the_spearman_is_the_raw_files(mlflow_build) -> None:
     )
     assert int(got["n"].iloc[0]) == len(ids) == 9
     assert got["spearman"].iloc[0] == pytest.approx(expected.statistic, abs=1e-9)
+
+
+def test_a_judge_named_by_model_uri_is_the_traced_model(tmp_path: Path) -> None:
+    """MLflow's judges log source_id = their model URI (``openai:/gpt-4o``)."""
+    traces = raw_traces()
+    for t in traces:
+        for a in feedback(t, "LLM_JUDGE"):
+            a["source"]["source_id"] = "openai:/" + a["source"]["source_id"]
+    path = tmp_path / "traces.json"
+    path.write_text(json.dumps(traces), encoding="utf-8")
+    assert main(["import", "mlflow", str(path), "--out", str(tmp_path / "out")]) == 0
+    models = {
+        r["alias"]: (r["model"], r["family"]) for r in read_csv(tmp_path / "out" / "models.csv")
+    }
+    assert models["openai:/gpt-4o"] == models["gpt-4o"] == ("gpt-4o", "GPT")
+    assert models["openai:/claude-3-5-sonnet"] == ("claude-3-5-sonnet", "Claude")

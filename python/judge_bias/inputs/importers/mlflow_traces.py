@@ -34,20 +34,24 @@ by its source type:
   nominal (edit rating_scales.csv to order an ordinal scale). A value off its
   dimension's scale (a dict, a list, text among numbers) is written as given
   and rejected by the build; the importer says how many.
-- **Names**: models.csv maps every judge and model to itself, family from its
-  prefix (override with ``--models``).
+- **Names**: MLflow's judges name their model by URI (``source_id`` =
+  ``openai:/gpt-4o``): models.csv maps a name to the part after its
+  ``<provider>:/`` (so that judge is the traced model gpt-4o: self-judgments),
+  every other name to itself, family from its prefix (override with
+  ``--models``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
+import re
 import sys
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from judge_bias.inputs.importers._write import report_unmapped, write_models
+from judge_bias.inputs.importers._write import default_family, report_unmapped, write_models
 from judge_bias.inputs.importers.mlflow_sources import Trace, read_source
 from judge_bias.inputs.writer import csv_text, write_contract_file
 
@@ -56,6 +60,12 @@ RATING_EXTRAS = ("trace_id", "assessment_id", "span_id", "rationale")
 HUMAN_EXTRAS = ("trace_id", "rationale")
 SCALE_EXTRAS = ("scale_level",)
 YES_NO = {"yes": 1, "no": 0}
+
+
+def canonical(name: str) -> tuple[str, str]:
+    """(model, family) of a name: a model URI's part after ``<provider>:/``."""
+    model = re.sub(r"^[A-Za-z0-9_.-]+:/+", "", name)
+    return model, default_family(model)
 
 
 def prompt_id(trace: Trace) -> str:
@@ -173,6 +183,7 @@ def import_mlflow(
     report_unmapped("mlflow", errors, "feedback(s) with an error and no value")
     report_unmapped("mlflow", off_scale, "value(s) off their dimension's scale")
     names = [str(r["judge"]) for r in ratings] + [m for _, m in completions]
+    defaults = {n: canonical(n) for n in names}
     out = Path(out_dir)
     return {
         "judge_ratings": write_contract_file(out, "judge_ratings", ratings, RATING_EXTRAS),
@@ -182,5 +193,5 @@ def import_mlflow(
         "rating_scales": write_contract_file(
             out, "rating_scales", [r for rows in scales.values() for r in rows], SCALE_EXTRAS
         ),
-        "models": write_models(out, names, None, models),
+        "models": write_models(out, names, defaults, models),
     }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import inspect
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -105,6 +106,8 @@ WRONG_FILES = {
     "self-recognition": ("gpt4_results.json", b""),
     "hibayes": ("q1_data.csv", b"\x89PNG\r\n\x1a\n\x00\xff\xfe"),
     "play-favorites": ("Faithfulness.csv", b"\xff\xfe\x00j\x00u\x00d"),
+    "mlflow": ("search_traces.json", b"<html>not found</html>"),
+    "deepeval": (".latest_test_run.json", b"\xff\xfe\x00{"),
 }
 
 
@@ -125,3 +128,25 @@ def test_a_directory_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert main(["import", "judge-bench", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and str(tmp_path) in err[0] and "directory" in err[0]
+
+
+@pytest.mark.parametrize(
+    ("fmt", "module", "extra"),
+    [("inspect", "inspect_ai", "inspect"), ("mlflow", "mlflow", "mlflow")],
+)
+def test_a_missing_extra_is_one_line_naming_it(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    fmt: str,
+    module: str,
+    extra: str,
+) -> None:
+    """inspect-ai and mlflow are extras: without them the importer says which to install."""
+    for name in [m for m in sys.modules if m == module or m.startswith(f"{module}.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, module, None)  # `import module` raises ImportError
+    source = str(tmp_path / "log.eval") if fmt == "inspect" else "http://127.0.0.1:5000"
+    assert main(["import", fmt, source, "--out", str(tmp_path / "out")]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert f"pip install 'judge-bias[{extra}]'" in line and "unexpected" not in line

@@ -49,12 +49,18 @@ def _cmd_import(args: argparse.Namespace) -> int:
     for name in args.files:
         if Path(name).is_dir():
             raise ValueError(f"{name}: a directory; give the {args.format} files themselves")
-    takes_config = "config" in inspect.signature(fn).parameters
-    if args.config and not takes_config:
+    params = inspect.signature(fn).parameters
+    if args.config and "config" not in params:
         raise ValueError(f"--config: the {args.format} importer takes no config (mapping does)")
+    if args.model_tag and "model_tag" not in params:
+        raise ValueError(f"--model-tag: the {args.format} importer does not take it")
     if bool(args.gold) != bool(args.gold_id):
         raise ValueError("--gold FILE and --gold-id COLUMN go together")
-    extra = {"config": args.config} if takes_config else {}
+    extra: dict[str, str] = {}
+    if "config" in params:
+        extra["config"] = args.config
+    if args.model_tag:
+        extra["model_tag"] = args.model_tag
     counts = fn(args.files, args.out, models=args.models, **extra)
     if args.gold:
         from judge_bias.inputs.gold import join_gold
@@ -218,6 +224,10 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--gold", help="human labels in a separate CSV/Parquet file (docs/mapping.md)")
     s.add_argument("--gold-id", help="the gold file's id column (GOLD=RATINGS if names differ)")
     s.add_argument("--gold-label", default="label", help="the gold file's label column")
+    s.add_argument(
+        "--model-tag", help="mlflow: the trace tag naming the model under test; deepeval: the "
+        "test case metadata or hyperparameter key (default: the traced model; model)",
+    )  # fmt: skip
     s.set_defaults(func=_cmd_import)
 
     s = sub.add_parser(

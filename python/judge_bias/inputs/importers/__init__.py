@@ -2,7 +2,8 @@
 
 Each importer is one module with one ``import_<format>(files, out_dir, models=None)``
 function (``models``: the user's alias, model, family CSV, written on top of the
-importer's own names); its module docstring documents the mapping (the first
+importer's own names; the importers of tools that record the model under test in a
+tag also take ``model_tag``); its module docstring documents the mapping (the first
 line is what ``judge-bias import --list`` prints).
 """
 
@@ -10,22 +11,26 @@ import sys
 from collections.abc import Callable
 
 from judge_bias.inputs.importers.alpaca_eval import import_alpaca_eval
+from judge_bias.inputs.importers.deepeval_runs import import_deepeval
 from judge_bias.inputs.importers.hibayes import import_hibayes
 from judge_bias.inputs.importers.inspect_logs import import_inspect
 from judge_bias.inputs.importers.judge_bench import import_judge_bench
 from judge_bias.inputs.importers.llmbar import import_llmbar
 from judge_bias.inputs.importers.mapping import import_mapping
+from judge_bias.inputs.importers.mlflow_traces import import_mlflow
 from judge_bias.inputs.importers.mt_bench import import_mt_bench
 from judge_bias.inputs.importers.play_favorites import import_play_favorites
 from judge_bias.inputs.importers.self_recognition import import_self_recognition
 
 IMPORTERS: dict[str, Callable[..., dict[str, int]]] = {
     "alpaca-eval": import_alpaca_eval,
+    "deepeval": import_deepeval,
     "hibayes": import_hibayes,
     "inspect": import_inspect,
     "judge-bench": import_judge_bench,
     "llmbar": import_llmbar,
     "mapping": import_mapping,
+    "mlflow": import_mlflow,
     "mt-bench": import_mt_bench,
     "play-favorites": import_play_favorites,
     "self-recognition": import_self_recognition,

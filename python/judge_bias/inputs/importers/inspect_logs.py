@@ -1,5 +1,7 @@
 """Inspect AI evaluation logs (.eval or .json), read with inspect_ai's log reader.
 
+inspect_ai is an optional dependency: ``pip install 'judge-bias[inspect]'``.
+
 Every score of every sample becomes one judge_ratings row:
 
 - **model** = the evaluated model (``log.eval.model``), **judge** = the
@@ -36,6 +38,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TypeGuard
 
+from judge_bias.inputs.importers._extras import require
 from judge_bias.inputs.importers._write import default_family, report_unmapped, write_models
 from judge_bias.inputs.writer import csv_text, write_contract_file
 
@@ -95,7 +98,7 @@ def import_inspect(
     """Convert Inspect AI logs to the input contract in ``out_dir``.
 
     Returns the number of rows written per output file."""
-    from inspect_ai.log import read_eval_log
+    read_eval_log = require("inspect_ai.log", "inspect", "judge-bias import inspect").read_eval_log
 
     ratings: list[dict[str, object]] = []
     prompts: dict[str, dict[str, object]] = {}

@@ -1,0 +1,120 @@
+"""The deepeval import on test runs DeepEval 4.3.1 itself wrote
+(tests/fixtures/deepeval/make_fixture.py: evaluate() with two local
+DeepEvalBaseLLM judges, G-Eval metrics and Exact Match, one run per model under
+test). The counts, scores, thresholds and pass/fail reconcile with a plain json
+parse written here; the built warehouse's mean judge score per judge, model and
+dimension equals the raw files' mean, and a judge grading its own model is a
+self-judgment."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from judge_bias.cli import main
+from tests.conftest import query
+from tests.importing import assert_reconciled, import_and_build
+
+FIXTURES = Path(__file__).parent / "fixtures" / "deepeval"
+RUNS = sorted(FIXTURES.glob("latest_test_run_*.json"))
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def raw_scores() -> list[tuple[str, str, str, str, float, float, bool]]:
+    """(judge, model, case, metric, score, threshold, success) from the files."""
+    rows = []
+    for path in RUNS:
+        run = json.loads(path.read_text(encoding="utf-8"))["testRunData"]
+        for case in run["testCases"]:
+            model = (case.get("metadata") or {}).get("model") or run["hyperparameters"]["model"]
+            for m in case["metricsData"]:
+                if "evaluationModel" in m:
+                    rows.append((m["evaluationModel"], model, case["name"], m["name"],
+                                 m["score"], m["threshold"], m["success"]))  # fmt: skip
+    return rows
+
+
+def test_scores_reconcile_with_a_plain_parse(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert len(RUNS) == 2
+    assert main(["import", "deepeval", *map(str, RUNS), "--out", str(tmp_path)]) == 0
+    raw = raw_scores()
+    assert len(raw) == 2 * 4 * 4  # 2 runs x 4 cases x (2 judges x 2 G-Eval metrics)
+    got = [
+        (r["judge"], r["model"], r["test_case"], r["dimension"], float(r["label"]),
+         float(r["threshold"]), r["success"] == "true")
+        for r in read_csv(tmp_path / "judge_ratings.csv")
+    ]  # fmt: skip
+    assert sorted(got) == sorted(raw)
+    # Exact Match has no evaluation model: counted, not written
+    assert "8 score(s) of metrics without an evaluation model" in capsys.readouterr().err
+    prompts = read_csv(tmp_path / "prompts.csv")
+    assert len(prompts) == 4  # the same four inputs in both runs share their prompt ids
+    scales = {(r["dimension"], r["label"]) for r in read_csv(tmp_path / "rating_scales.csv")}
+    assert scales == {(d, s) for d in ("Correctness [GEval]", "Helpfulness [GEval]") for s in "01"}
+
+
+def test_model_tag_and_a_run_without_a_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = json.loads(RUNS[0].read_text(encoding="utf-8"))
+    run["testRunData"]["hyperparameters"] = {"llm": "my-model"}
+    path = tmp_path / "latest_test_run.json"
+    path.write_text(json.dumps(run), encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["import", "deepeval", str(path), "--out", str(out)]) == 0
+    assert {r["model"] for r in read_csv(out / "judge_ratings.csv")} == {""}
+    assert "4 test case(s) without a 'model'" in capsys.readouterr().err
+    assert main(["import", "deepeval", str(path), "--out", str(out), "--model-tag", "llm"]) == 0
+    assert {r["model"] for r in read_csv(out / "judge_ratings.csv")} == {"my-model"}
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"not json", b'{"testRunLink": "https://app.confident-ai.com/x"}', b'{"testRunData": []}'],
+)
+def test_an_unreadable_file_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes
+) -> None:
+    path = tmp_path / ".latest_test_run.json"
+    path.write_bytes(content)
+    assert main(["import", "deepeval", str(path), "--out", str(tmp_path / "out")]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert str(path) in line and "unexpected" not in line
+
+
+@pytest.fixture(scope="module")
+def deepeval_build(tmp_path_factory: pytest.TempPathFactory):
+    return import_and_build("deepeval", RUNS, tmp_path_factory)
+
+
+@pytest.mark.dbt
+def test_builds_and_the_mean_scores_are_the_raw_files(deepeval_build) -> None:
+    out, result = deepeval_build
+    assert assert_reconciled(out, result)["judge_ratings"] == (32, 0)
+    sums: dict[tuple[str, str, str], list[float]] = defaultdict(list)
+    for judge, model, _, metric, score, _, _ in raw_scores():
+        sums[(judge, model, metric)].append(score)
+    got = query(
+        result.db_path,
+        "select judge, model, dimension, mean_judge_score_norm, n from agg_judge_model_scores "
+        "where dimension <> 'all'",
+    )
+    assert len(got) == len(sums) == 8
+    for row in got.itertuples():
+        scores = sums[(row.judge, row.model, row.dimension)]
+        assert row.n == len(scores) == 4
+        # the scale is 0-1, so the normalised score is the score
+        assert row.mean_judge_score_norm == pytest.approx(sum(scores) / len(scores), abs=1e-12)
+    self_rows = query(result.db_path, "select judge, model from fct_judge_ratings where is_self")
+    assert set(map(tuple, self_rows.to_numpy())) == {("gpt-4o", "gpt-4o")}
+    assert len(self_rows) == 8  # gpt-4o grading gpt-4o's 4 cases on 2 metrics

@@ -25,6 +25,7 @@ from judge_bias.stats.binary_agreement import (
     binary_agreement,
     gwet_ac1_binary,
     quadratic_weighted_kappa,
+    rogan_gladen,
 )
 
 TOL = 1e-9
@@ -101,8 +102,25 @@ def test_rogan_gladen_matches_truescore() -> None:
     ours = binary_agreement(all_judge, human_all, np.arange(1000), level=0.90)
     ref = ts.rogan_gladen_estimate(all_judge, human, np.arange(300), alpha=0.10)
     assert ours["rg_pass_rate"] == pytest.approx(ref.point, abs=TOL)
-    assert ours["rg_pass_rate_ci_low"] == pytest.approx(ref.low, abs=TOL)
-    assert ours["rg_pass_rate_ci_high"] == pytest.approx(ref.high, abs=TOL)
+    # named difference: truescore's interval treats p_obs, sens and spec as independent
+    # (the independent form here, equal to it); ours keeps their covariance (the
+    # labelled ratings are in p_obs) and is narrower
+    ids = np.arange(1000)
+    indep = rogan_gladen(all_judge, ids, judge, human, ids[:300], 0.90, independent=True)
+    assert (indep.point, indep.low, indep.high) == pytest.approx((ref.point, ref.low, ref.high))
+    assert ours["rg_pass_rate_ci_high"] - ours["rg_pass_rate_ci_low"] < ref.high - ref.low
+    # the linearised standard error against a bootstrap of the ratings (iid: one per prompt)
+    rng = np.random.default_rng(5)
+    draws = []
+    for _ in range(2000):
+        take = rng.integers(0, 1000, 1000)
+        lab = take[take < 300]
+        j, h = judge[lab], human[lab]
+        se_b, sp_b = j[h == 1].mean(), 1 - j[h == 0].mean()
+        draws.append((all_judge[take].mean() + sp_b - 1) / (se_b + sp_b - 1))
+    z = stats.norm.ppf(0.95)
+    se_ours = (ours["rg_pass_rate_ci_high"] - ours["rg_pass_rate_ci_low"]) / (2 * z)
+    assert se_ours == pytest.approx(np.std(draws), rel=0.08)
     # by hand: (p_obs + spec - 1) / (sens + spec - 1)
     sens = judge[human == 1].mean()
     spec = 1 - judge[human == 0].mean()

@@ -16,8 +16,9 @@ class DriftSettings:
     pass_threshold: float = 0.5
     # the drift flag's practical threshold on the 0-1 scale (shift, accuracy change)
     drift_min_shift: float = 0.05
-    # the drift flag fires when the pass-flip rate's lower bound exceeds this
-    drift_max_flip_rate: float = 0.10
+    # the drift flag fires when the pass-flip rate's lower bound exceeds this: above
+    # the judge's own rerun pass_cross_rate (a noisy unchanged judge flips too)
+    drift_max_flip_rate: float = 0.20
     # prompt-cluster bootstrap resamples (kappa, alpha, AC1) and their seed
     n_boot: int = 500
     seed: int = 20250101

@@ -8,7 +8,9 @@ max_score: its verdict crosses the pass threshold when min < threshold <= max).
 
 - flip_rate: the mean over items of discordant_share, an estimate of P(two runs of
   an item disagree) that does not grow with the number of runs (with two runs it is
-  the share of items whose score changed); prompt-clustered Wilson interval;
+  the share of items whose score changed); prompt-clustered Wilson interval at the
+  effective size of the CR1 variance, not capped at n (a share of run pairs varies
+  less than a 0/1 unit: capped, the interval over-covers, 0.98 measured);
 - pass_cross_rate: the share of items whose verdict crosses the pass threshold
   between runs; prompt-clustered Wilson interval;
 - within_item_sd: sqrt(sum ss / sum (n_runs - 1)), the pooled within-item sd; its
@@ -63,7 +65,7 @@ def stability_statistics(items: pd.DataFrame, settings: DriftSettings) -> dict[s
     runs = items["n_runs"].to_numpy(dtype=float)
     est = {
         "flip_rate": clustered_wilson(
-            items["discordant_share"].to_numpy(dtype=float), prompts, settings.ci_level
+            items["discordant_share"].to_numpy(dtype=float), prompts, settings.ci_level, cap=False
         ),
         "pass_cross_rate": clustered_wilson(
             (

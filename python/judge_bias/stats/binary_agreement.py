@@ -20,10 +20,11 @@ default: the upper half of the scale); the human verdict is the mean human score
   interval: percentile bootstrap over prompts.
 
 The Rogan-Gladen (1978) corrected pass rate uses every judge rating, labelled or
-not: (p_obs + spec - 1) / (sens + spec - 1), p_obs the judge's pass rate, with the
-delta-method interval of truescore's ``rogan_gladen_estimate`` (the three rates'
-variances p (1 - p) / n_eff, n_eff the prompt-clustered effective size), clipped to
-[0, 1]; null, with a note, when sens + spec <= 1 or a human class is empty.
+not: (p_obs + spec - 1) / (sens + spec - 1), p_obs the judge's pass rate, with a
+delta-method (linearisation) interval clustered by prompt that keeps the covariance
+of p_obs with sens and spec (``rogan_gladen``; truescore's ``rogan_gladen_estimate``
+treats the three as independent), clipped to [0, 1]; null, with a note, when
+sens + spec <= 1 or a human class is empty.
 """
 
 from __future__ import annotations
@@ -98,8 +99,19 @@ def rogan_gladen(
     human_pass: np.ndarray,
     labelled_clusters: np.ndarray,
     level: float,
+    *,
+    independent: bool = False,
 ) -> Estimate:
-    """Rogan-Gladen corrected pass rate with its delta-method interval."""
+    """Rogan-Gladen corrected pass rate with its delta-method interval.
+
+    Default: the variance of the estimator's linearisation, summed per prompt (CR1):
+    each rating's influence (jp - p)/N - theta 1[pos] (jp - sens)/n_pos
+    + (1 - theta) 1[neg] ((1 - jp) - spec)/n_neg, over J. It keeps the covariance of
+    p_obs with sens and spec that arises because the labelled ratings are part of
+    p_obs (they move together, so the independent form over-covers: 0.99 measured
+    at half the ratings labelled). ``independent``: truescore's form, the three
+    variances p (1 - p) / n summed as if independent (n the prompt-clustered
+    effective sizes), the reference it is tested against."""
     human_pass = np.asarray(human_pass, dtype=bool)
     pos, neg = human_pass, ~human_pass
     if judge_pass.size == 0 or pos.sum() == 0 or neg.sum() == 0:
@@ -112,14 +124,28 @@ def rogan_gladen(
     jp = np.asarray(judge_pass, dtype=float)
     p_obs = float(jp.mean())
     theta = (p_obs + spec - 1) / youden
-    n_p = effective_n(jp, judge_clusters)
-    n_se = effective_n(lj[pos], labelled_clusters[pos])
-    n_sp = effective_n(1 - lj[neg], labelled_clusters[neg])
-    var = (
-        p_obs * (1 - p_obs) / n_p
-        + theta**2 * sens * (1 - sens) / n_se
-        + (1 - theta) ** 2 * spec * (1 - spec) / n_sp
-    ) / youden**2
+    if independent:
+        n_p = effective_n(jp, judge_clusters)
+        n_se = effective_n(lj[pos], labelled_clusters[pos])
+        n_sp = effective_n(1 - lj[neg], labelled_clusters[neg])
+        var = (
+            p_obs * (1 - p_obs) / n_p
+            + theta**2 * sens * (1 - sens) / n_se
+            + (1 - theta) ** 2 * spec * (1 - spec) / n_sp
+        ) / youden**2
+    else:
+        influence = np.concatenate(
+            [
+                (jp - p_obs) / jp.size,
+                -theta * np.where(pos, lj - sens, 0.0) / pos.sum()
+                + (1 - theta) * np.where(neg, (1 - lj) - spec, 0.0) / neg.sum(),
+            ]
+        ) / youden
+        codes, g = cluster_codes(np.concatenate([judge_clusters, labelled_clusters]))
+        if g < 2:
+            return Estimate(float(np.clip(theta, 0, 1)), note="fewer than 2 prompts: no interval")
+        totals = np.bincount(codes, weights=influence, minlength=g)
+        var = g / (g - 1) * float(np.sum(totals**2))
     half = z_value(level) * float(np.sqrt(max(var, 0.0)))
     note = "rg_pass_rate: clipped to [0, 1]" if not 0 <= theta <= 1 else None
     clip = lambda v: float(np.clip(v, 0.0, 1.0))  # noqa: E731

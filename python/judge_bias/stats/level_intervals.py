@@ -42,11 +42,13 @@ def cluster_codes(clusters: np.ndarray) -> tuple[np.ndarray, int]:
     return codes, int(codes.max()) + 1 if codes.size else 0
 
 
-def effective_n(values: np.ndarray, clusters: np.ndarray) -> float:
+def effective_n(values: np.ndarray, clusters: np.ndarray, cap: bool = True) -> float:
     """n / design effect of the mean of ``values`` (each in [0, 1]):
-    min(n, n p (1 - p) / ((n - 1) var_c)), var_c the CR1 variance of the mean;
-    n when var_c = 0 (every cluster at the rate) or one unit per cluster; 1 with
-    one cluster (no between-cluster variance to estimate)."""
+    n p (1 - p) / ((n - 1) var_c), var_c the CR1 variance of the mean, capped at n
+    (Korn-Graubard: deff >= 1, right for 0/1 units; ``cap`` False for fractional
+    units, whose variance is below p (1 - p) and whose Wilson interval would
+    otherwise over-cover); n when var_c = 0 (every cluster at the rate); 1 with one
+    cluster (no between-cluster variance to estimate)."""
     y = np.asarray(values, dtype=float)
     n = y.size
     p = float(y.mean())
@@ -56,18 +58,21 @@ def effective_n(values: np.ndarray, clusters: np.ndarray) -> float:
     resid = np.bincount(codes, weights=y - p, minlength=g)
     var_c = g / (g - 1) * float(np.sum(resid**2)) / n**2
     if var_c > 0 and n > 1:
-        return max(1.0, min(float(n), n * p * (1 - p) / ((n - 1) * var_c)))
+        n_eff = n * p * (1 - p) / ((n - 1) * var_c)
+        return max(1.0, min(float(n), n_eff) if cap else n_eff)
     return float(n)
 
 
-def clustered_wilson(values: np.ndarray, clusters: np.ndarray, level: float) -> Estimate:
+def clustered_wilson(
+    values: np.ndarray, clusters: np.ndarray, level: float, cap: bool = True
+) -> Estimate:
     """Mean of ``values`` (each in [0, 1]) with Wilson's interval at ``effective_n``."""
     y = np.asarray(values, dtype=float)
     if y.size == 0:
         return Estimate(None, note="no units")
     p = float(y.mean())
     g = cluster_codes(clusters)[1]
-    n_eff = effective_n(y, clusters)
+    n_eff = effective_n(y, clusters, cap)
     low, high = proportion_confint(p * n_eff, n_eff, alpha=1 - level, method="wilson")
     note = "one prompt: the interval assumes one unit" if g < 2 else None
     return Estimate(p, float(min(low, p)), float(max(high, p)), note)

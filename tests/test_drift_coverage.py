@@ -52,7 +52,9 @@ def _covered(truth: float, low: object, high: object) -> bool:
     return low is not None and high is not None and low <= truth <= high  # type: ignore[operator]
 
 
-def _coverage(truths: dict[str, float], draw: Callable[[int], dict[str, object]]) -> dict[str, float]:
+def _coverage(
+    truths: dict[str, float], draw: Callable[[int], dict[str, object]]
+) -> dict[str, float]:
     hits = dict.fromkeys(truths, 0)
     for rep in range(REPS):
         row = draw(rep)
@@ -65,7 +67,14 @@ def _population_drift(shift: float) -> dict[str, float]:
     before, after, human = _versions(np.random.default_rng(1), 100_000, 4, shift)
     hp = human >= 0.5
     n = float(before.size)
-    sums = [n, before.sum(), after.sum(), (before**2).sum(), (after**2).sum(), (before * after).sum()]
+    sums = [
+        n,
+        before.sum(),
+        after.sum(),
+        (before**2).sum(),
+        (after**2).sum(),
+        (before * after).sum(),
+    ]
     return {
         "mean_shift": float((after - before).mean()),
         "flip_rate": float((after != before).mean()),

@@ -32,9 +32,7 @@ def test_simulator_options_are_off_by_default(tmp_path: Path) -> None:
         models = list(csv.DictReader(f))
     assert [m["previous_version"] for m in models if m["model"] == DRIFT_VERSION] != [""]
     for name in ("judge_ratings.csv", "models.csv", "human_annotations.csv"):
-        assert (DEMO_DIR / name).read_bytes() == (
-            simulate(tmp_path / "demo") / name
-        ).read_bytes()
+        assert (DEMO_DIR / name).read_bytes() == (simulate(tmp_path / "demo") / name).read_bytes()
 
 
 @pytest.mark.dbt

@@ -21,7 +21,6 @@ from judge_bias.drift.settings import DriftSettings, settings_from_config
 from judge_bias.drift.stability import judge_stability_mart
 from judge_bias.drift.versions import alpha_interval_two, drift_statistics, judge_drift_mart
 from judge_bias.stats.binary_agreement import (
-    agreement_binary_mart,
     binary_agreement,
     gwet_ac1_binary,
     quadratic_weighted_kappa,

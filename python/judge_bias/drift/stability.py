@@ -94,7 +94,9 @@ def stability_statistics(items: pd.DataFrame, settings: DriftSettings) -> dict[s
     return row
 
 
-def judge_stability_mart(items: pd.DataFrame, settings: DriftSettings | None = None) -> pd.DataFrame:
+def judge_stability_mart(
+    items: pd.DataFrame, settings: DriftSettings | None = None
+) -> pd.DataFrame:
     """One row per judge x dimension with reruns (`all` pooled where a judge has
     several dimensions)."""
     s = settings or DriftSettings()

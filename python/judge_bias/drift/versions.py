@@ -29,7 +29,7 @@ import pandas as pd
 from scipy import stats
 
 from judge_bias.drift.settings import DriftSettings
-from judge_bias.stats.binary_agreement import qwk_moments
+from judge_bias.stats.binary_agreement import Moment, qwk_moments
 from judge_bias.stats.level_intervals import (
     Estimate,
     cluster_bootstrap_counts,
@@ -62,7 +62,9 @@ DRIFT_COLUMNS: dict[str, str] = (
 )
 
 
-def alpha_interval_two(n: np.ndarray, sx, sy, sxx, syy, sxy) -> np.ndarray:  # type: ignore[no-untyped-def]
+def alpha_interval_two(
+    n: Moment, sx: Moment, sy: Moment, sxx: Moment, syy: Moment, sxy: Moment
+) -> np.ndarray:
     """Krippendorff's interval alpha of two coders who both rated every one of n
     units, from the sums of x, y, x^2, y^2, xy; NaN where the values do not vary."""
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -115,7 +117,10 @@ def drift_statistics(
     row["mean_shift_p_value"] = clustered_mean_p_value(y - x, prompts)
     codes, g = cluster_codes(prompts)
     sums = np.vstack(
-        [np.bincount(codes, weights=w, minlength=g) for w in (np.ones(n), x, y, x * x, y * y, x * y)]
+        [
+            np.bincount(codes, weights=w, minlength=g)
+            for w in (np.ones(n), x, y, x * x, y * y, x * y)
+        ]
     )
     tot = sums.sum(axis=1)
     boot = cluster_bootstrap_counts(g, s.n_boot, s.seed) @ sums.T if g >= 2 else None

@@ -42,6 +42,8 @@ from judge_bias.stats.level_intervals import (
     z_value,
 )
 
+Moment = np.ndarray | float  # a sum, or B bootstrap replicates of it
+
 BINARY_COLUMNS: dict[str, str] = (
     {"judge": "str", "dimension": "str"}
     | dict.fromkeys(("n_judged", "n_labelled", "n_prompts"), "int64")
@@ -70,7 +72,7 @@ def gwet_ac1_binary(
 
 
 def qwk_moments(
-    n: np.ndarray, sx: np.ndarray, sy: np.ndarray, sxx: np.ndarray, syy: np.ndarray, sxy: np.ndarray
+    n: Moment, sx: Moment, sy: Moment, sxx: Moment, syy: Moment, sxy: Moment
 ) -> np.ndarray:
     """Quadratic-weighted kappa from the sums of x, y, x^2, y^2, xy over n units;
     NaN where the expected disagreement is 0 (both sides one constant)."""
@@ -134,13 +136,16 @@ def rogan_gladen(
             + (1 - theta) ** 2 * spec * (1 - spec) / n_sp
         ) / youden**2
     else:
-        influence = np.concatenate(
-            [
-                (jp - p_obs) / jp.size,
-                -theta * np.where(pos, lj - sens, 0.0) / pos.sum()
-                + (1 - theta) * np.where(neg, (1 - lj) - spec, 0.0) / neg.sum(),
-            ]
-        ) / youden
+        influence = (
+            np.concatenate(
+                [
+                    (jp - p_obs) / jp.size,
+                    -theta * np.where(pos, lj - sens, 0.0) / pos.sum()
+                    + (1 - theta) * np.where(neg, (1 - lj) - spec, 0.0) / neg.sum(),
+                ]
+            )
+            / youden
+        )
         codes, g = cluster_codes(np.concatenate([judge_clusters, labelled_clusters]))
         if g < 2:
             return Estimate(float(np.clip(theta, 0, 1)), note="fewer than 2 prompts: no interval")

@@ -32,7 +32,14 @@ EPILOG = (
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
-    out = simulate(args.out, seed=args.seed, n_prompts=args.prompts, label_share=args.label_share)
+    out = simulate(
+        args.out,
+        seed=args.seed,
+        n_prompts=args.prompts,
+        label_share=args.label_share,
+        rerun_share=args.rerun_share,
+        drift_shift=args.drift_shift,
+    )
     print(f"wrote synthetic inputs and truth.csv to {out}")
     return EXIT_OK
 
@@ -211,6 +218,19 @@ def parser() -> argparse.ArgumentParser:
         default=1.0,
         help="keep the human labels of this share of the completions (0-1], hide the rest; "
         "truth.csv records the full-label means (term_type ppi_truth)",
+    )
+    s.add_argument(
+        "--rerun-share",
+        type=float,
+        default=0.0,
+        help="rerun this share of the rated items (run_id 2) for judge_stability (default 0)",
+    )
+    s.add_argument(
+        "--drift-shift",
+        type=float,
+        default=None,
+        help="add a new version of the first judge, its latent score shifted by this "
+        "(0: unchanged), for judge_drift (default: none)",
     )
     s.set_defaults(func=_cmd_simulate)
 

@@ -9,7 +9,8 @@ renamed as (
         {{ loader_columns(input_table('models')) }},
         {{ clean_text('alias') }} as alias,
         {{ clean_text('model') }} as model,
-        {{ clean_text('family') }} as family
+        {{ clean_text('family') }} as family,
+        {{ clean_text('previous_version') }} as previous_version
     from source
 ),
 

@@ -100,6 +100,9 @@ KINDS: dict[str, InputKind] = {
         InputKind(
             name="models",
             required=("alias", "model", "family"),
+            # previous_version: the alias or name of the judge this model is a new
+            # version of (judge_drift compares the two on the items both rated).
+            optional=("previous_version",),
             key=("alias",),
             description="Model aliases to canonical model names and families.",
         ),

@@ -5,7 +5,8 @@ section registered with ``@panel(order)`` (base.py): bias.py (forest plots, per
 dimension, heatmap, robustness), leaderboard.py, agreement.py, pairwise.py (pairwise and
 perturbation), pairwise_human.py (against human verdicts), scorecard.py (the judge
 scorecard and the cross-family panel), ppi.py (human-scale scores by stratified PPI) and
-glm.py (the autograder GLMs: effect forests, model comparison, agreement);
+glm.py (the autograder GLMs: effect forests, model comparison, agreement), drift.py
+(judge drift, rerun stability, pass/fail agreement);
 summary.py writes what is significant, the overview and the provenance; render.py
 assembles HTML or Markdown.
 Every figure is embedded as a base64 PNG; a panel whose table is missing or empty is
@@ -20,6 +21,7 @@ below) decorated with ``@panel(order)``.
 from judge_bias.report import (  # noqa: F401
     agreement,
     bias,
+    drift,
     glm,
     leaderboard,
     pairwise,

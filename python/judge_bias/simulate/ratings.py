@@ -19,16 +19,24 @@ from judge_bias.simulate.label_share import (
 from judge_bias.simulate.pairwise import _write_pairwise
 from judge_bias.simulate.perturbation import _write_perturbation
 from judge_bias.simulate.truth import _write_truth
+from judge_bias.simulate.versions import Latent, extra_ratings, models_rows
 
 
 def simulate(
-    out_dir: str | Path, seed: int = 20250101, n_prompts: int = 120, label_share: float = 1.0
+    out_dir: str | Path,
+    seed: int = 20250101,
+    n_prompts: int = 120,
+    label_share: float = 1.0,
+    rerun_share: float = 0.0,
+    drift_shift: float | None = None,
 ) -> Path:
     """Write a complete input directory with planted biases and ``truth.csv``.
 
     ``label_share`` < 1 keeps the annotators' labels of that share of the completions
     only (judge_bias.simulate.label_share, stream seed + 4); truth.csv records every model's
-    mean normalised human score from all the labels (term_type ppi_truth)."""
+    mean normalised human score from all the labels (term_type ppi_truth).
+    ``rerun_share`` > 0 adds second runs and ``drift_shift`` a drifted judge version
+    (judge_bias.simulate.versions; both off by default)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
@@ -99,11 +107,12 @@ def simulate(
     _write_csv(out / "human_annotations.csv", header, humans)
 
     ratings = []
+    latents: list[Latent] = []
     for j in P.JUDGES:
         fam_j = P.MODELS[j][0]
         frames = ("positive", "inverted") if j == P.INVERTED_JUDGE else ("positive",)
         for framing in frames:
-            for prompt_id, *_ in prompts:
+            for p_index, (prompt_id, *_) in enumerate(prompts):
                 for m in P.GENERATORS:
                     same = j == m
                     same_fam = (not same) and P.MODELS[m][0] == fam_j
@@ -112,15 +121,20 @@ def simulate(
                     )
                     for scale in P.SCALES:
                         k = len(scale.labels)
-                        latent = (
+                        mean = (
                             P.JUDGE_OFFSET[j]
                             + P.JUDGE_SLOPE[j] * quality[(prompt_id, m)]
                             + self_bias * same
                             + P.FAMILY_BIAS[fam_j] * same_fam
                             + P.DIMENSION_EFFECT[scale.dimension]
                             + P.LENGTH_SLOPE[j] * length_feature[(prompt_id, m)]
-                            + rng.normal(0, P.JUDGE_NOISE_SD)
                         )
+                        latent = mean + rng.normal(0, P.JUDGE_NOISE_SD)
+                        if framing == "positive":
+                            latents.append(
+                                Latent(j, p_index, prompt_id, P.MODELS[m][1], scale.dimension,
+                                       scale.labels, mean)
+                            )  # fmt: skip
                         score = int(_to_scale(np.array([latent]), k)[0])
                         is_na = scale.na_label is not None and rng.random() < P.NA_RATE
                         label_text = (
@@ -150,17 +164,14 @@ def simulate(
                                 "1",
                             ]
                         )
+    ratings += extra_ratings(latents, seed, rerun_share, drift_shift)
     _write_csv(
         out / "judge_ratings.csv",
         ["judge", "prompt_id", "model", "dimension", "label", "raw_output", "framing", "run_id"],
         ratings,
     )
 
-    _write_csv(
-        out / "models.csv",
-        ["alias", "model", "family"],
-        [[alias, m, fam] for m, (fam, alias) in P.MODELS.items()],
-    )
+    _write_csv(out / "models.csv", *models_rows(drift_shift))
     scale_rows: list[list[object]] = []
     for scale in P.SCALES:
         for score, label in enumerate(scale.labels, start=1):

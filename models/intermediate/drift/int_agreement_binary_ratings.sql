@@ -1,0 +1,32 @@
+-- Per judge x dimension x prompt, each distinct pair of normalised scores
+-- (judge, human; human null when the rating's completion has no human score) of
+-- the positive frame with the ratings that have it: agreement_binary's input
+-- (the Rogan-Gladen pass rate uses the unlabelled ratings too).
+with
+
+scored as (
+    select
+        judge,
+        dimension,
+        prompt_id,
+        judge_score_norm,
+        human_score_norm
+    from {{ ref('fct_judge_ratings') }}
+    where
+        framing = 'positive'
+        and judge_score_norm is not null
+),
+
+final as (
+    select
+        judge,
+        dimension,
+        prompt_id,
+        judge_score_norm,
+        human_score_norm,
+        count(*) as n_rows
+    from scored
+    group by judge, dimension, prompt_id, judge_score_norm, human_score_norm
+)
+
+select * from final

@@ -1,0 +1,64 @@
+-- Per judge x item (dimension x prompt x model x framing) rated in two runs or
+-- more: the number of runs, the squared deviations of its normalised scores
+-- from their mean, the share of its run pairs whose scores differ, and its
+-- lowest and highest score (judge_stability).
+with
+
+ratings as (
+    select * from {{ ref('fct_judge_ratings') }}
+    where judge_score_norm is not null
+),
+
+value_counts as (
+    select
+        judge,
+        dimension,
+        prompt_id,
+        model,
+        framing,
+        judge_score_norm,
+        count(*) as n_value
+    from ratings
+    group by judge, dimension, prompt_id, model, framing, judge_score_norm
+),
+
+items as (
+    select
+        judge,
+        dimension,
+        prompt_id,
+        model,
+        framing,
+        sum(n_value) as n_runs,
+        sum(n_value * n_value) as sum_sq_counts,
+        sum(n_value * judge_score_norm) / sum(n_value) as mean_score,
+        sum(n_value * judge_score_norm * judge_score_norm) as sum_sq_scores,
+        min(judge_score_norm) as min_score,
+        max(judge_score_norm) as max_score
+    from value_counts
+    group by judge, dimension, prompt_id, model, framing
+),
+
+final as (
+    select
+        judge,
+        dimension,
+        prompt_id,
+        model,
+        framing,
+        cast(n_runs as integer) as n_runs,
+        mean_score,
+        -- squared deviations from the item mean, >= 0 up to rounding
+        case
+            when min_score = max_score then 0.0
+            else greatest(sum_sq_scores - n_runs * mean_score * mean_score, 0)
+        end as ss,
+        (n_runs * n_runs - sum_sq_counts) / (n_runs * (n_runs - 1.0))
+            as discordant_share,
+        min_score,
+        max_score
+    from items
+    where n_runs >= 2
+)
+
+select * from final

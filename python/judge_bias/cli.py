@@ -8,6 +8,7 @@ message names). Errors end the output as one line; --debug adds the traceback.
 from __future__ import annotations
 
 import argparse
+import inspect
 import re
 import sys
 import traceback
@@ -48,7 +49,10 @@ def _cmd_import(args: argparse.Namespace) -> int:
     for name in args.files:
         if Path(name).is_dir():
             raise ValueError(f"{name}: a directory; give the {args.format} files themselves")
-    counts = fn(args.files, args.out, models=args.models)
+    extra = {"judges": args.judge} if args.judge else {}
+    if extra and "judges" not in inspect.signature(fn).parameters:
+        raise ValueError(f"--judge: the {args.format} importer names its judges itself")
+    counts = fn(args.files, args.out, models=args.models, **extra)
     for name, n in counts.items():
         print(f"{name}: {n} rows")
     print(f"wrote {args.format} inputs to {args.out}")
@@ -192,6 +196,10 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--out", help="output directory (the input contract)")
     s.add_argument("--models", help="alias,model,family CSV overriding the importer's models")
     s.add_argument("--list", action="store_true", help="print the formats, one line each")
+    s.add_argument(
+        "--judge", action="append", metavar="NAME=MODEL",
+        help="langfuse: the judge model of the scores named NAME (repeatable)",
+    )  # fmt: skip
     s.set_defaults(func=_cmd_import)
 
     s = sub.add_parser("build", **common, help="dbt build + validation on a data directory")

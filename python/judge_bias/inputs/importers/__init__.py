@@ -13,9 +13,11 @@ from judge_bias.inputs.importers.alpaca_eval import import_alpaca_eval
 from judge_bias.inputs.importers.hibayes import import_hibayes
 from judge_bias.inputs.importers.inspect_logs import import_inspect
 from judge_bias.inputs.importers.judge_bench import import_judge_bench
+from judge_bias.inputs.importers.langfuse import import_langfuse
 from judge_bias.inputs.importers.llmbar import import_llmbar
 from judge_bias.inputs.importers.mt_bench import import_mt_bench
 from judge_bias.inputs.importers.play_favorites import import_play_favorites
+from judge_bias.inputs.importers.promptfoo import import_promptfoo
 from judge_bias.inputs.importers.self_recognition import import_self_recognition
 
 IMPORTERS: dict[str, Callable[..., dict[str, int]]] = {
@@ -23,9 +25,11 @@ IMPORTERS: dict[str, Callable[..., dict[str, int]]] = {
     "hibayes": import_hibayes,
     "inspect": import_inspect,
     "judge-bench": import_judge_bench,
+    "langfuse": import_langfuse,
     "llmbar": import_llmbar,
     "mt-bench": import_mt_bench,
     "play-favorites": import_play_favorites,
+    "promptfoo": import_promptfoo,
     "self-recognition": import_self_recognition,
 }
 
@@ -40,7 +44,9 @@ __all__ = [
     "IMPORTERS",
     "import_alpaca_eval",
     "import_hibayes",
+    "import_langfuse",
     "import_llmbar",
     "import_play_favorites",
+    "import_promptfoo",
     "import_self_recognition",
 ]

@@ -105,6 +105,8 @@ WRONG_FILES = {
     "self-recognition": ("gpt4_results.json", b""),
     "hibayes": ("q1_data.csv", b"\x89PNG\r\n\x1a\n\x00\xff\xfe"),
     "play-favorites": ("Faithfulness.csv", b"\xff\xfe\x00j\x00u\x00d"),
+    "promptfoo": ("results.json", b'{"evalId": "e", "results": {"version": 3}}'),
+    "langfuse": ("scores.csv", b"\xff\xfe\x00i\x00d"),
 }
 
 

@@ -200,3 +200,10 @@ def test_judge_is_refused_by_importers_that_name_their_judges(
     args = ["import", "promptfoo", str(tmp_path / "x.json"), "--out", str(tmp_path / "o")]
     assert main([*args, "--judge", "a=b"]) == 2
     assert "--judge" in capsys.readouterr().err
+
+
+def test_list_names_both_importers(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["import", "--list"]) == 0
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+    assert "Langfuse scores" in lines["langfuse"]
+    assert "promptfoo eval results" in lines["promptfoo"]

@@ -125,9 +125,7 @@ def _label(score: dict) -> object:
         if text in ("True", "False"):
             return text
         value = score.get("value")
-        return (
-            {1: "True", 0: "False"}.get(value, value) if isinstance(value, int | float) else value
-        )
+        return BOOLEAN_LABELS.get(float(value), value) if _is_number(value) else value
     return score.get("stringValue")
 
 

@@ -1,4 +1,4 @@
-"""promptfoo eval results (`promptfoo eval -o results.json` or `.jsonl`, `promptfoo export eval`).
+"""promptfoo eval results: eval -o results.json or .jsonl, and export eval files.
 
 Record schema: promptfoo 0.121.20 (``src/types/index.ts``: ``EvaluateResult``,
 ``GradingResult``, ``componentResults``; the JSON file is ``{evalId, results:

@@ -207,3 +207,20 @@ def test_list_names_both_importers(capsys: pytest.CaptureFixture[str]) -> None:
     lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
     assert "Langfuse scores" in lines["langfuse"]
     assert "promptfoo eval results" in lines["promptfoo"]
+
+
+def test_categories_without_a_config_get_nominal_codes(tmp_path: Path) -> None:
+    """A CATEGORICAL score with no config has no value (JSON leaves the key out):
+    it is still a score, and its labels get codes in label order, level nominal."""
+    scores = [
+        {"id": f"c{i}", "traceId": f"t{i}", "name": "tone", "source": src,
+         "dataType": "CATEGORICAL", "stringValue": tone, "authorUserId": "u"}
+        for i, (src, tone) in enumerate([("EVAL", "warm"), ("ANNOTATION", "cold"),
+                                         ("EVAL", "cold")])
+    ]  # fmt: skip
+    path = tmp_path / "scores.json"
+    path.write_text(json.dumps({"data": scores, "meta": {}}), encoding="utf-8")
+    assert main(["import", "langfuse", str(path), "--out", str(tmp_path / "o")]) == 0
+    with (tmp_path / "o" / "rating_scales.csv").open(newline="", encoding="utf-8") as fh:
+        scale = [(r["label"], r["score"], r["scale_level"]) for r in csv.DictReader(fh)]
+    assert scale == [("cold", "0", "nominal"), ("warm", "1", "nominal")]

@@ -67,7 +67,10 @@ BOOLEAN_LABELS: dict[float, object] = {1.0: "True", 0.0: "False"}
 def _kind(record: object) -> str | None:
     if not isinstance(record, dict):
         return None
-    if {"name", "source", "dataType"} <= set(record) and "value" in record:
+    # a categorical score without a config has no value: JSON leaves it out
+    if {"name", "source", "dataType"} <= set(record) and (
+        "value" in record or "stringValue" in record
+    ):
         return "score"
     if {"type", "startTime", "traceId"} <= set(record):
         return "observation"

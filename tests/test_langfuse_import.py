@@ -15,7 +15,7 @@ from scipy.stats import spearmanr
 
 from judge_bias.cli import main
 from tests.conftest import query
-from tests.importing import assert_reconciled, import_and_build
+from tests.importing import assert_reconciled, csv_records, import_and_build
 
 FIXTURES = Path(__file__).parent / "fixtures" / "langfuse"
 PAGES = [FIXTURES / "scores_page1.json", FIXTURES / "scores_page2.json"]
@@ -224,3 +224,16 @@ def test_categories_without_a_config_get_nominal_codes(tmp_path: Path) -> None:
     with (tmp_path / "o" / "rating_scales.csv").open(newline="", encoding="utf-8") as fh:
         scale = [(r["label"], r["score"], r["scale_level"]) for r in csv.DictReader(fh)]
     assert scale == [("cold", "0", "nominal"), ("warm", "1", "nominal")]
+
+
+def test_unknown_sources_are_counted_and_ids_are_optional(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = {"traceId": "t1", "name": "ok", "dataType": "NUMERIC", "value": 1}
+    scores = [{**base, "source": "EVAL"}, {**base, "source": "EVAL", "traceId": "t2"},
+              {**base, "source": "MAGIC", "id": "m"}]  # fmt: skip
+    path = tmp_path / "scores.jsonl"
+    path.write_text("\n".join(json.dumps(s) for s in scores), encoding="utf-8")
+    assert main(["import", "langfuse", str(path), "--out", str(tmp_path / "o")]) == 0
+    assert csv_records(tmp_path / "o" / "judge_ratings.csv") == 2
+    assert "1 score(s) of source 'MAGIC' skipped" in capsys.readouterr().err

@@ -197,12 +197,16 @@ def import_langfuse(
     humans: list[dict[str, object]] = []
     prompts: dict[str, dict[str, object]] = {}
     completions: dict[tuple[str, str], dict[str, object]] = {}
-    for score in found["score"]:
-        if str(score["id"]) in seen:
+    for k, score in enumerate(found["score"]):
+        sid = str(score.get("id") or f"#{k}")
+        if sid in seen:
             notes["score id(s) seen twice, written once"] += 1
             continue
-        seen.add(str(score["id"]))
+        seen.add(sid)
         source, name, data_type = score["source"], str(score["name"]), score["dataType"]
+        if source not in (*JUDGE_SOURCES, "ANNOTATION"):
+            notes[f"score(s) of source {source!r} skipped (EVAL, API, ANNOTATION are known)"] += 1
+            continue
         if data_type not in LABEL_TYPES:
             notes[f"{data_type} score(s) skipped (not a rating)"] += 1
             continue
@@ -230,9 +234,9 @@ def import_langfuse(
             (pid, model),
             {"prompt_id": pid, "model": model, "completion_text": _text(trace.get("output"))},
         )
-        written.add(str(score["id"]))
+        written.add(sid)
         row = {"prompt_id": pid, "model": model, "dimension": name, "label": _label(score),
-               "rationale": score.get("comment"), "score_id": score["id"]}  # fmt: skip
+               "rationale": score.get("comment"), "score_id": sid}  # fmt: skip
         if source in JUDGE_SOURCES:
             judge, _ = traces.model(score.get("executionTraceId"))
             if judge is None and score.get("executionTraceId"):
@@ -281,8 +285,8 @@ def scale_rows(scores: list[dict], ids: set[str]) -> list[dict[str, object]]:
     numbers: dict[str, list[float]] = {}
     booleans: set[str] = set()
     categories: dict[str, dict[str, object]] = {}
-    for s in scores:
-        if str(s["id"]) not in ids:
+    for k, s in enumerate(scores):
+        if str(s.get("id") or f"#{k}") not in ids:
             continue
         name, value = str(s["name"]), s.get("value")
         if s["dataType"] == "NUMERIC" and isinstance(value, int | float):

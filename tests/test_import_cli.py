@@ -109,6 +109,8 @@ WRONG_FILES = {
     "play-favorites": ("Faithfulness.csv", b"\xff\xfe\x00j\x00u\x00d"),
     "mlflow": ("search_traces.json", b"<html>not found</html>"),
     "deepeval": (".latest_test_run.json", b"\xff\xfe\x00{"),
+    "promptfoo": ("results.json", b'{"evalId": "e", "results": {"version": 3}}'),
+    "langfuse": ("scores.csv", b"\xff\xfe\x00i\x00d"),
 }
 
 

@@ -57,17 +57,18 @@ def _cmd_import(args: argparse.Namespace) -> int:
         if Path(name).is_dir():
             raise ValueError(f"{name}: a directory; give the {args.format} files themselves")
     params = inspect.signature(fn).parameters
-    if args.config and "config" not in params:
-        raise ValueError(f"--config: the {args.format} importer takes no config (mapping does)")
-    if args.model_tag and "model_tag" not in params:
-        raise ValueError(f"--model-tag: the {args.format} importer does not take it")
+    # importer-specific options: (value, flag, what the refusal says)
+    specific = {
+        "config": (args.config, "--config", "takes no config (mapping does)"),
+        "model_tag": (args.model_tag, "--model-tag", "does not take it (mlflow, deepeval do)"),
+        "judges": (args.judge, "--judge", "names its judges itself (langfuse takes it)"),
+    }
+    for key, (value, flag, why) in specific.items():
+        if value and key not in params:
+            raise ValueError(f"{flag}: the {args.format} importer {why}")
     if bool(args.gold) != bool(args.gold_id):
         raise ValueError("--gold FILE and --gold-id COLUMN go together")
-    extra: dict[str, str] = {}
-    if "config" in params:
-        extra["config"] = args.config
-    if args.model_tag:
-        extra["model_tag"] = args.model_tag
+    extra = {k: v for k, (v, _, _) in specific.items() if k in params and (v or k == "config")}
     counts = fn(args.files, args.out, models=args.models, **extra)
     if args.gold:
         from judge_bias.inputs.gold import join_gold
@@ -247,6 +248,10 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--model-tag", help="mlflow: the trace tag naming the model under test; deepeval: the "
         "test case metadata or hyperparameter key (default: the traced model; model)",
+    )  # fmt: skip
+    s.add_argument(
+        "--judge", action="append", metavar="NAME=MODEL",
+        help="langfuse: the judge model of the scores named NAME (repeatable)",
     )  # fmt: skip
     s.set_defaults(func=_cmd_import)
 

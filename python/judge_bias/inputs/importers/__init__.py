@@ -3,8 +3,9 @@
 Each importer is one module with one ``import_<format>(files, out_dir, models=None)``
 function (``models``: the user's alias, model, family CSV, written on top of the
 importer's own names; the importers of tools that record the model under test in a
-tag also take ``model_tag``); its module docstring documents the mapping (the first
-line is what ``judge-bias import --list`` prints).
+tag also take ``model_tag``, mapping takes ``config``, langfuse ``judges``); its module
+docstring documents the mapping (the first line is what ``judge-bias import --list``
+prints).
 """
 
 import sys
@@ -15,11 +16,13 @@ from judge_bias.inputs.importers.deepeval_runs import import_deepeval
 from judge_bias.inputs.importers.hibayes import import_hibayes
 from judge_bias.inputs.importers.inspect_logs import import_inspect
 from judge_bias.inputs.importers.judge_bench import import_judge_bench
+from judge_bias.inputs.importers.langfuse import import_langfuse
 from judge_bias.inputs.importers.llmbar import import_llmbar
 from judge_bias.inputs.importers.mapping import import_mapping
 from judge_bias.inputs.importers.mlflow_traces import import_mlflow
 from judge_bias.inputs.importers.mt_bench import import_mt_bench
 from judge_bias.inputs.importers.play_favorites import import_play_favorites
+from judge_bias.inputs.importers.promptfoo import import_promptfoo
 from judge_bias.inputs.importers.self_recognition import import_self_recognition
 
 IMPORTERS: dict[str, Callable[..., dict[str, int]]] = {
@@ -28,11 +31,13 @@ IMPORTERS: dict[str, Callable[..., dict[str, int]]] = {
     "hibayes": import_hibayes,
     "inspect": import_inspect,
     "judge-bench": import_judge_bench,
+    "langfuse": import_langfuse,
     "llmbar": import_llmbar,
     "mapping": import_mapping,
     "mlflow": import_mlflow,
     "mt-bench": import_mt_bench,
     "play-favorites": import_play_favorites,
+    "promptfoo": import_promptfoo,
     "self-recognition": import_self_recognition,
 }
 
@@ -46,8 +51,16 @@ def summary_line(importer: Callable[..., object]) -> str:
 __all__ = [
     "IMPORTERS",
     "import_alpaca_eval",
+    "import_deepeval",
     "import_hibayes",
+    "import_inspect",
+    "import_judge_bench",
+    "import_langfuse",
     "import_llmbar",
+    "import_mapping",
+    "import_mlflow",
+    "import_mt_bench",
     "import_play_favorites",
+    "import_promptfoo",
     "import_self_recognition",
 ]

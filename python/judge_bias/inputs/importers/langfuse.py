@@ -1,0 +1,325 @@
+"""Langfuse scores (the /scores API pages, the UI's CSV/JSON export) with their traces.
+
+Record schema: Langfuse's own source (langfuse/langfuse): a score is the domain
+``ScoreSchema`` of ``packages/shared/src/domain/scores.ts`` (commit 06388ae:
+id, name, source ``EVAL``/``ANNOTATION``/``API``, dataType
+``NUMERIC``/``CATEGORICAL``/``BOOLEAN`` with ``value``/``stringValue``,
+comment, authorUserId, executionTraceId, traceId, observationId, sessionId,
+datasetRunId, ...); ``GET /api/public/v2/scores`` pages it as ``{data, meta}``
+(``fern/apis/server/definition/score-v2.yml``). The UI's scores export
+(``worker/src/features/database-read-stream/getDatabaseReadStream.ts``) has
+id, traceId, source, name, dataType, value, stringValue, comment,
+observationId, authorUserName, ... as CSV, JSON or JSONL. Traces and
+observations are ``GET /api/public/traces`` and ``/observations`` pages (or one
+``/traces/{id}`` with its observations and scores), ``commons.yml``.
+
+Give the score files and, to name the models, the traces/observations files;
+each file is recognised by its records.
+
+- **EVAL** scores (Langfuse's LLM-as-a-judge) -> judge_ratings: judge = the
+  model of the GENERATION in the evaluator's execution trace
+  (``executionTraceId``; worker ``evalScoreEvent.ts``), else ``--judge
+  NAME=MODEL`` for the score's name, else ``evaluator:<name>`` (counted).
+  **API** scores (SDK/external pipelines) are judge ratings only when their
+  name is given with ``--judge``; otherwise skipped and counted.
+  **ANNOTATION** scores -> human_annotations, annotator_id = authorUserId (the
+  UI export's authorUserName), else ``unknown-annotator`` (counted).
+- dimension = the score name; label: NUMERIC the value, BOOLEAN its
+  stringValue (True/False), CATEGORICAL its stringValue. Other data types
+  (CORRECTION, TEXT) are skipped and counted. rationale = the comment.
+- **model** = the model of the scored observation (``observationId``), else the
+  one model of the trace's GENERATIONs (the last one by start time when there
+  are several, counted), else ``unknown`` (counted: give the traces and
+  observations files).
+- prompt_id = the traceId (``<traceId>:<observationId>`` for an observation's
+  score; ``session:<sessionId>`` for a session's). A dataset-run score
+  (no trace, no session) grades a whole run, not an output: skipped, counted.
+  A score id seen twice (overlapping pages or exports) is written once.
+- **rating_scales** per name: NUMERIC from the smallest to the largest value
+  seen (0 and 1 added when they are equal); BOOLEAN True 1 / False 0;
+  CATEGORICAL the category's value when a score config gives one (level
+  ordinal), else 0, 1, ... in label order (level nominal).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TypeGuard
+
+from judge_bias.inputs.importers._write import parse_json, read_text, write_models
+from judge_bias.inputs.writer import csv_text, write_contract_file
+
+WHAT = "a Langfuse export (scores, traces or observations: API JSON pages, UI CSV/JSON/JSONL)"
+JUDGE_SOURCES = ("EVAL", "API")
+LABEL_TYPES = ("NUMERIC", "BOOLEAN", "CATEGORICAL")
+RATING_EXTRAS = ("rationale", "score_id", "source", "data_type")
+HUMAN_EXTRAS = ("rationale", "score_id")
+SCALE_EXTRAS = ("scale_level",)
+BOOLEAN_LABELS: dict[float, object] = {1.0: "True", 0.0: "False"}
+
+
+def _kind(record: object) -> str | None:
+    if not isinstance(record, dict):
+        return None
+    # a categorical score without a config has no value: JSON leaves it out
+    if {"name", "source", "dataType"} <= set(record) and (
+        "value" in record or "stringValue" in record
+    ):
+        return "score"
+    if {"type", "startTime", "traceId"} <= set(record):
+        return "observation"
+    if {"id", "timestamp"} <= set(record) and ("htmlPath" in record or "observations" in record):
+        return "trace"
+    return None
+
+
+def _records(path: Path) -> list[object]:
+    text = read_text(path, WHAT)
+    if path.suffix == ".csv":
+        reader = csv.DictReader(io.StringIO(text))
+        if not {"id", "source", "name", "dataType", "value"} <= set(reader.fieldnames or []):
+            raise ValueError(f"{path}: not {WHAT}: the CSV has no id, source, name, dataType")
+        return [_from_csv(r) for r in reader]
+    if path.suffix == ".jsonl":
+        return [parse_json(line, path, WHAT) for line in text.splitlines() if line.strip()]
+    data = parse_json(text, path, WHAT)
+    if isinstance(data, dict) and isinstance(data.get("data"), list):
+        return list(data["data"])
+    if isinstance(data, dict) and _kind(data) == "trace":  # one trace with its details
+        nested = [*(data.get("observations") or []), *(data.get("scores") or [])]
+        return [data, *[n for n in nested if isinstance(n, dict)]]
+    if isinstance(data, list):
+        return data
+    raise ValueError(f"{path}: not {WHAT}: neither {{data, meta}} nor a list of records")
+
+
+def _from_csv(row: dict[str, str]) -> dict[str, object]:
+    """A UI export CSV row: empty cells are null, value a number."""
+    record: dict[str, object] = {k: (v if v != "" else None) for k, v in row.items()}
+    try:
+        record["value"] = float(row["value"]) if row.get("value") else None
+    except ValueError:
+        record["value"] = row["value"]
+    return record
+
+
+def parse_judges(pairs: Iterable[str] | None) -> dict[str, str]:
+    """``--judge NAME=MODEL`` options as name -> model; a one-line error otherwise."""
+    judges = {}
+    for pair in pairs or []:
+        name, sep, model = pair.partition("=")
+        if not sep or not name.strip() or not model.strip():
+            raise ValueError(f"--judge {pair!r}: give SCORE_NAME=MODEL")
+        judges[name.strip()] = model.strip()
+    return judges
+
+
+def _label(score: dict) -> object:
+    if score["dataType"] == "NUMERIC":
+        return score.get("value")
+    if score["dataType"] == "BOOLEAN":
+        text = score.get("stringValue")
+        if text in ("True", "False"):
+            return text
+        value = score.get("value")
+        return BOOLEAN_LABELS.get(float(value), value) if _is_number(value) else value
+    return score.get("stringValue")
+
+
+def _is_number(value: object) -> TypeGuard[int | float]:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+class _Traces:
+    """Models of traces and observations, from the traces/observations records."""
+
+    def __init__(self, traces: list[dict], observations: list[dict]) -> None:
+        self.traces = {str(t["id"]): t for t in traces}
+        self.observations = {str(o["id"]): o for o in observations}
+        self.by_trace: dict[str, list[dict]] = {}
+        for o in sorted(observations, key=lambda o: str(o.get("startTime") or "")):
+            if o.get("type") == "GENERATION" and o.get("model"):
+                self.by_trace.setdefault(str(o["traceId"]), []).append(o)
+
+    def model(self, trace_id: object, observation_id: object = None) -> tuple[str | None, bool]:
+        """(model, ambiguous): the observation's model, else the trace's GENERATIONs'."""
+        if observation_id and self.observations.get(str(observation_id), {}).get("model"):
+            return str(self.observations[str(observation_id)]["model"]), False
+        generations = self.by_trace.get(str(trace_id), [])
+        models = {str(o["model"]) for o in generations}
+        return (str(generations[-1]["model"]) if generations else None), len(models) > 1
+
+
+def _item(score: dict) -> str | None:
+    if score.get("traceId"):
+        obs = score.get("observationId")
+        return f"{score['traceId']}:{obs}" if obs else str(score["traceId"])
+    if score.get("sessionId"):
+        return f"session:{score['sessionId']}"
+    return None
+
+
+def import_langfuse(
+    files: Sequence[str | Path],
+    out_dir: str | Path,
+    models: str | Path | None = None,
+    judges: Iterable[str] | Mapping[str, str] | None = None,
+) -> dict[str, int]:
+    """Convert Langfuse score exports (and their traces) to the input contract.
+
+    ``judges``: score name -> judge model (``--judge NAME=MODEL``). Returns the
+    number of rows written per output file."""
+    judge_of = dict(judges) if isinstance(judges, Mapping) else parse_judges(judges)
+    found: dict[str, list[dict]] = {"score": [], "observation": [], "trace": []}
+    unknown = 0
+    for path in map(Path, files):
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: no such file")
+        records = _records(path)
+        kinds = [_kind(r) for r in records]
+        if records and not any(kinds):
+            raise ValueError(f"{path}: not {WHAT}: no score, trace or observation records")
+        unknown += kinds.count(None)
+        for record, kind in zip(records, kinds, strict=True):
+            if kind:
+                found[kind].append(record)  # type: ignore[arg-type]
+    traces = _Traces(found["trace"], found["observation"])
+    notes: Counter[str] = Counter()
+    seen: set[str] = set()
+    written: set[str] = set()
+    ratings: list[dict[str, object]] = []
+    humans: list[dict[str, object]] = []
+    prompts: dict[str, dict[str, object]] = {}
+    completions: dict[tuple[str, str], dict[str, object]] = {}
+    for k, score in enumerate(found["score"]):
+        sid = str(score.get("id") or f"#{k}")
+        if sid in seen:
+            notes["score id(s) seen twice, written once"] += 1
+            continue
+        seen.add(sid)
+        source, name, data_type = score["source"], str(score["name"]), score["dataType"]
+        if source not in (*JUDGE_SOURCES, "ANNOTATION"):
+            notes[f"score(s) of source {source!r} skipped (EVAL, API, ANNOTATION are known)"] += 1
+            continue
+        if data_type not in LABEL_TYPES:
+            notes[f"{data_type} score(s) skipped (not a rating)"] += 1
+            continue
+        pid = _item(score)
+        if pid is None:
+            notes["dataset-run score(s) skipped (they grade a run, not an output)"] += 1
+            continue
+        if source == "API" and name not in judge_of:
+            notes["API score(s) skipped (name them with --judge NAME=MODEL)"] += 1
+            continue
+        model, ambiguous = traces.model(score.get("traceId"), score.get("observationId"))
+        notes["score(s) on a trace with several generation models: the last one"] += ambiguous
+        notes["score(s) with no model found: model 'unknown'"] += model is None
+        model = model or "unknown"
+        trace = traces.traces.get(str(score.get("traceId")), {})
+        prompts.setdefault(
+            pid,
+            {
+                "prompt_id": pid,
+                "dataset": trace.get("name") or "langfuse",
+                "prompt_text": _text(trace.get("input")),
+            },
+        )
+        completions.setdefault(
+            (pid, model),
+            {"prompt_id": pid, "model": model, "completion_text": _text(trace.get("output"))},
+        )
+        written.add(sid)
+        row = {"prompt_id": pid, "model": model, "dimension": name, "label": _label(score),
+               "rationale": score.get("comment"), "score_id": sid}  # fmt: skip
+        if source in JUDGE_SOURCES:
+            judge, _ = traces.model(score.get("executionTraceId"))
+            if judge is None and score.get("executionTraceId"):
+                notes["EVAL score(s) whose execution trace is not in the files"] += 1
+            judge = judge or judge_of.get(name)
+            notes["EVAL score(s) with no judge model: judge 'evaluator:<name>'"] += judge is None
+            ratings.append(
+                {
+                    **row,
+                    "judge": judge or f"evaluator:{name}",
+                    "source": source,
+                    "data_type": data_type,
+                }
+            )
+        else:
+            annotator = score.get("authorUserId") or score.get("authorUserName")
+            notes["ANNOTATION score(s) with no author: 'unknown-annotator'"] += not annotator
+            humans.append({**row, "annotator_id": annotator or "unknown-annotator"})
+    if unknown:
+        notes["record(s) neither score, trace nor observation, not read"] += unknown
+    for note, n in notes.items():
+        if n:
+            print(f"langfuse: {n} {note}", file=sys.stderr)
+    names = [str(r["judge"]) for r in ratings] + [m for _, m in completions]
+    out = Path(out_dir)
+    return {
+        "judge_ratings": write_contract_file(out, "judge_ratings", ratings, RATING_EXTRAS),
+        "human_annotations": write_contract_file(out, "human_annotations", humans, HUMAN_EXTRAS),
+        "prompts": write_contract_file(out, "prompts", prompts.values()),
+        "completions": write_contract_file(out, "completions", completions.values()),
+        "rating_scales": write_contract_file(
+            out, "rating_scales", scale_rows(found["score"], written), SCALE_EXTRAS
+        ),
+        "models": write_models(out, names, None, models),
+    }
+
+
+def _text(value: object) -> object:
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def scale_rows(scores: list[dict], ids: set[str]) -> list[dict[str, object]]:
+    """rating_scales rows per score name, from the scores written."""
+    numbers: dict[str, list[float]] = {}
+    booleans: set[str] = set()
+    categories: dict[str, dict[str, object]] = {}
+    for k, s in enumerate(scores):
+        if str(s.get("id") or f"#{k}") not in ids:
+            continue
+        name, value = str(s["name"]), s.get("value")
+        if s["dataType"] == "NUMERIC" and isinstance(value, int | float):
+            numbers.setdefault(name, []).append(float(value))
+        elif s["dataType"] == "BOOLEAN":
+            booleans.add(name)
+        elif s["dataType"] == "CATEGORICAL" and s.get("stringValue") is not None:
+            cats = categories.setdefault(name, {})
+            label = str(s["stringValue"])
+            if cats.get(label) is not None and value is not None and cats[label] != value:
+                raise ValueError(
+                    f"score {name!r}: category {label!r} has two values ({cats[label]}, {value})"
+                )
+            if cats.get(label) is None:
+                cats[label] = value
+    rows: list[dict[str, object]] = []
+    for name, values in numbers.items():
+        low, high = min(values), max(values)
+        ends = sorted({min(low, 0.0), max(high, 1.0)}) if low == high else [low, high]
+        rows += [{"dimension": name, "label": csv_text(v), "score": v} for v in ends]
+    for name in booleans:
+        rows += [
+            {"dimension": name, "label": k, "score": v} for k, v in (("True", 1), ("False", 0))
+        ]
+    for name, cats in categories.items():
+        valued = all(isinstance(v, int | float) for v in cats.values())
+        for code, label in enumerate(sorted(cats)):
+            rows.append(
+                {
+                    "dimension": name,
+                    "label": label,
+                    "score": cats[label] if valued else code,
+                    "scale_level": "ordinal" if valued else "nominal",
+                }
+            )
+    return rows

@@ -1,0 +1,291 @@
+"""promptfoo eval results: eval -o results.json or .jsonl, and export eval files.
+
+Record schema: promptfoo 0.121.20 (``src/types/index.ts``: ``EvaluateResult``,
+``GradingResult``, ``componentResults``; the JSON file is ``{evalId, results:
+{version, prompts, results: [EvaluateResult], stats}, config, ...}``, the JSONL
+file one ``EvaluateResult`` a line). Each result row is one test case
+(``testIdx``, ``vars``) answered by one provider under test (``provider.label``
+or ``provider.id``) and graded by the assertions in
+``gradingResult.componentResults``.
+
+- **judge_ratings**: one row per result row and model-graded component:
+  ``llm-rubric``, ``model-graded-*``, ``g-eval`` and the other types promptfoo
+  lists as model-graded (``MODEL_GRADED_ASSERTION_TYPES`` in
+  ``src/assertions/index.ts``: factuality, answer-relevance, context-*,
+  search-rubric, ...; a ``not-`` prefix is kept in the name). judge = the
+  component's grading provider: the assertion's ``provider``, else the test's
+  ``options.provider`` (where promptfoo merges ``defaultTest``), else the
+  config's ``defaultTest.options.provider``, else ``promptfoo-default-grader``
+  (promptfoo picked a default grader from the environment; name it with
+  ``--models``); a provider is named by its ``label``, else its ``id``.
+  model = the provider under test; dimension = the assertion's ``metric``,
+  else its type (``<dimension>#2``, ... when one test repeats it); label =
+  the component's ``score`` (its ``pass`` as 1/0 when it has no score); extra
+  columns ``pass``, ``rationale`` (the grader's ``reason``), ``assertion_type``.
+- **human_annotations**: a manual grade made in promptfoo's web viewer. The
+  viewer (``src/app``, ResultsTable ``onRating``) stores it through
+  ``POST /api/eval/:evalId/results/:id/rating``: a thumbs up/down adds a
+  component with ``assertion.type`` ``human`` (``HUMAN_ASSERTION_TYPE``), and
+  both thumbs and "set score" set the row's ``gradingResult.score``/``pass``
+  with the reason "Manual result (overrides all other grading results)". The
+  human label is that top-level score (the latest manual value), written once
+  for each judged dimension of the row (the manual grade is a verdict on the
+  whole output, which is what each judge graded), annotator_id
+  ``promptfoo-viewer`` (promptfoo records no user), ``rationale`` = the
+  grade's comment. A manual grade on a row with no judged dimension goes to
+  dimension ``manual``.
+- Other assertion types (contains, equals, javascript, ...) grade no output
+  by model: they are skipped and counted by type on stderr. A row without a
+  gradingResult (a provider error) is counted, not written.
+- **Names**: prompt_id = ``test<testIdx>`` (``-p<k>`` when the eval has several
+  prompts; ``<evalId or file stem>/`` in front when several files are
+  imported); prompts.csv has the rendered prompt, completions.csv the output.
+- **rating_scales**: per dimension the numbers 0 and 1 (promptfoo's score
+  range), widened to the smallest and largest score seen; a number in
+  between is on the scale. A label that is no number is written as given and
+  rejected by the build with its reason; the importer says how many.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from judge_bias.inputs.importers._write import (
+    parse_json,
+    read_text,
+    report_unmapped,
+    write_models,
+)
+from judge_bias.inputs.writer import csv_text, write_contract_file
+
+WHAT = "promptfoo results (eval -o results.json or .jsonl)"
+MODEL_GRADED = frozenset(
+    {
+        "agent-rubric", "answer-relevance", "context-faithfulness", "context-recall",
+        "context-relevance", "conversation-relevance", "factuality", "g-eval",
+        "llm-rubric", "model-graded-closedqa", "model-graded-factuality",
+        "search-rubric", "trajectory:goal-success",
+    }
+)  # fmt: skip
+HUMAN = "human"
+MANUAL_REASON = "Manual result (overrides all other grading results)"
+DEFAULT_GRADER = "promptfoo-default-grader"
+ANNOTATOR = "promptfoo-viewer"
+RATING_EXTRAS = ("pass", "rationale", "assertion_type")
+HUMAN_EXTRAS = ("rationale",)
+
+
+def provider_name(provider: object) -> str | None:
+    """A provider's name: a string as given, an object's label, else its id (an
+    ``options.provider`` map of kinds is named by its ``text`` provider)."""
+    if isinstance(provider, str):
+        return provider or None
+    if isinstance(provider, dict):
+        name = provider.get("label") or provider.get("id")
+        if name:
+            return str(name)
+        return provider_name(provider.get("text"))
+    return None
+
+
+def is_model_graded(assertion_type: str) -> bool:
+    base = assertion_type.removeprefix("not-")
+    return base in MODEL_GRADED or base.startswith("model-graded-")
+
+
+def components(grading: dict) -> Iterator[dict]:
+    """The leaf components of a gradingResult (an assert-set's parts, not the set)."""
+    for comp in grading.get("componentResults") or []:
+        if not isinstance(comp, dict):
+            continue
+        if (comp.get("assertion") or {}).get("type") == "assert-set" and comp.get(
+            "componentResults"
+        ):
+            yield from components(comp)
+        else:
+            yield comp
+
+
+def _is_result(row: object) -> bool:
+    return isinstance(row, dict) and "testIdx" in row and "provider" in row
+
+
+def read_results(path: Path) -> tuple[list[dict], dict, str]:
+    """A results file's rows, its config (empty for JSONL) and its source name
+    (the evalId, else the file stem); a one-line error for anything else."""
+    text = read_text(path, WHAT)
+    config: dict = {}
+    source = path.stem
+    if path.suffix == ".jsonl":
+        rows: object = [parse_json(line, path, WHAT) for line in text.splitlines() if line.strip()]
+    else:
+        data = parse_json(text, path, WHAT)
+        results = data.get("results") if isinstance(data, dict) else None
+        rows = results.get("results") if isinstance(results, dict) else None
+        if not isinstance(data, dict) or not isinstance(rows, list):
+            raise ValueError(f"{path}: not {WHAT}: no results.results list")
+        config = data["config"] if isinstance(data.get("config"), dict) else {}
+        source = str(data.get("evalId") or path.stem)
+    if not isinstance(rows, list) or not rows or not all(_is_result(r) for r in rows):
+        raise ValueError(f"{path}: not {WHAT}: a row without testIdx and provider")
+    return rows, config, source
+
+
+def _template(row: dict) -> str:
+    """The prompt a row answers: its label (the template), else its rendered text."""
+    prompt = row.get("prompt") or {}
+    return csv_text(prompt.get("label") or prompt.get("raw"))
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _label(comp: dict) -> object:
+    score = comp.get("score")
+    if _number(score) is not None:
+        return score
+    if isinstance(comp.get("pass"), bool):
+        return int(comp["pass"])
+    return score
+
+
+def _judge(comp: dict, row: dict, default: object) -> str | None:
+    assertion = comp.get("assertion") or {}
+    options = (row.get("testCase") or {}).get("options") or {}
+    return provider_name(assertion.get("provider")) or provider_name(
+        options.get("provider")
+    ) or provider_name(default)  # fmt: skip
+
+
+def _manual(grading: dict) -> tuple[object, object] | None:
+    """(score, comment) of the row's manual grade, or None."""
+    human = [c for c in components(grading) if (c.get("assertion") or {}).get("type") == HUMAN]
+    if grading.get("reason") == MANUAL_REASON:
+        comment = grading.get("comment") or (human[-1].get("comment") if human else None)
+        return grading.get("score"), comment
+    if human:
+        return human[-1].get("score"), human[-1].get("comment")
+    return None
+
+
+def import_promptfoo(
+    files: Sequence[str | Path], out_dir: str | Path, models: str | Path | None = None
+) -> dict[str, int]:
+    """Convert promptfoo results files to the input contract in ``out_dir``.
+
+    Returns the number of rows written per output file."""
+    loaded = []
+    for path in map(Path, files):
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: no such file")
+        loaded.append((path, *read_results(path)))
+    ratings: list[dict[str, object]] = []
+    humans: list[dict[str, object]] = []
+    prompts: dict[str, dict[str, object]] = {}
+    completions: dict[tuple[str, str], dict[str, object]] = {}
+    skipped: Counter[str] = Counter()
+    defaulted = unjudged_manual = 0
+    for path, rows, config, source in loaded:
+        errors = 0
+        default = ((config.get("defaultTest") or {}).get("options") or {}).get("provider")
+        templates = list(dict.fromkeys(_template(r) for r in rows))
+        prefix = f"{source}/" if len(loaded) > 1 else ""
+        dataset = str(config.get("description") or "promptfoo")
+        for row in rows:
+            raw = csv_text((row.get("prompt") or {}).get("raw"))
+            pid = f"{prefix}test{row['testIdx']}"
+            pid += f"-p{templates.index(_template(row))}" if len(templates) > 1 else ""
+            model = provider_name(row.get("provider")) or ""
+            prompts.setdefault(pid, {"prompt_id": pid, "dataset": dataset, "prompt_text": raw})
+            output = (row.get("response") or {}).get("output")
+            completions.setdefault(
+                (pid, model), {"prompt_id": pid, "model": model, "completion_text": output}
+            )
+            grading = row.get("gradingResult")
+            if not isinstance(grading, dict):
+                errors += 1
+                continue
+            dims: Counter[str] = Counter()
+            judged: list[str] = []
+            for comp in components(grading):
+                assertion = comp.get("assertion") or {}
+                atype = str(assertion.get("type") or "")
+                if atype == HUMAN:
+                    continue
+                if not is_model_graded(atype):
+                    skipped[atype or "(no type)"] += 1
+                    continue
+                base = str(assertion.get("metric") or atype)
+                dims[base] += 1
+                dimension = base if dims[base] == 1 else f"{base}#{dims[base]}"
+                judge = _judge(comp, row, default)
+                defaulted += judge is None
+                judged.append(dimension)
+                ratings.append(
+                    {
+                        "judge": judge or DEFAULT_GRADER, "prompt_id": pid, "model": model,
+                        "dimension": dimension, "label": _label(comp), "pass": comp.get("pass"),
+                        "rationale": comp.get("reason"), "assertion_type": atype,
+                    }
+                )  # fmt: skip
+            manual = _manual(grading)
+            if manual is not None:
+                unjudged_manual += not judged
+                for dimension in judged or ["manual"]:
+                    humans.append(
+                        {
+                            "prompt_id": pid, "model": model, "dimension": dimension,
+                            "annotator_id": ANNOTATOR, "label": manual[0], "rationale": manual[1],
+                        }
+                    )  # fmt: skip
+        if errors:
+            print(f"{path.name}: {errors} result(s) without a gradingResult (provider "
+                  "errors): nothing graded to import", file=sys.stderr)  # fmt: skip
+    if skipped:
+        kinds = ", ".join(f"{k} {n}" for k, n in sorted(skipped.items()))
+        print(f"promptfoo: {sum(skipped.values())} component(s) not graded by a model "
+              f"skipped ({kinds})", file=sys.stderr)  # fmt: skip
+    if defaulted:
+        print(
+            f"promptfoo: {defaulted} model-graded component(s) name no grading provider: "
+            f"judge {DEFAULT_GRADER} (map it to a model with --models)",
+            file=sys.stderr,
+        )
+    if unjudged_manual:
+        print(f"promptfoo: {unjudged_manual} manual grade(s) on rows no model graded: "
+              "dimension 'manual'", file=sys.stderr)  # fmt: skip
+    scales, off_scale = _scales(ratings + humans)
+    report_unmapped("promptfoo", off_scale, "score(s) that are no number")
+    names = [str(r["judge"]) for r in ratings] + [m for _, m in completions]
+    out = Path(out_dir)
+    return {
+        "judge_ratings": write_contract_file(out, "judge_ratings", ratings, RATING_EXTRAS),
+        "human_annotations": write_contract_file(out, "human_annotations", humans, HUMAN_EXTRAS),
+        "prompts": write_contract_file(out, "prompts", prompts.values()),
+        "completions": write_contract_file(out, "completions", completions.values()),
+        "rating_scales": write_contract_file(out, "rating_scales", scales),
+        "models": write_models(out, names, None, models),
+    }
+
+
+def _scales(rows: list[dict[str, object]]) -> tuple[list[dict[str, object]], int]:
+    """Per dimension 0 and 1 widened to the scores seen; the count of labels that are
+    no number."""
+    seen: dict[str, list[float]] = {}
+    off = 0
+    for r in rows:
+        value = _number(r["label"])
+        off += value is None
+        seen.setdefault(str(r["dimension"]), []).extend([] if value is None else [value])
+    scales = []
+    for dimension, values in seen.items():
+        low, high = min([0.0, *values]), max([1.0, *values])
+        scales += [{"dimension": dimension, "label": v, "score": v} for v in (low, high)]
+    return scales, off

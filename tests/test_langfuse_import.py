@@ -1,0 +1,239 @@
+"""The langfuse import on records laid out field for field from Langfuse's own schemas
+(tests/fixtures/langfuse/make_fixtures.py names the source files): the /scores API
+pages with traces and observations, and the UI's CSV/JSON scores export. Counts
+reconcile against a plain json/csv parse written here, and the warehouse's
+judge-human Spearman equals scipy's on the raw records."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from scipy.stats import spearmanr
+
+from judge_bias.cli import main
+from tests.conftest import query
+from tests.importing import assert_reconciled, csv_records, import_and_build
+
+FIXTURES = Path(__file__).parent / "fixtures" / "langfuse"
+PAGES = [FIXTURES / "scores_page1.json", FIXTURES / "scores_page2.json"]
+TRACES = [FIXTURES / "traces.json", FIXTURES / "observations.json"]
+
+
+def api_scores() -> list[dict]:
+    return [s for p in PAGES for s in json.loads(p.read_text(encoding="utf-8"))["data"]]
+
+
+def export_scores() -> list[dict]:
+    with (FIXTURES / "scores_export.csv").open(newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def spearman_from(scores: list[dict], name: str) -> tuple[float, int]:
+    """scipy's Spearman of the EVAL value and the mean ANNOTATION value per trace."""
+    judged = {s["traceId"]: float(s["value"]) for s in scores
+              if s["source"] == "EVAL" and s["name"] == name and s["traceId"]}  # fmt: skip
+    humans: dict[str, list[float]] = {}
+    for s in scores:
+        if s["source"] == "ANNOTATION" and s["name"] == name and s["traceId"]:
+            humans.setdefault(s["traceId"], []).append(float(s["value"]))
+    pairs = [(judged[t], sum(v) / len(v)) for t, v in humans.items() if t in judged]
+    x, y = zip(*pairs, strict=True)
+    return spearmanr(x, y).statistic, len(pairs)
+
+
+@pytest.fixture(scope="module")
+def api_build(tmp_path_factory: pytest.TempPathFactory):
+    return import_and_build(
+        "langfuse", [*PAGES, *TRACES], tmp_path_factory, "--judge", "helpful=gpt-4o-mini"
+    )
+
+
+def test_api_pages_reconcile_with_the_raw_records(api_build) -> None:
+    out, result = api_build
+    scores = api_scores()
+    meta = json.loads(PAGES[0].read_text(encoding="utf-8"))["meta"]
+    assert len(scores) == meta["totalItems"] == 64
+    item = [s for s in scores if s["traceId"] or s["sessionId"]]
+    evals = [s for s in item if s["source"] == "EVAL"]
+    annotations = [s for s in item if s["source"] == "ANNOTATION"]
+    counts = assert_reconciled(out, result)
+    assert counts["judge_ratings"] == (len(evals), 0) == (30, 0)
+    assert counts["human_annotations"] == (len(annotations), 0) == (29, 0)
+
+
+def test_the_judge_is_the_execution_traces_model_else_the_mapping(api_build) -> None:
+    _, result = api_build
+    fct = query(
+        result.db_path,
+        "select dimension, judge, count(*) n, sum(is_self::int) n_self "
+        "from fct_judge_ratings group by all order by all",
+    )
+    # correctness and tone: the GENERATION model of each score's executionTraceId;
+    # helpful has no execution trace: --judge helpful=gpt-4o-mini. gpt-4o judging
+    # the traces gpt-4o answered (every other trace) is a self-judgment.
+    assert [tuple(r) for r in fct.itertuples(index=False)] == [
+        ("correctness", "gpt-4o", 10, 5),
+        ("helpful", "gpt-4o-mini", 10, 0),
+        ("tone", "claude-3-5-haiku-20241022", 10, 0),
+    ]
+
+
+def test_api_judge_human_spearman_equals_the_raw_records(api_build) -> None:
+    _, result = api_build
+    expected, n = spearman_from(api_scores(), "correctness")
+    got = query(
+        result.db_path,
+        "select spearman, n from agreement_judge_human "
+        "where judge = 'gpt-4o' and dimension = 'correctness'",
+    )
+    assert got["n"].item() == n == 8
+    assert got["spearman"].item() == pytest.approx(expected, abs=1e-9)
+
+
+@pytest.fixture(scope="module")
+def export_build(tmp_path_factory: pytest.TempPathFactory):
+    return import_and_build("langfuse", [FIXTURES / "scores_export.csv", *TRACES], tmp_path_factory)
+
+
+def test_ui_csv_export_builds_and_agrees_with_the_raw_file(export_build) -> None:
+    out, result = export_build
+    rows = export_scores()
+    item = [r for r in rows if r["traceId"] or r["sessionId"]]
+    counts = assert_reconciled(out, result)
+    assert counts["judge_ratings"] == (sum(r["source"] == "EVAL" for r in item), 0)
+    assert counts["human_annotations"] == (sum(r["source"] == "ANNOTATION" for r in item), 0)
+    # the UI export has no executionTraceId: without --judge each evaluator is
+    # its own judge; annotators are named by authorUserName
+    judges = query(result.db_path, "select distinct judge from fct_judge_ratings order by 1")
+    assert list(judges["judge"]) == [
+        "evaluator:correctness", "evaluator:helpful", "evaluator:tone",
+    ]  # fmt: skip
+    with (out / "human_annotations.csv").open(newline="", encoding="utf-8") as fh:
+        assert {r["annotator_id"] for r in csv.DictReader(fh)} == {"Ann One", "Ann Two"}
+    expected, n = spearman_from(rows, "correctness")
+    got = query(
+        result.db_path,
+        "select spearman, n from agreement_judge_human "
+        "where judge = 'evaluator:correctness' and dimension = 'correctness'",
+    )
+    assert (got["n"].item(), got["spearman"].item()) == (n, pytest.approx(expected, abs=1e-9))
+
+
+def test_every_export_layout_gives_the_same_labels(tmp_path: Path) -> None:
+    """API pages, UI CSV and UI JSON: the same label for every score id."""
+    labels = {}
+    for name, files in {
+        "api": PAGES, "csv": [FIXTURES / "scores_export.csv"],
+        "json": [FIXTURES / "scores_export.json"],
+    }.items():  # fmt: skip
+        out = tmp_path / name
+        assert main(["import", "langfuse", *map(str, files), "--out", str(out)]) == 0
+        got = {}
+        for kind in ("judge_ratings", "human_annotations"):
+            with (out / f"{kind}.csv").open(newline="", encoding="utf-8") as fh:
+                got |= {
+                    r["score_id"]: (r["dimension"], float_or(r["label"]))
+                    for r in csv.DictReader(fh)
+                }
+        labels[name] = got
+    assert labels["api"] == labels["csv"] == labels["json"] and len(labels["api"]) == 59
+
+
+def float_or(text: str) -> object:
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _score(i: int, source: str, value: int, **extra: object) -> dict:
+    return {
+        "id": f"{source}-{i}", "traceId": f"t{i}", "name": "ok", "source": source,
+        "dataType": "BOOLEAN", "value": value, "stringValue": ["False", "True"][value],
+        **extra,
+    }  # fmt: skip
+
+
+def test_booleans_only_one_constant_judge_build(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """One judge that says True to everything, booleans only, no traces given: every
+    row imports (model 'unknown', counted) and the build is green."""
+    scores = [_score(i, "EVAL", 1) for i in range(5)]
+    scores += [_score(i, "ANNOTATION", i % 2, authorUserId="u1") for i in range(5)]
+    path = tmp_path_factory.mktemp("awkward") / "scores.jsonl"
+    path.write_text("\n".join(json.dumps(s) for s in scores) + "\n", encoding="utf-8")
+    out, result = import_and_build("langfuse", [path], tmp_path_factory, "--judge", "ok=gpt-4o")
+    counts = assert_reconciled(out, result)
+    assert counts["judge_ratings"] == (5, 0) and counts["human_annotations"] == (5, 0)
+    fct = query(result.db_path, "select judge, model, judge_score from fct_judge_ratings")
+    assert set(fct["judge"]) == {"gpt-4o"} and set(fct["model"]) == {"unknown"}
+    assert list(fct["judge_score"]) == [1] * 5
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "extra"),
+    [
+        ("scores.json", b'{"scores": []}', []),
+        ("scores.json", b'{"data": [{"foo": 1}], "meta": {}}', []),
+        ("scores.csv", b"name,value\ncorrectness,1\n", []),
+        ("scores.json", b"\x89PNG\r\n\x1a\n\x00", []),
+        ("scores.jsonl", b'{"id": "a"\n', []),
+        ("scores.json", b'{"data": [], "meta": {}}', ["--judge", "correctness"]),
+    ],
+)
+def test_an_unreadable_file_or_option_is_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, content: bytes, extra: list
+) -> None:
+    path = tmp_path / name
+    path.write_bytes(content)
+    args = ["import", "langfuse", str(path), "--out", str(tmp_path / "out"), *extra]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and (str(path) in err[0] or "--judge" in err[0]), err
+
+
+def test_judge_is_refused_by_importers_that_name_their_judges(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["import", "promptfoo", str(tmp_path / "x.json"), "--out", str(tmp_path / "o")]
+    assert main([*args, "--judge", "a=b"]) == 2
+    assert "--judge" in capsys.readouterr().err
+
+
+def test_list_names_both_importers(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["import", "--list"]) == 0
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+    assert "Langfuse scores" in lines["langfuse"]
+    assert "promptfoo eval results" in lines["promptfoo"]
+
+
+def test_categories_without_a_config_get_nominal_codes(tmp_path: Path) -> None:
+    """A CATEGORICAL score with no config has no value (JSON leaves the key out):
+    it is still a score, and its labels get codes in label order, level nominal."""
+    scores = [
+        {"id": f"c{i}", "traceId": f"t{i}", "name": "tone", "source": src,
+         "dataType": "CATEGORICAL", "stringValue": tone, "authorUserId": "u"}
+        for i, (src, tone) in enumerate([("EVAL", "warm"), ("ANNOTATION", "cold"),
+                                         ("EVAL", "cold")])
+    ]  # fmt: skip
+    path = tmp_path / "scores.json"
+    path.write_text(json.dumps({"data": scores, "meta": {}}), encoding="utf-8")
+    assert main(["import", "langfuse", str(path), "--out", str(tmp_path / "o")]) == 0
+    with (tmp_path / "o" / "rating_scales.csv").open(newline="", encoding="utf-8") as fh:
+        scale = [(r["label"], r["score"], r["scale_level"]) for r in csv.DictReader(fh)]
+    assert scale == [("cold", "0", "nominal"), ("warm", "1", "nominal")]
+
+
+def test_unknown_sources_are_counted_and_ids_are_optional(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = {"traceId": "t1", "name": "ok", "dataType": "NUMERIC", "value": 1}
+    scores = [{**base, "source": "EVAL"}, {**base, "source": "EVAL", "traceId": "t2"},
+              {**base, "source": "MAGIC", "id": "m"}]  # fmt: skip
+    path = tmp_path / "scores.jsonl"
+    path.write_text("\n".join(json.dumps(s) for s in scores), encoding="utf-8")
+    assert main(["import", "langfuse", str(path), "--out", str(tmp_path / "o")]) == 0
+    assert csv_records(tmp_path / "o" / "judge_ratings.csv") == 2
+    assert "1 score(s) of source 'MAGIC' skipped" in capsys.readouterr().err

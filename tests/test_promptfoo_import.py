@@ -1,0 +1,190 @@
+"""The promptfoo import on files promptfoo 0.121.20 wrote itself (tests/fixtures/promptfoo,
+README there): an eval of two local providers graded by llm-rubric and
+model-graded-closedqa (local graders), with 16 manual grades stored by promptfoo's
+own server. Counts reconcile against a plain json parse written here, and the
+warehouse's judge-human Spearman equals scipy's on the raw file."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from scipy.stats import spearmanr
+
+from judge_bias.cli import main
+from tests.conftest import query
+from tests.importing import assert_reconciled, csv_records, import_and_build
+
+FIXTURES = Path(__file__).parent / "fixtures" / "promptfoo"
+RATED = FIXTURES / "rated.json"
+MANUAL = "Manual result (overrides all other grading results)"
+GRADED = {"llm-rubric", "model-graded-closedqa"}  # the model-graded types the config uses
+
+
+def raw_rows(path: Path = RATED) -> list[dict]:
+    """The result rows of a promptfoo results file, read with json alone."""
+    if path.suffix == ".jsonl":
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return json.loads(path.read_text(encoding="utf-8"))["results"]["results"]
+
+
+def raw_pairs(rows: list[dict], assertion_type: str) -> list[tuple[float, float]]:
+    """(judge score, manual score) of every manually graded row, from the raw records."""
+    pairs = []
+    for row in rows:
+        grading = row["gradingResult"]
+        if grading["reason"] != MANUAL:
+            continue
+        [comp] = [
+            c for c in grading["componentResults"] if c["assertion"]["type"] == assertion_type
+        ]
+        pairs.append((comp["score"], grading["score"]))
+    return pairs
+
+
+@pytest.fixture(scope="module")
+def rated_jsonl(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """rated.json's rows as promptfoo's JSONL writer lays them out (one compact
+    JSON record a line): promptfoo writes JSONL only while an eval runs, before
+    any manual grade exists."""
+    path = tmp_path_factory.mktemp("jsonl") / "rated.jsonl"
+    lines = [json.dumps(r, separators=(",", ":")) for r in raw_rows()]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def promptfoo_build(tmp_path_factory: pytest.TempPathFactory):
+    return import_and_build("promptfoo", [RATED], tmp_path_factory)
+
+
+def contract_files(out: Path) -> dict[str, list[list[str]]]:
+    """Every CSV an import wrote, as sorted records (csv module, header first)."""
+    files = {}
+    for path in sorted(out.glob("*.csv")):
+        with path.open(newline="", encoding="utf-8") as fh:
+            header, *records = list(csv.reader(fh))
+        files[path.name] = [header, *sorted(records)]
+    return files
+
+
+def test_counts_reconcile_with_the_raw_file(promptfoo_build) -> None:
+    out, result = promptfoo_build
+    rows = raw_rows()
+    graded = [c for r in rows for c in r["gradingResult"]["componentResults"]
+              if c["assertion"]["type"] in GRADED]  # fmt: skip
+    manual = [r for r in rows if r["gradingResult"]["reason"] == MANUAL]
+    assert (len(rows), len(graded), len(manual)) == (20, 40, 16)
+    counts = assert_reconciled(out, result)
+    assert counts["judge_ratings"] == (len(graded), 0)
+    # each manual grade is written for each of the row's two judged dimensions
+    assert counts["human_annotations"] == (2 * len(manual), 0)
+    assert counts["completions"] == (len(rows), 0)
+    with (out / "human_annotations.csv").open(newline="", encoding="utf-8") as fh:
+        humans = list(csv.DictReader(fh))
+    # one manual grade is a "set score" of 0.5 with no human component
+    assert sorted({h["label"] for h in humans}) == ["0", "0.5", "1"]
+    assert {h["rationale"] for h in humans} >= {"Lyon is wrong", "Pluto is not a planet"}
+
+
+@pytest.mark.parametrize(
+    ("judge", "dimension", "assertion_type"),
+    [("local-alpha", "correctness", "llm-rubric"),
+     ("local-gamma", "model-graded-closedqa", "model-graded-closedqa")],
+)  # fmt: skip
+def test_judge_human_spearman_equals_the_raw_file(
+    promptfoo_build, judge: str, dimension: str, assertion_type: str
+) -> None:
+    _, result = promptfoo_build
+    judged, human = zip(*raw_pairs(raw_rows(), assertion_type), strict=True)
+    expected = spearmanr(judged, human).statistic
+    got = query(
+        result.db_path,
+        f"select spearman, n from agreement_judge_human "
+        f"where judge = '{judge}' and dimension = '{dimension}'",
+    )
+    assert got["n"].item() == len(judged) == 16
+    assert got["spearman"].item() == pytest.approx(expected, abs=1e-9)
+
+
+def test_the_grading_provider_is_the_judge(promptfoo_build) -> None:
+    _, result = promptfoo_build
+    fct = query(
+        result.db_path,
+        "select judge, model, dimension, count(*) n, sum(is_self::int) n_self "
+        "from fct_judge_ratings group by all order by all",
+    )
+    # llm-rubric is graded by defaultTest's provider (local-alpha), closedqa by the
+    # assertion's own (local-gamma); local-alpha grading itself is a self-judgment
+    assert [tuple(r) for r in fct.itertuples(index=False)] == [
+        ("local-alpha", "local-alpha", "correctness", 10, 10),
+        ("local-alpha", "local-beta", "correctness", 10, 0),
+        ("local-gamma", "local-alpha", "model-graded-closedqa", 10, 0),
+        ("local-gamma", "local-beta", "model-graded-closedqa", 10, 0),
+    ]
+
+
+def test_jsonl_imports_as_the_json_does(tmp_path: Path, rated_jsonl: Path) -> None:
+    """The JSONL layout of rated.json writes the very files the JSON does (so its
+    build and figures are the JSON's); results.jsonl, written by `promptfoo eval -o
+    results.jsonl` before the manual grades, has the same judge ratings and no human
+    labels."""
+    files = {}
+    for path in (RATED, rated_jsonl, FIXTURES / "results.jsonl"):
+        out = tmp_path / path.name
+        assert main(["import", "promptfoo", str(path), "--out", str(out)]) == 0
+        files[path.name] = contract_files(out)
+    jsonl, whole = files["rated.jsonl"], files["rated.json"]
+    # a JSONL file carries no config: its dataset is "promptfoo", not the description
+    assert jsonl.pop("prompts.csv") != whole.pop("prompts.csv")
+    assert jsonl == whole
+    ratings = files["rated.json"]["judge_ratings.csv"]
+    assert files["results.jsonl"]["judge_ratings.csv"] == ratings and len(ratings) == 41
+    assert csv_records(tmp_path / "results.jsonl" / "human_annotations.csv") == 0
+
+
+def _row(test: int, provider: str, comps: list[dict], manual: float | None = None) -> dict:
+    grading = {"pass": True, "score": 1, "reason": "ok", "componentResults": comps}
+    if manual is not None:
+        grading.update(score=manual, reason=MANUAL)
+        grading["pass"] = manual > 0
+    return {
+        "testIdx": test, "promptIdx": 0, "provider": {"id": provider},
+        "prompt": {"raw": f"q{test}", "label": "{{q}}"}, "response": {"output": "a"},
+        "testCase": {"options": {"provider": "openai:gpt-4o-mini"}},
+        "gradingResult": grading,
+    }  # fmt: skip
+
+
+def test_awkward_valid_files_import_and_build(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """One judge, constant scores, pass/fail without a score, a manual grade on a row
+    no model graded, a provider error: all import, and the build is green."""
+    rubric = {"assertion": {"type": "llm-rubric"}, "pass": True, "score": 1, "reason": "fine"}
+    no_score = {"assertion": {"type": "llm-rubric"}, "pass": False, "reason": "no"}
+    rows = [_row(i, "openai:gpt-4o", [rubric], manual=1) for i in range(4)]
+    rows += [_row(4, "openai:gpt-4o", [no_score]), _row(5, "openai:gpt-4o", [], manual=0)]
+    rows.append({**_row(6, "openai:gpt-4o", []), "gradingResult": None})
+    path = tmp_path_factory.mktemp("awkward") / "results.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    out, result = import_and_build("promptfoo", [path], tmp_path_factory)
+    counts = assert_reconciled(out, result)
+    assert counts["judge_ratings"] == (5, 0)
+    assert counts["human_annotations"] == (5, 0)  # 4 on llm-rubric, 1 on 'manual'
+    labels = query(result.db_path, "select judge_score from fct_judge_ratings order by prompt_id")
+    assert list(labels["judge_score"]) == [1, 1, 1, 1, 0]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b'{"results": {"version": 3}}', b"[1, 2, 3]", b'{"testIdx": 0}\n', b"\xff\xfe\x00x"],
+)
+def test_a_file_of_another_shape_is_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes
+) -> None:
+    path = tmp_path / ("results.jsonl" if content.endswith(b"\n") else "results.json")
+    path.write_bytes(content)
+    assert main(["import", "promptfoo", str(path), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(path) in err[0] and "promptfoo" in err[0], err

@@ -1,4 +1,4 @@
--- MetricFlow's time spine (models/semantic/): one row per day. The input
+-- MetricFlow's time spine (this folder's YAML): one row per day. The input
 -- contract carries no rating timestamp, so every measure of the semantic
 -- layer aggregates over the constant date 1970-01-01 (the semantic models'
 -- rated_on); the spine holds that one day, enough for MetricFlow to resolve

@@ -52,13 +52,10 @@ def benjamini_hochberg(p: np.ndarray) -> np.ndarray:
 def adjust_within(frame: pd.DataFrame, keys: list[str], column: str = "p_value") -> pd.DataFrame:
     """``frame`` with p_value_holm and p_value_bh: ``column`` adjusted within each
     ``keys`` group, and n_tests, the pairs with a p-value in the group."""
-    out = frame.copy()
-    out["p_value_holm"] = np.nan
-    out["p_value_bh"] = np.nan
-    out["n_tests"] = 0
-    for _, idx in out.groupby(keys, sort=False, dropna=False).groups.items():
-        p = out.loc[idx, column].to_numpy(dtype=float)
-        out.loc[idx, "p_value_holm"] = holm(p)
-        out.loc[idx, "p_value_bh"] = benjamini_hochberg(p)
-        out.loc[idx, "n_tests"] = int(np.isfinite(p).sum())
-    return out
+    out = frame.reset_index(drop=True)
+    p_all = out[column].to_numpy(dtype=float)
+    h, b, n = np.full(len(out), np.nan), np.full(len(out), np.nan), np.zeros(len(out), int)
+    for idx in out.groupby(keys, sort=False, dropna=False).indices.values():
+        p = p_all[idx]
+        h[idx], b[idx], n[idx] = holm(p), benjamini_hochberg(p), int(np.isfinite(p).sum())
+    return out.assign(p_value_holm=h, p_value_bh=b, n_tests=n)

@@ -42,7 +42,7 @@ from scipy import stats
 
 from judge_bias.comparisons.adjust import adjust_within
 from judge_bias.stats.ppi import stratum_estimates
-from judge_bias.stats.ppi_clusters import CROSS_SUMS, pair_terms
+from judge_bias.stats.ppi_clusters import pair_terms
 
 KEYS = ["judge", "is_panel", "dimension"]
 PAIR = ["model_a", "model_b"]
@@ -204,9 +204,10 @@ def differences(
     rows["judge_minus_human_gap"] = rows["judge_only_difference"] - rows["difference"]
     for c in ("n_labelled_a", "n_labelled_b", "n_units_a", "n_units_b", "n_paired_units"):
         rows[c] = out[c].astype(np.int64)
-    rows["notes"] = np.where(
-        ok, None, "a stratum of one of the models has fewer than 2 human labels: no estimate"
-    )
+    rows["notes"] = pd.Series(
+        "a stratum of one of the models has fewer than 2 human labels: no estimate",
+        index=rows.index,
+    ).where(~ok)
     rows = adjust_within(rows, KEYS)
     for flag, col in (("", "p_value"), ("_holm", "p_value_holm"), ("_bh", "p_value_bh")):
         p = rows[col]

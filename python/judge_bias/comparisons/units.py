@@ -47,6 +47,11 @@ def cross_from_units(units: pd.DataFrame) -> pd.DataFrame:
     pairs[CROSS_JUDGE] = pairs["dg_a"] * pairs["dg_b"]
     gg = pairs.groupby([*KEYS, "stratum_a", "stratum_b"], as_index=False)[CROSS_JUDGE].sum()
     cross = cross.merge(gg, on=[*KEYS, "stratum_a", "stratum_b"], how="left")
+    if cross.empty:  # no prompt with two units
+        names = ["first_model", "first_stratum", "second_model", "second_stratum"]
+        return cross.drop(columns=["stratum_a", "stratum_b"]).reindex(
+            columns=[*KEYS, *names, *cross.columns.drop([*KEYS, "stratum_a", "stratum_b"])]
+        )
     for side, name in (("a", "first"), ("b", "second")):
         split = cross[f"stratum_{side}"].str.split(SEP, n=1, expand=True)
         cross[f"{name}_model"], cross[f"{name}_stratum"] = split[0], split[1]

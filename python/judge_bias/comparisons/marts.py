@@ -61,6 +61,23 @@ BUDGET_COLUMNS: dict[str, str] = {
     "ci_level": "float64",
     "notes": "object",
 }
+_RATES = ("judge_win_rate", "human_win_rate", "judge_win_rate_with_human", "judge_minus_human")
+WIN_RATE_COLUMNS: dict[str, str] = {
+    "judge": "object",
+    "model": "object",
+    "n_judgments": "Int64",
+    "n_prompts": "Int64",
+    "n_with_human": "Int64",
+    **{
+        f"{r}{suffix}": "float64"
+        for r in _RATES
+        for suffix in ("", "_std_error", "_ci_low", "_ci_high")
+    },
+    "judge_minus_human_p_value": "float64",
+    "ci_level": "float64",
+    "notes": "object",
+}
+SUMS_ROW_BYTES = 8 * 80  # 8 values a prompt-sums row
 MOMENT_ROW_BYTES = 24 * 80  # as judge_bias.stats.ppi_marts
 CROSS_ROW_BYTES = 20 * 80  # 20 values a cross-moments row
 
@@ -112,4 +129,22 @@ def budget_mart(moments: object, config: Callable[[str], object]) -> pd.DataFram
     )  # fmt: skip
 
 
-__all__ = ["PAIR", "budget_mart", "comparisons_mart"]
+def win_rates_mart(sums: object, config: Callable[[str], object]) -> pd.DataFrame:
+    """model_win_rates from int_win_rate_prompt_sums."""
+    from judge_bias.comparisons.win_rates import win_rates
+    from judge_bias.limits import Budget, within_budget
+
+    budget = Budget.from_config(config("memory_budget"))
+    s = settings_from_config(config)
+
+    def table(frame: pd.DataFrame) -> pd.DataFrame:
+        out = win_rates(frame, s.ci_level)
+        return out.reindex(columns=list(WIN_RATE_COLUMNS)).astype(WIN_RATE_COLUMNS)
+
+    return within_budget(
+        sums, budget, "win-rate prompt sums", SUMS_ROW_BYTES, table, "judge, model",
+        WIN_RATE_COLUMNS,
+    )  # fmt: skip
+
+
+__all__ = ["PAIR", "budget_mart", "comparisons_mart", "win_rates_mart"]

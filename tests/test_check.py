@@ -170,3 +170,25 @@ def test_drift_and_flip_rate_on_synthetic_marts(
     assert "FINDING flip_rate j-v2: flip_rate 0.120, max 0.05" in lines
     assert "PASSED flip_rate k-v2: flip_rate 0.010, max 0.05" in lines
     assert sum(x.startswith("FINDING") for x in lines) == 2  # the dimension row is not read
+
+
+def test_accuracy_on_a_synthetic_agreement_binary(
+    scratch: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """agreement_binary (the drift branch's mart) with accuracy_ci_high: below 0.7 is a
+    finding; a null accuracy is skipped for that judge, not passed."""
+    con = duckdb.connect(str(scratch))
+    con.execute("drop table if exists agreement_binary")
+    con.execute(
+        "create table agreement_binary as select * from (values "
+        "('j', 'all', 0.62, 0.55, 0.68), ('k', 'all', 0.90, 0.85, 0.93), "
+        "('m', 'all', null, null, null), ('j', 'correctness', 0.1, 0.05, 0.2)) "
+        "as t(judge, dimension, accuracy, accuracy_ci_low, accuracy_ci_high)"
+    )
+    con.close()
+    policy = _policy(tmp_path, "rules:\n  accuracy: {min: 0.7}\n")
+    assert main(["check", "--db", str(scratch), "--policy", policy, "--verbose"]) == 3
+    lines = capsys.readouterr().out.splitlines()
+    assert "FINDING accuracy j: accuracy_ci_high 0.680, min 0.7" in lines
+    assert "PASSED accuracy k: accuracy_ci_high 0.930, min 0.7" in lines
+    assert "SKIPPED accuracy m: accuracy_ci_high is null" in lines

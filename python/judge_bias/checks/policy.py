@@ -24,7 +24,7 @@ def load_policy(path: str | Path | None) -> Policy:
     """The policy in ``path`` (YAML), or the permissive default when None."""
     if path is None:
         return parse_policy(DEFAULT_POLICY, "the default policy")
-    import yaml  # type: ignore[import-untyped]
+    import yaml  # type: ignore[import-untyped, unused-ignore]
 
     p = Path(path)
     if not p.is_file():

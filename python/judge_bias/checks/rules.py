@@ -175,12 +175,15 @@ def _threshold(
     return out
 
 
-@rule("accuracy", min=NUMBER, column=str, dimension=str)
+@rule("accuracy", min=NUMBER, column=str, dimension=str, mart=str)
 def accuracy(con, options, policy) -> list[Result]:
-    """A finding per judge whose accuracy against the human labels (agreement_judge_human,
-    column ``accuracy_ci_high`` by default: its upper bound) is below ``min`` (0.7)."""
+    """A finding per judge whose pass/fail accuracy against the human labels
+    (agreement_binary, column ``accuracy_ci_high`` by default: its upper bound) is below
+    ``min`` (0.7). ``mart`` and ``column`` point it elsewhere (e.g. agreement_judge_human,
+    spearman_ci_high)."""
     dim = str(options.get("dimension", "all"))
-    return _threshold(con, options, policy, "accuracy", s.AGREEMENT_MART, "judge",
+    mart = str(options.get("mart", s.AGREEMENT_MART))
+    return _threshold(con, options, policy, "accuracy", mart, "judge",
                       s.ACCURACY_COLUMN, "min", 0.7, {"dimension": dim})  # fmt: skip
 
 

@@ -25,8 +25,8 @@ DEFAULT_POLICY: dict[str, Any] = {
 
 # What each rule reads: the mart, its judge column, and the value column by default.
 BIAS_MART = "bias_estimates"
-AGREEMENT_MART = "agreement_judge_human"
-ACCURACY_COLUMN = "accuracy_ci_high"  # item 4's accuracy upper bound
+AGREEMENT_MART = "agreement_binary"  # the drift branch's pass/fail agreement (issue 31 item 4)
+ACCURACY_COLUMN = "accuracy_ci_high"  # the upper bound of its accuracy
 PAIRWISE_MART = "pairwise_bias"
 POSITION_COLUMN = "position_consistency"
 DRIFT_MART = "judge_drift"

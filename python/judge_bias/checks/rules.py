@@ -73,17 +73,25 @@ def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str] | None:
 
 
 def _read(
-    con: duckdb.DuckDBPyConnection, name: str, table: str, needed: list[str], where: str = ""
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    table: str,
+    needed: list[str],
+    equal: dict[str, str] | None = None,
 ) -> pd.DataFrame | Result:
-    """The rows of ``table`` (filtered by ``where``), or a skipped Result saying what is
-    missing."""
+    """The rows of ``table`` whose columns equal ``equal``'s values (a column the table
+    lacks is not filtered on), or a skipped Result saying what is missing. Values are
+    bound as parameters: a policy's text never becomes SQL."""
     cols = _columns(con, table)
     if cols is None:
         return Result(name, "-", "skipped", f"table {table} is not in this warehouse")
     absent = [c for c in needed if c not in cols]
     if absent:
         return Result(name, "-", "skipped", f"{table} has no column {', '.join(absent)}")
-    return con.execute(f'select * from "{table}" {where}').df()
+    filters = {k: v for k, v in (equal or {}).items() if k in cols}
+    where = " and ".join(f'"{k}" = ?' for k in filters)
+    sql = f'select * from "{table}"' + (f" where {where}" if where else "")
+    return con.execute(sql, list(filters.values())).df()
 
 
 def _fmt(x: object) -> str:
@@ -97,10 +105,9 @@ def _severity(options: dict[str, Any]) -> str:
 def _bias(con, options, policy, name: str, term: str) -> list[Result]:
     limit = float(options.get("max", 0.05))
     analysis = str(options.get("analysis", "main"))
-    frame = _read(con, name, s.BIAS_MART,
-                  ["term_type", "estimate", "ci_low", "ci_high", "significant"],
-                  f"where term_type = '{term}' and analysis = '{analysis}' "
-                  "and slice = 'all'")  # fmt: skip
+    needed = ["term_type", "analysis", "slice", "estimate", "ci_low", "ci_high", "significant"]
+    filters = {"term_type": term, "analysis": analysis, "slice": "all"}
+    frame = _read(con, name, s.BIAS_MART, needed, filters)
     if isinstance(frame, Result):
         return [frame]
     subject = "judge" if term == "self" else "family"
@@ -152,9 +159,7 @@ def _threshold(
     """One result per judge: ``column`` of ``table`` against ``bound`` (min or max)."""
     limit = float(options.get(bound, default))
     column = str(options.get("column", column))
-    cols = _columns(con, table) or []
-    where = " and ".join(f"{k} = '{v}'" for k, v in filters.items() if k in cols)
-    frame = _read(con, name, table, [judge_col, column], f"where {where}" if where else "")
+    frame = _read(con, name, table, [judge_col, column], filters)
     if isinstance(frame, Result):
         return [frame]
     if policy.judges:
@@ -210,7 +215,7 @@ def drift(con, options, policy) -> list[Result]:
     ``dimension`` row (default `all`)."""
     dim = str(options.get("dimension", "all"))
     frame = _read(con, "drift", s.DRIFT_MART, ["judge_before", s.DRIFT_JUDGE, "drift_flag"],
-                  f"where dimension = '{dim}'")  # fmt: skip
+                  {"dimension": dim})  # fmt: skip
     if isinstance(frame, Result):
         return [frame]
     if policy.judges:

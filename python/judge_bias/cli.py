@@ -2,7 +2,8 @@
 
 Exit codes: 0 ok; 1 the build or the validation failed (or another process
 holds the warehouse); 2 a usage or input error (a file, column or record the
-message names). Errors end the output as one line; --debug adds the traceback.
+message names); 3 `check` found a policy finding (judge_bias.checks.settings).
+Errors end the output as one line; --debug adds the traceback.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from judge_bias.warehouse.locks import lock_message
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EPILOG = (
-    "exit codes: 0 ok; 1 build or validation failed; 2 usage or input error. "
+    "exit codes: 0 ok; 1 build or validation failed; 2 usage or input error; "
+    "3 check findings. "
     "Errors end the output as one line; --debug shows the traceback."
 )
 
@@ -185,6 +187,24 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return bench.run_ols_bench(args.rows or None, args.reference_max)
 
 
+def _cmd_check(args: argparse.Namespace) -> int:
+    from judge_bias.checks.junit import write_junit
+    from judge_bias.checks.policy import load_policy
+    from judge_bias.checks.run import run_policy, summary
+    from judge_bias.checks.settings import EXIT_FINDINGS
+
+    policy = load_policy(args.policy)  # before the warehouse: a bad policy is a usage error
+    db = _existing_db(args.db)
+    results = run_policy(db, policy)
+    for result in results:
+        if result.status != "passed" or args.verbose:
+            print(result.line())
+    print(summary(results, policy))
+    if args.junit:
+        print(f"JUnit XML: {write_junit(args.junit, results, policy.source)}")
+    return EXIT_FINDINGS if any(r.is_finding for r in results) else EXIT_OK
+
+
 def _cmd_coverage(args: argparse.Namespace) -> int:
     from judge_bias.bench.coverage_study import main as coverage_main
 
@@ -327,6 +347,20 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--raw-seconds", type=float, default=900.0,
                    help="--glm: cap in seconds on each raw-row fit")  # fmt: skip
     s.set_defaults(func=_cmd_bench)
+    s = sub.add_parser(
+        "check", **common, help="evaluate a policy over the built marts (exit 3 on a finding)"
+    )
+    s.add_argument(
+        "--policy", default=None, help="policy YAML (docs/check.md); default: permissive"
+    )
+    s.add_argument(
+        "--db", default=str(build_mod.PROJECT_DIR / build_mod.DEFAULT_DB),
+        help="the built warehouse to check; default: warehouse/judge_bias.duckdb",
+    )  # fmt: skip
+    s.add_argument("--junit", default=None, help="also write the results as JUnit XML there")
+    s.add_argument("--verbose", action="store_true", help="print passing results too")
+    s.set_defaults(func=_cmd_check)
+
     s = sub.add_parser("coverage", **common, help="coverage study of the self-bias intervals")
     s.add_argument("--reps", type=int, default=500)
     s.add_argument("--seed", type=int, default=1)
@@ -353,7 +387,7 @@ def error_line(args: argparse.Namespace, exc: Exception) -> tuple[int, str]:
     if isinstance(exc, build_mod.BuildError):
         return EXIT_FAILED, _one_line(str(exc))
     if isinstance(exc, duckdb.Error):
-        readers = args.command in ("validate", "report")
+        readers = args.command in ("validate", "report", "check")
         bi = build_mod.default_bi_path(Path(args.db)) if readers else None
         if message := lock_message(str(exc), open_instead=bi):
             return EXIT_FAILED, message

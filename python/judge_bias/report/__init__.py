@@ -4,8 +4,9 @@
 section registered with ``@panel(order)`` (base.py): bias.py (forest plots, per
 dimension, heatmap, robustness), leaderboard.py, agreement.py, pairwise.py (pairwise and
 perturbation), pairwise_human.py (against human verdicts), scorecard.py (the judge
-scorecard and the cross-family panel), ppi.py (human-scale scores by stratified PPI) and
-glm.py (the autograder GLMs: effect forests, model comparison, agreement), drift.py
+scorecard and the cross-family panel), ppi.py (human-scale scores by stratified PPI),
+comparisons.py (paired model differences and the label budget),
+glm.py (the autograder GLMs: effect forests, model comparison, agreement) and drift.py
 (judge drift, rerun stability, pass/fail agreement);
 summary.py writes what is significant, the overview and the provenance; render.py
 assembles HTML or Markdown.
@@ -21,6 +22,7 @@ below) decorated with ``@panel(order)``.
 from judge_bias.report import (  # noqa: F401
     agreement,
     bias,
+    comparisons,
     drift,
     glm,
     leaderboard,

@@ -44,10 +44,13 @@ lint: $(BIN)/pytest
 
 # the coverage figure counts the package's lines run in the pytest process; dbt
 # builds run in a subprocess, so code only dbt's Python models call is not counted
-# target/pytest-memory.tsv: which tests raised the peak memory (tests/conftest.py)
+# target/pytest-memory.tsv: which tests raised the peak memory; target/pytest-cpu.tsv:
+# each test's CPU seconds (tests/conftest.py). pytest ends with the 15 slowest tests
+# (wall) and the 15 that used most CPU; `time` prints the whole run's real/user/sys
 test: $(BIN)/pytest $(BIN)/pyspark lint chromium
-	@mkdir -p target && rm -f target/pytest-memory.tsv
-	JUDGE_BIAS_MEMLOG=target/pytest-memory.tsv $(BIN)/pytest -q --cov=judge_bias --cov-report=
+	@mkdir -p target && rm -f target/pytest-memory.tsv target/pytest-cpu.tsv
+	time JUDGE_BIAS_MEMLOG=target/pytest-memory.tsv JUDGE_BIAS_CPULOG=target/pytest-cpu.tsv \
+	  $(BIN)/pytest -q --cov=judge_bias --cov-report= --durations=15
 	@$(BIN)/coverage report --precision=1 | tail -1 | awk '{print "coverage of python/judge_bias: " $$NF " of lines"}'
 	@echo "peak memory steps (pytest process, finished children):" && tail -4 target/pytest-memory.tsv
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import struct
 import subprocess
 import sys
@@ -76,10 +77,14 @@ def test_reader_keeps_old_snapshot_during_build_and_sees_new_on_reconnect(
 
 
 def test_failed_validation_does_not_publish(
-    demo_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    demo_build: BuildResult, demo_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # the previous build: a copy of the session's demo build (the same data and
+    # settings as building demo_copy here), its warehouse and published snapshot
     db, bi = tmp_path / "w.duckdb", tmp_path / "bi.duckdb"
-    build_mod.build(demo_copy, db, quiet=True, bi_path=bi)
+    assert demo_build.bi_path is not None
+    shutil.copyfile(demo_build.db_path, db)
+    shutil.copyfile(demo_build.bi_path, bi)
     published = bi.read_bytes()
     failing = ValidationReport(
         [Finding("marts", "fct_judge_ratings", "expect_x", "judge", "critical", False)]

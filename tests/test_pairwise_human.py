@@ -17,7 +17,7 @@ import pytest
 import statsmodels.api as sm
 from statsmodels.stats.inter_rater import cohens_kappa as sm_kappa
 
-from judge_bias.stats.pairwise_human import (
+from judge_bias.pairwise.reference.human import (
     cohens_kappa,
     joint_bias,
     logit_clustered,

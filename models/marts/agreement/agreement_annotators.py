@@ -1,5 +1,5 @@
 from judge_bias.limits import Budget, within_budget
-from judge_bias.stats.agreement import (
+from judge_bias.agreement.measures import (
     ANNOTATOR_COLUMNS,
     LABEL_COUNT_BYTES,
     annotator_agreement_from_counts,

@@ -1,4 +1,4 @@
-from judge_bias.stats.counterfactual import counterfactual_from_prompt_sums
+from judge_bias.agreement.counterfactual import counterfactual_from_prompt_sums
 from judge_bias.limits import Budget
 from judge_bias.warehouse.frames import to_pandas
 

@@ -1,4 +1,4 @@
-from judge_bias.stats.agreement import judge_human_agreement
+from judge_bias.agreement.measures import judge_human_agreement
 from judge_bias.warehouse.frames import to_pandas
 
 

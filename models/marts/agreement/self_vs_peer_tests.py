@@ -1,4 +1,4 @@
-from judge_bias.stats.self_vs_peer import self_vs_peer_tests
+from judge_bias.agreement.self_vs_peer import self_vs_peer_tests
 from judge_bias.warehouse.frames import to_pandas
 
 

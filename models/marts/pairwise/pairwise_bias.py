@@ -1,6 +1,6 @@
 from judge_bias.limits import Budget, within_budget
-from judge_bias.stats.pairwise_human import WITH_HUMAN_COLUMNS
-from judge_bias.stats.pairwise_sums import LOGIT_CELL_BYTES, pairwise_bias_from_aggregates
+from judge_bias.pairwise.reference.human import WITH_HUMAN_COLUMNS
+from judge_bias.pairwise.sums import LOGIT_CELL_BYTES, pairwise_bias_from_aggregates
 from judge_bias.warehouse.frames import to_pandas
 
 

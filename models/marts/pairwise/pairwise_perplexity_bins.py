@@ -1,6 +1,6 @@
 from judge_bias.limits import Budget, within_budget
-from judge_bias.stats.pairwise import PERPLEXITY_BIN_COLUMNS
-from judge_bias.stats.pairwise_sums import PERPLEXITY_CELL_BYTES, perplexity_bins_from_cells
+from judge_bias.pairwise.reference.rates import PERPLEXITY_BIN_COLUMNS
+from judge_bias.pairwise.sums import PERPLEXITY_CELL_BYTES, perplexity_bins_from_cells
 
 
 def model(dbt, session):

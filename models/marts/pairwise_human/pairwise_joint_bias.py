@@ -1,6 +1,6 @@
 from judge_bias.limits import Budget, within_budget
-from judge_bias.stats.pairwise_human import JOINT_COLUMNS
-from judge_bias.stats.pairwise_sums import LOGIT_CELL_BYTES, joint_bias_from_cells
+from judge_bias.pairwise.reference.human import JOINT_COLUMNS
+from judge_bias.pairwise.sums import LOGIT_CELL_BYTES, joint_bias_from_cells
 from judge_bias.warehouse.frames import to_pandas
 
 

@@ -1,5 +1,5 @@
 from judge_bias.limits import Budget, within_budget
-from judge_bias.stats.perturbation import (
+from judge_bias.perturbation.calm import (
     PERTURBATION_BIAS_COLUMNS,
     PERTURBATION_SUM_BYTES,
     perturbation_bias_from_sums,

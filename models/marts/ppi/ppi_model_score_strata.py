@@ -1,4 +1,4 @@
-from judge_bias.stats.ppi_marts import mart
+from judge_bias.ppi.marts import mart
 
 
 def model(dbt, session):

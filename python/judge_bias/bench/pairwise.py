@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from judge_bias.inputs.writer import write_rows
-from judge_bias.stats.pairwise import pairwise_bias, perplexity_bins
-from judge_bias.stats.pairwise_features import length_difference_feature
+from judge_bias.pairwise.features import length_difference_feature
+from judge_bias.pairwise.reference.rates import pairwise_bias, perplexity_bins
 
 JUDGES = ("judge-a", "judge-b", "judge-c", "judge-d")
 MODELS = (*JUDGES, "writer-x", "writer-y")

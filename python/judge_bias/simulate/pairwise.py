@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 
 from judge_bias.inputs.writer import write_rows as _write_csv
+from judge_bias.pairwise.features import length_difference_feature
 from judge_bias.simulate import planted as P
 from judge_bias.simulate.draws import _logistic
 from judge_bias.simulate.perturbation import _expected_logistic
-from judge_bias.stats.pairwise_features import length_difference_feature
 
 
 def _write_pairwise(

@@ -24,17 +24,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from judge_bias.stats.intervals import cluster_correlation, clustered_rates, newcombe_difference
-from judge_bias.stats.pairwise import (
-    ALL,
-    EO_COUNTS,
-    N_PERPLEXITY_BINS,
-    PERPLEXITY_BIN_COLUMNS,
-    PERPLEXITY_CI,
-    length_slopes,
-    mart_notes,
-)
-from judge_bias.stats.pairwise_human import (
+from judge_bias.pairwise.reference.human import (
     GIVEN_HUMAN_NOTE,
     HUMAN_COLUMNS,
     JOINT_CI,
@@ -47,6 +37,16 @@ from judge_bias.stats.pairwise_human import (
     given_human_fit,
     with_given_human_note,
 )
+from judge_bias.pairwise.reference.rates import (
+    ALL,
+    EO_COUNTS,
+    N_PERPLEXITY_BINS,
+    PERPLEXITY_BIN_COLUMNS,
+    PERPLEXITY_CI,
+    length_slopes,
+    mart_notes,
+)
+from judge_bias.stats.intervals import cluster_correlation, clustered_rates, newcombe_difference
 
 KEYS = ["judge", "opponent"]
 # a row of int_pairwise_logit_cells in pandas (8 columns) and its expansion

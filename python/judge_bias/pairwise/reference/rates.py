@@ -54,7 +54,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from judge_bias.stats import logistic
+from judge_bias.pairwise import logistic
+from judge_bias.pairwise.features import length_difference_feature
 from judge_bias.stats.intervals import (
     Z95,
     cluster_correlation,
@@ -62,7 +63,6 @@ from judge_bias.stats.intervals import (
     newcombe_difference,
 )
 from judge_bias.stats.numeric import to_float
-from judge_bias.stats.pairwise_features import length_difference_feature
 
 ALL = "all"
 RATE_CI = "Wilson, design-effect n (clusters = prompts)"

@@ -54,10 +54,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from judge_bias.stats import logistic
-from judge_bias.stats.intervals import Z95
-from judge_bias.stats.numeric import to_float
-from judge_bias.stats.pairwise import (
+from judge_bias.pairwise import logistic
+from judge_bias.pairwise.reference.rates import (
     ALL,
     CI_METHOD,
     PAIRWISE_BIAS_COLUMNS,
@@ -67,6 +65,8 @@ from judge_bias.stats.pairwise import (
     prepare,
     rate_table,
 )
+from judge_bias.stats.intervals import Z95
+from judge_bias.stats.numeric import to_float
 
 INVALID = "invalid"
 HUMAN_RATES = (

@@ -1,7 +1,7 @@
 """The two PPI marts, ppi_model_scores and ppi_model_score_strata, from the stratum
 moments of int_ppi_stratum_moments and, for the rows pooling the dimensions, the
 cross moments of strata sharing completions (int_ppi_stratum_cross_moments; the
-estimator: judge_bias.stats.ppi and ppi_clusters)."""
+estimator: judge_bias.ppi.estimator and ppi_clusters)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from judge_bias.stats.ppi import INTERVALS, combine, stratum_estimates
+from judge_bias.ppi.estimator import INTERVALS, combine, stratum_estimates
 
 KEYS = ["judge", "is_panel", "model", "dimension"]
 SCORE_COLUMNS: dict[str, str] = {

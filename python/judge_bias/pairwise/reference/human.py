@@ -285,22 +285,19 @@ def joint_bias(rows: pd.DataFrame, marginal: pd.DataFrame | None = None) -> pd.D
         )  # fmt: skip
         if note:
             notes.append(note)
-        out.append(
-            {
-                "judge": judges[judge],
-                "n_judgments": int(sel.sum()),
-                "n_own_judgments": int((o != 0).sum()),
-                "uses_human_verdict": use_human,
-                **terms,
-                "ci_method": JOINT_CI,
-                "notes": "; ".join(notes) or None,
-            }
-        )
-    table = pd.DataFrame(out).reindex(columns=list(JOINT_COLUMNS))
+        record: dict[str, object] = dict(terms)
+        record.update(
+            judge=judges[judge], n_judgments=int(sel.sum()), ci_method=JOINT_CI,
+            n_own_judgments=int(np.count_nonzero(o)), uses_human_verdict=use_human,
+            notes="; ".join(notes) or None,
+        )  # fmt: skip
+        out.append(record)
+    table = pd.DataFrame(out, columns=list(JOINT_COLUMNS))
     if marginal is not None and len(marginal):
-        m = marginal.set_index("judge")
-        table["self_preference_rate"] = table["judge"].map(m["self_preference_rate"])
-        table["length_slope_unconditional"] = table["judge"].map(m["length_slope"])
+        beside = marginal.rename(columns={"length_slope": "length_slope_unconditional"})
+        beside = beside.set_index("judge").reindex(table["judge"])
+        for col in ("self_preference_rate", "length_slope_unconditional"):
+            table[col] = beside[col].to_numpy()
     return table.astype(JOINT_COLUMNS)
 
 

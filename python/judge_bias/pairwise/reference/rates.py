@@ -65,11 +65,7 @@ from judge_bias.pairwise.columns import (
 )
 from judge_bias.pairwise.features import length_difference_feature
 from judge_bias.pairwise.reference.logit import logit_terms
-from judge_bias.stats.intervals import (
-    cluster_correlation,
-    clustered_rates,
-    newcombe_difference,
-)
+from judge_bias.stats.intervals import cluster_correlation, clustered_rates
 from judge_bias.stats.numeric import to_float
 
 # memory of one accepted pairwise row pulled into pandas (13 columns as objects)
@@ -204,6 +200,23 @@ def length_feature(rows: pd.DataFrame, w: pd.DataFrame) -> np.ndarray:
     return np.asarray(length_difference_feature(lf, ls), dtype=float)
 
 
+def newcombe_correlated(table: pd.DataFrame, rho: np.ndarray | float) -> tuple:
+    """Newcombe's hybrid score interval of eo_recall_own - eo_recall_other from the
+    two recalls' Wilson intervals and their correlation rho (Newcombe 1998, method
+    10, with the correlated-estimates term), bounded to [-1, 1]."""
+    own = [table[f"eo_recall_own{end}"].to_numpy(float) for end in ("", "_ci_low", "_ci_high")]
+    oth = [table[f"eo_recall_other{end}"].to_numpy(float) for end in ("", "_ci_low", "_ci_high")]
+    below_own, above_own = own[0] - own[1], own[2] - own[0]
+    below_oth, above_oth = oth[0] - oth[1], oth[2] - oth[0]
+    down = below_own**2 + above_oth**2 - 2 * rho * below_own * above_oth
+    up = above_own**2 + below_oth**2 - 2 * rho * above_own * below_oth
+    diff = own[0] - oth[0]
+    return (
+        np.clip(diff - np.sqrt(np.maximum(down, 0.0)), -1.0, None),
+        np.clip(diff + np.sqrt(np.maximum(up, 0.0)), None, 1.0),
+    )
+
+
 def slope_fits(w: pd.DataFrame, x: np.ndarray) -> pd.DataFrame:
     """Per judge code: the length slope (statsmodels Logit of "first chosen" on a
     constant and x over its decisive judgments with a known x, prompt-clustered Wald
@@ -327,16 +340,8 @@ def pairwise_bias(rows: pd.DataFrame) -> pd.DataFrame:
         _sums(eo[eo["human_own"]], "picked_own"),
         _sums(eo[~eo["human_own"]], ~eo["picked_own"][~eo["human_own"]].to_numpy()),
     )
-    low, high = newcombe_difference(
-        table["eo_recall_own"],
-        table["eo_recall_own_ci_low"],
-        table["eo_recall_own_ci_high"],
-        table["eo_recall_other"],
-        table["eo_recall_other_ci_low"],
-        table["eo_recall_other_ci_high"],
-        phi.reindex(table.index).fillna(0.0).to_numpy() if len(phi) else 0.0,
-    )
-    table["eo_bias_ci_low"], table["eo_bias_ci_high"] = low, high
+    rho = phi.reindex(table.index).fillna(0.0).to_numpy() if len(phi) else 0.0
+    table["eo_bias_ci_low"], table["eo_bias_ci_high"] = newcombe_correlated(table, rho)
 
     slopes = slope_fits(w, length_feature(rows, w))
     table = table.reset_index()
@@ -393,13 +398,12 @@ def perplexity_bins(rows: pd.DataFrame, n_bins: int = N_PERPLEXITY_BINS) -> pd.D
         ],
         axis=1,
     ).reset_index()
-    table = table[table["opponent"] >= 0]
-    table["n_judgments"] = table["n_judgments"].fillna(0)
-    table["n_human"] = table["n_human"].fillna(0)
-    keys = list(zip(table["judge"], table["opponent"], strict=True))
-    table["log_ppl_diff_low"] = [edges[j][b] for j, b in keys]
-    table["log_ppl_diff_high"] = [edges[j][b + 1] for j, b in keys]
-    table["bin"] = table["opponent"] + 1
+    table = table[table["opponent"] >= 0].fillna({"n_judgments": 0, "n_human": 0})
+    # bin b of judge j spans its quantile edges b and b + 1; bins are numbered from 1
+    bounds = [(edges[j][b], edges[j][b + 1]) for j, b in table[["judge", "opponent"]].to_numpy()]
+    table["log_ppl_diff_low"] = [low for low, _ in bounds]
+    table["log_ppl_diff_high"] = [high for _, high in bounds]
+    table["bin"] = table["opponent"].to_numpy() + 1
     table["judge"] = w.attrs["judges"][table["judge"].to_numpy()]
     table["ci_method"] = PERPLEXITY_CI
     table = table.sort_values(["judge", "bin"])

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from judge_bias.stats.agreement import annotator_agreement, correlations, goodman_kruskal_gamma
+from judge_bias.agreement.measures import annotator_agreement, correlations, goodman_kruskal_gamma
 
 
 def _pairs(x, y):
@@ -111,7 +111,7 @@ def test_alpha_equals_krippendorff_on_reliability_data() -> None:
 
 
 def test_two_coder_interval_alpha_closed_form_equals_krippendorff() -> None:
-    from judge_bias.stats.counterfactual import interval_alpha_two_coders
+    from judge_bias.agreement.counterfactual import interval_alpha_two_coders
 
     rng = np.random.default_rng(4)
     a = rng.uniform(0, 1, 150)
@@ -121,7 +121,7 @@ def test_two_coder_interval_alpha_closed_form_equals_krippendorff() -> None:
 
 
 def test_calibration_removes_offset_and_scale_only() -> None:
-    from judge_bias.stats.counterfactual import calibrate, interval_alpha_two_coders
+    from judge_bias.agreement.counterfactual import calibrate, interval_alpha_two_coders
 
     rng = np.random.default_rng(8)
     human = rng.uniform(0, 1, 400)
@@ -138,7 +138,10 @@ def test_calibration_removes_offset_and_scale_only() -> None:
 
 
 def test_bootstrap_alpha_from_prompt_sums_equals_alpha_on_resampled_rows() -> None:
-    from judge_bias.stats.counterfactual import _alpha_from_prompt_sums, interval_alpha_two_coders
+    from judge_bias.agreement.counterfactual import (
+        _alpha_from_prompt_sums,
+        interval_alpha_two_coders,
+    )
 
     rng = np.random.default_rng(2)
     prompt = rng.integers(0, 30, 300)
@@ -184,7 +187,7 @@ def _prompt_sums(df: pd.DataFrame) -> pd.DataFrame:
 def test_calibration_is_refitted_on_every_bootstrap_replicate() -> None:
     """Each replicate's calibrated alpha equals calibrate() refitted on that
     replicate's resampled rows (prompts drawn with replacement), per dimension."""
-    from judge_bias.stats.counterfactual import (
+    from judge_bias.agreement.counterfactual import (
         _calibrated_alpha,
         calibrate,
         interval_alpha_two_coders,
@@ -225,7 +228,7 @@ def test_calibrated_alpha_interval_covers_in_simulation() -> None:
     After calibration c has b's mean and sd, so the population interval alpha
     between c and b is 1 - E(c - b)^2 / (2 var b) = corr(a, b). The 95% interval
     (calibration refitted per replicate) covers it at about the nominal rate."""
-    from judge_bias.stats.counterfactual import counterfactual_from_prompt_sums
+    from judge_bias.agreement.counterfactual import counterfactual_from_prompt_sums
 
     su, se, sv, seta, slope = 0.5, 0.5, 0.3, 0.4, 0.6
     var_b = su**2 + se**2
@@ -264,7 +267,7 @@ def test_alpha_on_a_wide_scale_equals_krippendorff() -> None:
 def test_counterfactual_bootstrap_does_not_depend_on_the_row_order() -> None:
     """The prompt sums come from SQL in no fixed order; the same data and seed must
     give the same bootstrap interval (two builds of the demo once differed by 5e-3)."""
-    from judge_bias.stats.counterfactual import counterfactual_from_prompt_sums
+    from judge_bias.agreement.counterfactual import counterfactual_from_prompt_sums
 
     rng = np.random.default_rng(4)
     prompt = np.repeat(np.arange(30), 3)
@@ -317,7 +320,7 @@ def test_sql_label_counts_give_the_table_of_the_label_rows() -> None:
     the per-dimension alphas also equal the krippendorff package on those rows."""
     import duckdb
 
-    from judge_bias.stats.agreement import (
+    from judge_bias.agreement.measures import (
         annotator_agreement_from_counts,
         annotator_agreement_table,
     )
@@ -354,7 +357,7 @@ def test_gold_spearman_ties_equal_means_whatever_the_float_rounding() -> None:
     not 2/3 + 1/3 + 1/3 in floats). Reference: ranks of the exact fractions."""
     from fractions import Fraction
 
-    from judge_bias.stats.agreement import gold_agreement
+    from judge_bias.agreement.measures import gold_agreement
 
     rng = np.random.default_rng(11)
     rows, gold_rows = [], []

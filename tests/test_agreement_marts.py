@@ -114,7 +114,7 @@ def test_play_favorites_agreement_tables_build(pf_build: BuildResult) -> None:
 def test_counterfactual_agreement_separates_calibration_from_disagreement(
     demo_build: BuildResult,
 ) -> None:
-    from judge_bias.stats.counterfactual import interval_alpha_two_coders
+    from judge_bias.agreement.counterfactual import interval_alpha_two_coders
 
     cf = query(demo_build.db_path, "select * from agreement_counterfactual").set_index("judge")
     fct = query(
@@ -183,7 +183,7 @@ def test_counterfactual_from_sql_sums_equals_alpha_on_the_completions(
 ) -> None:
     """The mart (from int_agreement_prompt_sums) against interval alpha computed on the
     completions themselves: observed, and with calibrate() applied per dimension."""
-    from judge_bias.stats.counterfactual import calibrate, interval_alpha_two_coders
+    from judge_bias.agreement.counterfactual import calibrate, interval_alpha_two_coders
 
     mart = query(demo_build.db_path, "select * from agreement_counterfactual").set_index("judge")
     fct = query(
@@ -208,7 +208,7 @@ def test_counterfactual_from_sql_sums_equals_alpha_on_the_completions(
 
 
 def test_self_vs_peer_items_from_sql_equal_pandas(demo_build: BuildResult) -> None:
-    from judge_bias.stats.self_vs_peer import _items
+    from judge_bias.agreement.self_vs_peer import _items
 
     key = ["judge", "framing", "prompt_id", "dimension"]
     sql = query(demo_build.db_path, "select * from int_self_vs_peer_items").sort_values(key)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from judge_bias.inputs.loading import InputError
+from judge_bias.errors import InputError
 from judge_bias.warehouse.build import BuildResult, build
 from tests.conftest import query
 

@@ -14,7 +14,7 @@ import duckdb
 import pytest
 
 from judge_bias.cli import main
-from judge_bias.inputs.loading import InputError
+from judge_bias.errors import InputError
 from judge_bias.warehouse import build as build_mod
 from judge_bias.warehouse.provenance import (
     BuildRecord,

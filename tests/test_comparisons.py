@@ -3,7 +3,7 @@
 References: truescore 0.7.4's ``ppi_compare`` / ``ppi_estimate`` (PPI on the per-prompt
 difference; its clustered variance) and ``required_gold_labels``; statsmodels'
 ``multipletests`` (Holm, Benjamini-Hochberg); the stratified PPI++ means of
-ppi_model_scores (judge_bias.stats.ppi_marts.score_table); a simulation with a planted
+ppi_model_scores (judge_bias.ppi.marts.score_table); a simulation with a planted
 difference between two models and a judge biased toward one of them.
 """
 
@@ -22,7 +22,7 @@ from judge_bias.comparisons.adjust import adjust_within, benjamini_hochberg, hol
 from judge_bias.comparisons.budget import budget_rows, human_only_needed, labels_needed
 from judge_bias.comparisons.paired import differences
 from judge_bias.comparisons.units import statistics
-from judge_bias.stats.ppi_marts import score_table
+from judge_bias.ppi.marts import score_table
 
 TOL = 1e-10
 

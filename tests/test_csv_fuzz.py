@@ -172,7 +172,7 @@ def test_fast_and_record_by_record_paths_read_the_same(tmp_path_factory, case) -
     dialect = csv_records.Dialect()
     assert csv_records.read_into(con, "fast", path, dialect, names) == []
     bad: list = []
-    slow = csv_records._walk_records(path, dialect, names, bad)
+    slow = csv_records.walk_records(path, dialect, names, bad)
     csv_records.store(con, "slow", csv_records._schema(names), slow)
     assert bad == []
     for a, b in (("fast", "slow"), ("slow", "fast")):

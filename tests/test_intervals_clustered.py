@@ -94,7 +94,7 @@ def test_eo_interval_covers_when_the_recalls_share_prompts() -> None:
 def test_self_vs_peer_t_test_is_the_paired_t_test_with_one_item_per_prompt() -> None:
     from scipy import stats
 
-    from judge_bias.stats.self_vs_peer import _paired
+    from judge_bias.agreement.self_vs_peer import _paired
 
     rng = np.random.default_rng(1)
     a, b = rng.normal(0.6, 0.1, 40), rng.normal(0.55, 0.1, 40)
@@ -110,7 +110,7 @@ def test_self_vs_peer_interval_covers_with_correlated_dimensions() -> None:
     covers the true mean difference at about 95%, the naive paired t-test less."""
     from scipy import stats
 
-    from judge_bias.stats.self_vs_peer import _paired
+    from judge_bias.agreement.self_vs_peer import _paired
 
     rng = np.random.default_rng(4)
     reps, covered, naive = 600, 0, 0

@@ -8,7 +8,8 @@ import duckdb
 import pandas as pd
 import pytest
 
-from judge_bias.inputs.loading import InputError, check_inputs, load_input
+from judge_bias.errors import InputError
+from judge_bias.inputs.loading import check_inputs, load_input
 
 HEADER = "judge,prompt_id,model,dimension,label\n"
 

@@ -17,17 +17,17 @@ import statsmodels.api as sm
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 
 from judge_bias.bench.pairwise import simulate_pairwise_rows, time_pairwise, write_pairwise_data
-from judge_bias.stats.intervals import clustered_rates, wilson
-from judge_bias.stats.pairwise import (
+from judge_bias.pairwise.fits import length_slopes
+from judge_bias.pairwise.reference.human import WITH_HUMAN_COLUMNS, pairwise_bias_with_human
+from judge_bias.pairwise.reference.rates import (
     PAIRWISE_BIAS_COLUMNS,
     PERPLEXITY_BIN_COLUMNS,
     length_feature,
-    length_slopes,
     pairwise_bias,
     perplexity_bins,
     prepare,
 )
-from judge_bias.stats.pairwise_human import WITH_HUMAN_COLUMNS, pairwise_bias_with_human
+from judge_bias.stats.intervals import clustered_rates, wilson
 from judge_bias.warehouse.build import PROJECT_DIR
 from tests.sql_models import model_relation
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from judge_bias.stats.pairwise_features import length_difference_feature
+from judge_bias.pairwise.features import length_difference_feature
 
 
 def test_hand_computed_values() -> None:

@@ -17,10 +17,9 @@ import pytest
 import statsmodels.api as sm
 from statsmodels.stats.inter_rater import cohens_kappa as sm_kappa
 
-from judge_bias.stats.pairwise_human import (
-    cohens_kappa,
+from judge_bias.pairwise.fits import cohens_kappa, logit_clustered
+from judge_bias.pairwise.reference.human import (
     joint_bias,
-    logit_clustered,
     pairwise_bias_with_human,
 )
 from tests.conftest import SHARED_DATA, query

@@ -14,9 +14,9 @@ import pandas as pd
 import pytest
 import statsmodels.api as sm
 
-from judge_bias.stats import logistic
-from judge_bias.stats.pairwise_human import joint_bias, pairwise_bias_with_human
-from judge_bias.stats.pairwise_sums import joint_bias_from_cells, pairwise_bias_from_aggregates
+from judge_bias.pairwise import logistic
+from judge_bias.pairwise.reference.human import joint_bias, pairwise_bias_with_human
+from judge_bias.pairwise.sums import joint_bias_from_cells, pairwise_bias_from_aggregates
 from tests.test_pairwise_sums import aggregates, checked_rows
 
 

@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 from judge_bias.bench.pairwise import simulate_pairwise_rows
-from judge_bias.stats.pairwise import perplexity_bins
-from judge_bias.stats.pairwise_human import joint_bias, pairwise_bias_with_human
-from judge_bias.stats.pairwise_sums import (
+from judge_bias.pairwise.reference.human import joint_bias, pairwise_bias_with_human
+from judge_bias.pairwise.reference.rates import perplexity_bins
+from judge_bias.pairwise.sums import (
     joint_bias_from_cells,
     pairwise_bias_from_aggregates,
     perplexity_bins_from_cells,

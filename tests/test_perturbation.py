@@ -12,7 +12,7 @@ import pytest
 from statsmodels.stats.proportion import proportion_confint
 
 from judge_bias.limits import Budget
-from judge_bias.stats.perturbation import (
+from judge_bias.perturbation.calm import (
     PERTURBATION_BIAS_COLUMNS,
     SUM_COLUMNS,
     item_sums,
@@ -274,6 +274,6 @@ def test_sql_item_sums_equal_the_pandas_pivot(make_rows) -> None:
     pd.testing.assert_frame_equal(sql, ref, check_dtype=False, atol=1e-12, rtol=0)
     # SQL gives its rows in no fixed order: the mart must not depend on it
     shuffled = sql.sample(frac=1.0, random_state=3)
-    from judge_bias.stats.perturbation import perturbation_bias_from_sums
+    from judge_bias.perturbation.calm import perturbation_bias_from_sums
 
     pd.testing.assert_frame_equal(perturbation_bias_from_sums(shuffled), perturbation_bias(rows))

@@ -1,4 +1,4 @@
-"""Stratified PPI++ (judge_bias.stats.ppi) against ppi_py, and by simulation.
+"""Stratified PPI++ (judge_bias.ppi.estimator) against ppi_py, and by simulation.
 
 References: ppi_py (the PPI++ authors' package) ``ppi_mean_pointestimate`` and
 ``ppi_mean_ci`` with ``lam=None`` (power tuning), ``lam=1`` (plain PPI) and
@@ -15,7 +15,7 @@ import pytest
 from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
 from scipy import stats
 
-from judge_bias.stats.ppi import combine, hall_inverse, interval, moments, stratum_estimates
+from judge_bias.ppi.estimator import combine, hall_inverse, interval, moments, stratum_estimates
 
 POINT_TOL = 1e-9
 # ppi_py computes the interval from the same moments with numpy's std; ours from

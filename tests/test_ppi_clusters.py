@@ -1,4 +1,4 @@
-"""The covariance of PPI strata that share completions (judge_bias.stats.ppi_clusters).
+"""The covariance of PPI strata that share completions (judge_bias.ppi.clusters).
 
 References: statsmodels' OLS with a cluster-robust (by completion) sandwich, no
 small-sample correction, on the stacked design whose coefficients are each
@@ -17,9 +17,9 @@ import statsmodels.api as sm
 from ppi_py import ppi_mean_ci
 from scipy import stats
 
-from judge_bias.stats.ppi import combine, moments, stratum_estimates
-from judge_bias.stats.ppi_clusters import cross_moments
-from judge_bias.stats.ppi_marts import KEYS, score_table, stratum_table
+from judge_bias.ppi.clusters import cross_moments
+from judge_bias.ppi.estimator import combine, moments, stratum_estimates
+from judge_bias.ppi.marts import KEYS, score_table, stratum_table
 
 DIMENSIONS = ("correctness", "helpfulness", "faithfulness")
 VAR_TOL = 1e-10  # relative: the same sums in another order

@@ -20,10 +20,10 @@ from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 from ppi_py.ppi import _calc_lam_glm
 from scipy import stats
 
+from judge_bias.ppi.estimator import combine, stratum_estimates
+from judge_bias.ppi.marts import VARIANCE_CLUSTERED, VARIANCE_INDEPENDENT
 from judge_bias.simulate import simulate
 from judge_bias.simulate.label_share import TRUTH_TERM, keep_labels
-from judge_bias.stats.ppi import combine, stratum_estimates
-from judge_bias.stats.ppi_marts import VARIANCE_CLUSTERED, VARIANCE_INDEPENDENT
 from judge_bias.warehouse.build import BuildResult, run_dbt
 from tests.conftest import FAITHFULNESS, SHARED_DATA, needs_shared, query
 

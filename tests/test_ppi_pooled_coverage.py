@@ -20,9 +20,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from judge_bias.ppi.clusters import CROSS_SUMS, cross_moments
+from judge_bias.ppi.estimator import combine, stratum_estimates
 from judge_bias.simulate import simulate
-from judge_bias.stats.ppi import combine, stratum_estimates
-from judge_bias.stats.ppi_clusters import CROSS_SUMS, cross_moments
 
 N_PROMPTS, SHARE, DRAWS, LEVEL = 150, 0.10, 300, 0.90
 KEYS = ["judge", "model", "dimension"]

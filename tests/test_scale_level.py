@@ -174,7 +174,7 @@ def test_scorecard_withholds_interval_alpha_on_nominal_dimensions(built) -> None
 
 
 def test_pooled_level_without_levels_is_interval() -> None:
-    from judge_bias.stats.headline_alpha import with_headline_alpha
+    from judge_bias.agreement.headline_alpha import with_headline_alpha
 
     # no levels given (a folder without scale_level): alpha is alpha_interval
     out = pd.DataFrame(

@@ -136,7 +136,7 @@ def test_demo_pairwise_file_carries_the_planted_effects() -> None:
 
     import statsmodels.api as sm
 
-    from judge_bias.stats.pairwise_features import length_difference_feature
+    from judge_bias.pairwise.features import length_difference_feature
 
     alias = dict(pd.read_csv(DEMO_DIR / "models.csv")[["alias", "model"]].values)
     pw = pd.read_csv(DEMO_DIR / "pairwise_judgments.csv", keep_default_na=False)

@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 
 from judge_bias.bench.pairwise import simulate_pairwise_rows
+from judge_bias.pairwise.reference.human import pairwise_bias_with_human
+from judge_bias.pairwise.reference.rates import pairwise_bias, perplexity_bins
+from judge_bias.perturbation.calm import perturbation_bias
 from judge_bias.stats.intervals import newcombe_difference
-from judge_bias.stats.pairwise import pairwise_bias, perplexity_bins
-from judge_bias.stats.pairwise_human import pairwise_bias_with_human
-from judge_bias.stats.perturbation import perturbation_bias
 
 
 def _rows() -> pd.DataFrame:

@@ -1,9 +1,10 @@
 """The judge-bias command line.
 
-Exit codes: 0 ok; 1 the build or the validation failed (or another process
-holds the warehouse); 2 a usage or input error (a file, column or record the
-message names); 3 `check` found a policy finding (judge_bias.checks.settings).
-Errors end the output as one line; --debug adds the traceback.
+Exit codes (judge_bias.errors): 0 ok; 1 the build or the validation failed, another
+process holds the warehouse, or an unexpected error (a defect: run with --debug); 2
+a usage or input error (a file, column, record or setting the message names); 3
+`check` found a policy finding; 4 a numerical failure on valid input. Errors end the
+output as one line; --debug adds the traceback.
 """
 
 from __future__ import annotations
@@ -13,22 +14,23 @@ import inspect
 import re
 import sys
 import traceback
+from json import JSONDecodeError
 from pathlib import Path
 from typing import TypedDict
 
 import duckdb
+import numpy as np
 
+from judge_bias.errors import EXIT_FAILED, EXIT_NUMERICAL, EXIT_OK, EXIT_USAGE, InputError
 from judge_bias.inputs.importers import IMPORTERS, summary_line
-from judge_bias.inputs.loading import InputError
 from judge_bias.inputs.summary import format_summary, summarise_inputs
 from judge_bias.simulate import simulate
 from judge_bias.warehouse import build as build_mod
 from judge_bias.warehouse.locks import lock_message
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EPILOG = (
-    "exit codes: 0 ok; 1 build or validation failed; 2 usage or input error; "
-    "3 check findings. "
+    "exit codes: 0 ok; 1 build or validation failed, or an unexpected error; 2 usage or "
+    "input error; 3 check findings; 4 numerical failure on valid input. "
     "Errors end the output as one line; --debug shows the traceback."
 )
 
@@ -57,7 +59,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
     fn = IMPORTERS[args.format]
     for name in args.files:
         if Path(name).is_dir():
-            raise ValueError(f"{name}: a directory; give the {args.format} files themselves")
+            raise InputError(f"{name}: a directory; give the {args.format} files themselves")
     params = inspect.signature(fn).parameters
     # importer-specific options: (value, flag, what the refusal says)
     specific = {
@@ -67,9 +69,9 @@ def _cmd_import(args: argparse.Namespace) -> int:
     }
     for key, (value, flag, why) in specific.items():
         if value and key not in params:
-            raise ValueError(f"{flag}: the {args.format} importer {why}")
+            raise InputError(f"{flag}: the {args.format} importer {why}")
     if bool(args.gold) != bool(args.gold_id):
-        raise ValueError("--gold FILE and --gold-id COLUMN go together")
+        raise InputError("--gold FILE and --gold-id COLUMN go together")
     extra = {k: v for k, (v, _, _) in specific.items() if k in params and (v or k == "config")}
     counts = fn(args.files, args.out, models=args.models, **extra)
     if args.gold:
@@ -147,7 +149,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     _existing_db(args.db)
     out = args.out or str(build_mod.PROJECT_DIR / "warehouse" / "report.html")
     if args.png_dir and Path(out).suffix == ".md":
-        raise ValueError(
+        raise InputError(
             f"--png-dir saves the HTML report's figures and --out {out} writes the Markdown "
             "summary, which has none: leave out --png-dir, or give --out FILE.html"
         )
@@ -382,8 +384,13 @@ def _one_line(text: str) -> str:
 
 def error_line(args: argparse.Namespace, exc: Exception) -> tuple[int, str]:
     """The exit code and the one line that ends the output for ``exc``."""
-    if isinstance(exc, (InputError, ValueError, FileNotFoundError, NotADirectoryError)):
+    # judge_bias.errors: the user's input or call (2), a computation that cannot go on
+    # (3); a file that does not decode is input too; any other error is a defect (1)
+    usage = (InputError, FileNotFoundError, NotADirectoryError, UnicodeError, JSONDecodeError)
+    if isinstance(exc, usage):
         return EXIT_USAGE, _one_line(str(exc))
+    if isinstance(exc, (ArithmeticError, np.linalg.LinAlgError)):
+        return EXIT_NUMERICAL, f"numerical failure: {_one_line(str(exc))}"
     if isinstance(exc, build_mod.BuildError):
         return EXIT_FAILED, _one_line(str(exc))
     if isinstance(exc, duckdb.Error):

@@ -23,6 +23,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from judge_bias.errors import SettingError
+from judge_bias.settings import is_unset
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -51,7 +54,7 @@ def parse_size(text: str | int | float) -> int:
         return int(text)
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?I?B?)\s*", str(text), flags=re.IGNORECASE)
     if not m:
-        raise ValueError(f"memory_budget {text!r}: write a size such as 2GB or 512MiB")
+        raise SettingError(f"memory_budget {text!r}: write a size such as 2GB or 512MiB")
     return int(float(m.group(1)) * _UNITS[m.group(2).upper()])
 
 
@@ -72,11 +75,11 @@ def _raise_to(needed_bytes: float) -> str:
 
 
 def _count(value: object, default: int, name: str) -> int:
-    if value in (None, "", "None"):
+    if is_unset(value):
         return default
     number = int(float(value))  # type: ignore[arg-type]
     if number < 1:
-        raise ValueError(f"{name} must be a whole number >= 1, not {value!r}")
+        raise SettingError(f"{name} must be a whole number >= 1, not {value!r}")
     return number
 
 
@@ -93,7 +96,7 @@ class Budget:
         """From the dbt vars (memory_budget, max_fits, max_ordinal_params); empty
         values give the defaults above."""
         return cls(
-            parse_size(value if value not in (None, "", "None") else DEFAULT_MEMORY_BUDGET),  # type: ignore[arg-type]
+            parse_size(DEFAULT_MEMORY_BUDGET if is_unset(value) else value),  # type: ignore[arg-type]
             _count(max_fits, DEFAULT_MAX_FITS, "max_fits"),
             _count(max_ordinal, DEFAULT_MAX_ORDINAL_PARAMS, "max_ordinal_params"),
         )

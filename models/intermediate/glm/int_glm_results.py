@@ -2,7 +2,8 @@ from judge_bias.glm.dbt import results_from_relations
 
 
 def model(dbt, session):
-    # dbt passes only the config keys it sees as literal dbt.config.get calls
+    # the GLM count tables (SQL)
+    # dbt passes only the config keys and parents it sees as literal calls
     config = {
         "glm_models": dbt.config.get("glm_models"),
         "glm_draws": dbt.config.get("glm_draws"),
@@ -15,7 +16,6 @@ def model(dbt, session):
         "ci_level": dbt.config.get("ci_level"),
         "memory_budget": dbt.config.get("memory_budget"),
     }
-    # dbt finds a Python model's parents by its literal dbt.ref calls
     relations = {
         "int_glm_families": dbt.ref("int_glm_families"),
         "int_glm_agreement_ratings": dbt.ref("int_glm_agreement_ratings"),
@@ -25,4 +25,4 @@ def model(dbt, session):
         "int_glm_scale_points": dbt.ref("int_glm_scale_points"),
         "int_glm_excluded": dbt.ref("int_glm_excluded"),
     }
-    return results_from_relations(relations.__getitem__, config.get)
+    return results_from_relations(relations.__getitem__, config.get, session)

@@ -1,4 +1,4 @@
--- The cross moments of the pooled PPI rows (python/judge_bias/stats/ppi_clusters.py).
+-- The cross moments of the pooled PPI rows (python/judge_bias/ppi/clusters.py).
 -- A human labels a completion on every dimension at once, so in a row pooling the
 -- dimensions (dimension 'all') a completion's units share their label draw and
 -- their errors: the estimator's variance is that of its per-completion totals of

@@ -1,4 +1,4 @@
--- The sufficient statistics of stratified PPI (python/judge_bias/stats/ppi.py):
+-- The sufficient statistics of stratified PPI (python/judge_bias/ppi/estimator.py):
 -- per judge (and the panel of all judges) x model x dimension (each also
 -- pooled as 'all') x stratum, nine moments of the labelled units (a human
 -- score and the judge's) and the unlabelled ones (the judge's score only), and

@@ -1,4 +1,4 @@
--- The units of stratified PPI (python/judge_bias/stats/ppi.py): one row per judge
+-- The units of stratified PPI (python/judge_bias/ppi/estimator.py): one row per judge
 -- (and the panel of all judges) x completion x dimension, with its human score y,
 -- its judge score yhat, its label status and its stratum (the ppi_strata var).
 -- A unit is a completion x dimension as one judge rated it (its runs averaged;

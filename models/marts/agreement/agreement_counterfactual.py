@@ -1,11 +1,13 @@
-from judge_bias.stats.counterfactual import counterfactual_from_prompt_sums
-from judge_bias.limits import Budget
-from judge_bias.warehouse.frames import to_pandas
+from judge_bias.agreement.marts import agreement_counterfactual
 
 
 def model(dbt, session):
-    # per judge x dimension x prompt sums, aggregated in the database; the bootstrap
-    # draws its replicates in batches within the memory budget
-    budget = Budget.from_config(dbt.config.get("memory_budget"))
-    sums = to_pandas(dbt.ref("int_agreement_prompt_sums"))
-    return counterfactual_from_prompt_sums(sums, budget=budget)
+    # per judge x dimension x prompt sums (SQL)
+    # dbt passes only the config keys and parents it sees as literal calls
+    config = {
+        "memory_budget": dbt.config.get("memory_budget"),
+    }
+    relations = {
+        "int_agreement_prompt_sums": dbt.ref("int_agreement_prompt_sums"),
+    }
+    return agreement_counterfactual(relations.__getitem__, config.get, session)

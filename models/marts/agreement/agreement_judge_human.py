@@ -1,8 +1,13 @@
-from judge_bias.stats.agreement import judge_human_agreement
-from judge_bias.warehouse.frames import to_pandas
+from judge_bias.agreement.marts import agreement_judge_human
 
 
 def model(dbt, session):
-    # distinct score pairs per prompt with counts (int_agreement_judge_human_pairs, SQL):
-    # the contingency table, and the per-prompt influence totals of the design effect
-    return judge_human_agreement(to_pandas(dbt.ref("int_agreement_judge_human_pairs")))
+    # distinct score pairs per prompt with counts (SQL)
+    # dbt passes only the config keys and parents it sees as literal calls
+    config = {
+        "memory_budget": dbt.config.get("memory_budget"),
+    }
+    relations = {
+        "int_agreement_judge_human_pairs": dbt.ref("int_agreement_judge_human_pairs"),
+    }
+    return agreement_judge_human(relations.__getitem__, config.get, session)

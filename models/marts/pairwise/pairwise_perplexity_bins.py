@@ -1,13 +1,13 @@
-from judge_bias.limits import Budget, within_budget
-from judge_bias.stats.pairwise import PERPLEXITY_BIN_COLUMNS
-from judge_bias.stats.pairwise_sums import PERPLEXITY_CELL_BYTES, perplexity_bins_from_cells
+from judge_bias.pairwise.marts import pairwise_perplexity_bins
 
 
 def model(dbt, session):
-    # per judge x prompt x log-perplexity difference counts, aggregated in SQL; over
-    # the memory budget: no bins (pairwise_bias.notes says why), never a kill
-    budget = Budget.from_config(dbt.config.get("memory_budget"))
-    return within_budget(
-        dbt.ref("int_pairwise_perplexity_cells"), budget, "pairwise perplexity cells",
-        PERPLEXITY_CELL_BYTES, perplexity_bins_from_cells, "judge", PERPLEXITY_BIN_COLUMNS,
-    ).dropna(subset=["bin"])  # fmt: skip
+    # per judge x prompt x log-perplexity difference counts (SQL)
+    # dbt passes only the config keys and parents it sees as literal calls
+    config = {
+        "memory_budget": dbt.config.get("memory_budget"),
+    }
+    relations = {
+        "int_pairwise_perplexity_cells": dbt.ref("int_pairwise_perplexity_cells"),
+    }
+    return pairwise_perplexity_bins(relations.__getitem__, config.get, session)

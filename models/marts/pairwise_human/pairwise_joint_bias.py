@@ -1,17 +1,14 @@
-from judge_bias.limits import Budget, within_budget
-from judge_bias.stats.pairwise_human import JOINT_COLUMNS
-from judge_bias.stats.pairwise_sums import LOGIT_CELL_BYTES, joint_bias_from_cells
-from judge_bias.warehouse.frames import to_pandas
+from judge_bias.pairwise.marts import pairwise_joint_bias
 
 
 def model(dbt, session):
-    # the joint logit's cells (per judge x prompt x regressors, aggregated in SQL)
-    budget = Budget.from_config(dbt.config.get("memory_budget"))
-    marginal = to_pandas(dbt.ref("pairwise_bias"))
-    marginal = marginal.loc[
-        marginal["opponent"] == "all", ["judge", "self_preference_rate", "length_slope"]
-    ].reset_index(drop=True)
-    return within_budget(
-        dbt.ref("int_pairwise_logit_cells"), budget, "pairwise logit cells", LOGIT_CELL_BYTES,
-        lambda cells: joint_bias_from_cells(cells, marginal), "judge", JOINT_COLUMNS,
-    )  # fmt: skip
+    # the joint logit's cells, per judge x prompt x regressors (SQL)
+    # dbt passes only the config keys and parents it sees as literal calls
+    config = {
+        "memory_budget": dbt.config.get("memory_budget"),
+    }
+    relations = {
+        "pairwise_bias": dbt.ref("pairwise_bias"),
+        "int_pairwise_logit_cells": dbt.ref("int_pairwise_logit_cells"),
+    }
+    return pairwise_joint_bias(relations.__getitem__, config.get, session)

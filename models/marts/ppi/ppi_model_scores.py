@@ -1,7 +1,8 @@
-from judge_bias.stats.ppi_marts import mart
+from judge_bias.ppi.marts import ppi_model_scores
 
 
 def model(dbt, session):
+    # per-stratum moments of labels and ratings (SQL)
     # dbt passes only the config keys and parents it sees as literal calls
     config = {
         "memory_budget": dbt.config.get("memory_budget"),
@@ -9,6 +10,8 @@ def model(dbt, session):
         "ppi_lambda": dbt.config.get("ppi_lambda"),
         "ppi_interval": dbt.config.get("ppi_interval"),
     }
-    moments = dbt.ref("int_ppi_stratum_moments")
-    cross = dbt.ref("int_ppi_stratum_cross_moments")
-    return mart("scores", moments, config.get, cross)
+    relations = {
+        "int_ppi_stratum_moments": dbt.ref("int_ppi_stratum_moments"),
+        "int_ppi_stratum_cross_moments": dbt.ref("int_ppi_stratum_cross_moments"),
+    }
+    return ppi_model_scores(relations.__getitem__, config.get, session)

@@ -16,9 +16,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from judge_bias.errors import InputError
 from judge_bias.inputs.writer import write_rows
-from judge_bias.stats.pairwise import pairwise_bias, perplexity_bins
-from judge_bias.stats.pairwise_features import length_difference_feature
+from judge_bias.pairwise.features import length_difference_feature
+from judge_bias.pairwise.reference.rates import pairwise_bias, perplexity_bins
 
 JUDGES = ("judge-a", "judge-b", "judge-c", "judge-d")
 MODELS = (*JUDGES, "writer-x", "writer-y")
@@ -61,7 +62,7 @@ def simulate_pairwise_rows(
     # draw more than needed, keep the first draw of each, top up if short
     max_pairs = n_prompts * len(judges) * n_models * (n_models - 1) // 2
     if n_pairs > max_pairs:
-        raise ValueError(f"{n_pairs} distinct pairs asked, at most {max_pairs} exist")
+        raise InputError(f"{n_pairs} distinct pairs asked, at most {max_pairs} exist")
     prompt = judge = a = b = np.empty(0, dtype=np.int64)
     while len(prompt) < n_pairs:
         m = 2 * n_pairs

@@ -1,5 +1,5 @@
 """The settings of the bias analyses: the dbt vars they read, with their defaults in one
-place (``Settings``); dbt passes '' for a var the user did not set.
+place (``Settings``), read by ``judge_bias.settings.setting`` (its one rule for unset).
 """
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ from judge_bias.bias.regression import (
     MIN_TERM_SUPPORT,
     SE_TYPES,
 )
+from judge_bias.errors import SettingError
 from judge_bias.limits import Budget
+from judge_bias.settings import CI_LEVEL, setting
 
 
 @dataclass(frozen=True)
@@ -21,7 +23,7 @@ class Settings:
     """dbt vars of the bias analyses (dbt_project.yml documents each)."""
 
     se_type: str = "HC0"
-    ci_level: float = 0.90
+    ci_level: float = CI_LEVEL
     weakest_k: int = 2
     weakest_models: tuple[str, ...] = ()
     task_groups: dict[str, str] = field(default_factory=dict)
@@ -31,11 +33,13 @@ class Settings:
 
     def __post_init__(self) -> None:
         if self.se_type not in SE_TYPES:
-            raise ValueError(f"se_type must be one of {', '.join(SE_TYPES)}, not {self.se_type!r}")
+            raise SettingError(
+                f"se_type must be one of {', '.join(SE_TYPES)}, not {self.se_type!r}"
+            )
         if not 0.0 < self.ci_level < 1.0:
-            raise ValueError(f"ci_level must be between 0 and 1, not {self.ci_level}")
+            raise SettingError(f"ci_level must be between 0 and 1, not {self.ci_level}")
         if self.gam_knots < MIN_KNOTS:
-            raise ValueError(
+            raise SettingError(
                 f"gam_knots must be at least {MIN_KNOTS} (a natural cubic spline on fewer "
                 f"knots is a straight line), not {self.gam_knots}"
             )
@@ -44,11 +48,10 @@ class Settings:
 def settings_from_config(config_get: Callable[[str], object]) -> Settings:
     """Settings from a dbt Python model's ``dbt.config.get``."""
 
-    defaults = Settings()  # the one home of the defaults; dbt passes '' when a var is unset
+    defaults = Settings()  # the one home of the defaults
 
     def _get(key: str) -> object:
-        value = config_get(key)
-        return getattr(defaults, key) if value in (None, "", "None") else value
+        return setting(config_get, key, getattr(defaults, key), lambda v: v)
 
     weakest = _get("weakest_models")
     if isinstance(weakest, str):

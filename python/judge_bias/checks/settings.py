@@ -7,8 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 # A finding is not a crash: check exits 3 when a rule fails, 0 when none does; usage
-# and input errors keep 2 and failed builds or unexpected errors 1 (cli.py).
-EXIT_FINDINGS = 3
+# and input errors keep 2 and failed builds or unexpected errors 1 (judge_bias.errors,
+# the one home of every exit code).
+from judge_bias.errors import EXIT_FINDINGS as EXIT_FINDINGS
 
 # The policy used without --policy: permissive, it fails only on gross problems (the
 # demo data, with its planted self-bias of 0.15, passes it). docs/check.md shows it

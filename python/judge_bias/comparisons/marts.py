@@ -78,7 +78,7 @@ WIN_RATE_COLUMNS: dict[str, str] = {
     "notes": "object",
 }
 SUMS_ROW_BYTES = 8 * 80  # 8 values a prompt-sums row
-MOMENT_ROW_BYTES = 24 * 80  # as judge_bias.stats.ppi_marts
+MOMENT_ROW_BYTES = 24 * 80  # as judge_bias.ppi.marts
 CROSS_ROW_BYTES = 20 * 80  # 20 values a cross-moments row
 
 

@@ -2,7 +2,7 @@
 the judge's scores corrected by the human labels (prediction-powered inference).
 
 Each model's mean is the stratified PPI++ estimator of ppi_model_scores
-(judge_bias.stats.ppi: theta_m = sum_k w_mk theta_mk, strata and lambdas as there).
+(judge_bias.ppi.estimator: theta_m = sum_k w_mk theta_mk, strata and lambdas as there).
 The difference D = theta_A - theta_B is itself a stratified estimator: the strata of
 A with weights +w and those of B with weights -w. Its variance is that of its
 per-prompt totals of influence (the delta method for means of independent prompts,
@@ -21,7 +21,7 @@ from SQL (int_comparison_cross_moments) and enter through ``ppi_clusters.pair_te
 with signed weights.
 
 The interval is Wald's on the unbiased variance (each part's n / (n - 1), the
-``interval_variance`` of judge_bias.stats.ppi): D_hat +- z se; the p-value is
+``interval_variance`` of judge_bias.ppi.estimator): D_hat +- z se; the p-value is
 2 (1 - Phi(|D_hat| / se)), so a pair is significant at 1 - ci_level exactly when its
 interval excludes 0. With labels on the same prompts for both models, one stratum and
 one lambda this is truescore's ``ppi_compare`` (PPI on the per-prompt difference) to
@@ -41,8 +41,8 @@ import pandas as pd
 from scipy import stats
 
 from judge_bias.comparisons.adjust import adjust_within
-from judge_bias.stats.ppi import stratum_estimates
-from judge_bias.stats.ppi_clusters import pair_terms
+from judge_bias.ppi.clusters import pair_terms
+from judge_bias.ppi.estimator import stratum_estimates
 
 KEYS = ["judge", "is_panel", "dimension"]
 PAIR = ["model_a", "model_b"]

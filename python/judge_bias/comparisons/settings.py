@@ -6,6 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from judge_bias.errors import SettingError
+from judge_bias.settings import CI_LEVEL, setting
+
 # Multiple-testing adjustments across the model pairs of one judge x dimension, named
 # as statsmodels.stats.multitest.multipletests names them (the tests' reference).
 ADJUSTMENTS = ("holm", "fdr_bh")
@@ -22,7 +25,7 @@ class Settings:
     ppi_lambda: None tunes lambda per stratum (PPI++), a number in [0, 1] fixes it
     (the same var as ppi_model_scores)."""
 
-    ci_level: float = 0.90
+    ci_level: float = CI_LEVEL  # shared: its home is judge_bias.settings
     power: float = 0.80
     target_half_width: float = 0.05
     ppi_lambda: float | None = None
@@ -31,14 +34,14 @@ class Settings:
         for name in ("ci_level", "power"):
             value = getattr(self, name)
             if not 0.0 < value < 1.0:
-                raise ValueError(f"{name} must be between 0 and 1, not {value!r}")
+                raise SettingError(f"{name} must be between 0 and 1, not {value!r}")
         if not 0.0 < self.target_half_width < 1.0:
-            raise ValueError(
+            raise SettingError(
                 f"budget_half_width must be in (0, 1) on the 0-1 scale, not "
                 f"{self.target_half_width!r}"
             )
         if self.ppi_lambda is not None and not 0.0 <= self.ppi_lambda <= 1.0:
-            raise ValueError(f"ppi_lambda must be empty or in [0, 1], not {self.ppi_lambda!r}")
+            raise SettingError(f"ppi_lambda must be empty or in [0, 1], not {self.ppi_lambda!r}")
 
     @property
     def alpha(self) -> float:
@@ -48,18 +51,12 @@ class Settings:
 def settings_from_config(config_get: Callable[[str], object]) -> Settings:
     """Settings from a dbt Python model's ``dbt.config.get`` (keys ci_level,
     comparison_power, budget_half_width, ppi_lambda)."""
-    from judge_bias.stats.ppi_marts import parse_lambda
+    from judge_bias.ppi.settings import parse_lambda
 
     defaults = Settings()
 
     def _float(key: str, default: float) -> float:
-        value = config_get(key)
-        if value in (None, "", "None"):
-            return default
-        try:
-            return float(value)  # type: ignore[arg-type]
-        except (TypeError, ValueError):
-            raise ValueError(f"{key} must be a number, not {value!r}") from None
+        return setting(config_get, key, default, lambda v: float(str(v)))
 
     return Settings(
         ci_level=_float("ci_level", defaults.ci_level),

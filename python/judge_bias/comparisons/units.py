@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 
 from judge_bias.comparisons.paired import CROSS_JUDGE, KEYS, SEP
-from judge_bias.stats.ppi import moments as stratum_moments
-from judge_bias.stats.ppi_clusters import cross_moments
+from judge_bias.ppi.clusters import cross_moments
+from judge_bias.ppi.estimator import moments as stratum_moments
 
 UNIT_COLUMNS = ("judge", "is_panel", "model", "prompt_id", "dimension", "stratum", "y", "yhat")
 

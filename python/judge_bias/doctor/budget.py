@@ -3,7 +3,7 @@
 
 - **Human-only mean** (the classical estimate, ``ppi_model_scores``' human-only
   column): var = sd_Y^2 / n, so n = ceil((z sd_Y / h)^2).
-- **PPI++ mean** (``judge_bias.stats.ppi``, ppi_py's ``ppi_mean_ci`` with tuned
+- **PPI++ mean** (``judge_bias.ppi.estimator``, ppi_py's ``ppi_mean_ci`` with tuned
   lambda): with n labelled units out of n_total judged ones (N = n_total - n
   unlabelled), population moments var_Y, var_f (the judge's score), cov(Y, f):
 

@@ -5,13 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, fields
+from typing import Any
+
+from judge_bias.errors import SettingError
+from judge_bias.settings import CI_LEVEL, setting
 
 
 @dataclass(frozen=True)
 class DriftSettings:
     """dbt vars of judge_drift, judge_stability and agreement_binary (docs/drift.md)."""
 
-    ci_level: float = 0.90
+    ci_level: float = CI_LEVEL  # shared: its home is judge_bias.settings
     # a rating passes when its normalised score is at least this
     pass_threshold: float = 0.5
     # the drift flag's practical threshold on the 0-1 scale (shift, accuracy change)
@@ -25,21 +29,29 @@ class DriftSettings:
 
     def __post_init__(self) -> None:
         if not 0.0 < self.ci_level < 1.0:
-            raise ValueError(f"ci_level must be between 0 and 1, not {self.ci_level}")
+            raise SettingError(f"ci_level must be between 0 and 1, not {self.ci_level}")
         if not 0.0 <= self.pass_threshold <= 1.0:
-            raise ValueError(f"pass_threshold must be in [0, 1], not {self.pass_threshold}")
+            raise SettingError(f"pass_threshold must be in [0, 1], not {self.pass_threshold}")
         if self.drift_min_shift < 0 or not 0 <= self.drift_max_flip_rate <= 1:
-            raise ValueError("drift_min_shift must be >= 0 and drift_max_flip_rate in [0, 1]")
+            raise SettingError("drift_min_shift must be >= 0 and drift_max_flip_rate in [0, 1]")
         if self.n_boot < 1:
-            raise ValueError(f"n_boot must be at least 1, not {self.n_boot}")
+            raise SettingError(f"n_boot must be at least 1, not {self.n_boot}")
+
+
+def _as_int(value: object) -> Any:
+    return int(str(value))
+
+
+def _as_float(value: object) -> Any:
+    return float(str(value))
 
 
 def settings_from_config(config_get: Callable[[str], object]) -> DriftSettings:
-    """DriftSettings from a dbt Python model's ``dbt.config.get`` (or dict.get)."""
+    """DriftSettings from a dbt Python model's ``dbt.config.get`` (or dict.get), each
+    var read through judge_bias.settings.setting (None, '' and 'None' are unset)."""
+    defaults = DriftSettings()
     values: dict[str, object] = {}
     for f in fields(DriftSettings):
-        value = config_get(f.name)
-        if value in (None, "", "None"):
-            continue
-        values[f.name] = int(str(value)) if f.type == "int" else float(str(value))
+        cast = _as_int if f.type == "int" else _as_float
+        values[f.name] = setting(config_get, f.name, getattr(defaults, f.name), cast)
     return DriftSettings(**values)  # type: ignore[arg-type]

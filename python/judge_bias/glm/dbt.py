@@ -99,7 +99,7 @@ def agreement_rows(relation, config: GlmConfig) -> pd.DataFrame:
     )
 
 
-def results_from_relations(ref: Callable, get: Callable) -> pd.DataFrame:
+def results_from_relations(ref: Callable, get: Callable, session: object = None) -> pd.DataFrame:
     """``ref(name)`` gives a DuckDB relation or a Spark DataFrame (the small tables the
     SQL models aggregated), ``get(var)`` a dbt config value."""
     config = GlmConfig.from_vars(get)

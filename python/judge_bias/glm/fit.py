@@ -25,6 +25,7 @@ from judge_bias.glm.models import ModelSpec, lone_type_mask
 from judge_bias.glm.priors import Priors
 from judge_bias.glm.progress import progress
 from judge_bias.glm.sampler import FlatModel, sample
+from judge_bias.settings import CI_LEVEL
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -48,7 +49,7 @@ class FitSettings:
     # steps (the posterior is the same): settable with glm_target_accept
     target_accept: float = 0.8
     max_tree_depth: int = 10
-    ci_level: float = 0.90
+    ci_level: float = CI_LEVEL
 
 
 @dataclass

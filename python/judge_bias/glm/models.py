@@ -21,18 +21,18 @@ from judge_bias.glm.spec import (
     ModelSpec,
     Params,
     Variant,
-    _at,
-    _group_scale,
-    _needs,
-    _normal,
-    _scalar,
-    _scaled,
-    _zero_sum_scaled,
+    at_index,
     cutpoints,
     effect_coded,
+    group_scale,
     intercept,
+    needs_data,
+    normal_dist,
     register,
+    scalar,
+    scaled_effect,
     sum_to_zero_matrix,
+    zero_sum_scaled,
 )
 
 __all__ = ["MODELS", "ModelSpec", "Variant"]
@@ -77,7 +77,7 @@ def _ordinal(
         }
 
     def predictor(p: Params, c: dict) -> jnp.ndarray:
-        eta = _scalar(p["intercept"])
+        eta = scalar(p["intercept"])
         for term in eta_terms(p, c):
             eta = eta + term
         return eta
@@ -107,8 +107,8 @@ def grader_type() -> ModelSpec:
 
     def eta(p: Params, c: dict) -> list[jnp.ndarray]:
         return [
-            _at(p["grader_type_effects"], c["grader_type"]),
-            _at(p["model_effects"], c["model"]),
+            at_index(p["grader_type_effects"], c["grader_type"]),
+            at_index(p["model_effects"], c["model"]),
         ]
 
     return _ordinal(
@@ -117,7 +117,7 @@ def grader_type() -> ModelSpec:
         terms,
         eta,
         ("grader_type_effects",),
-        lambda d: _needs(d, grader_type=2, model=1),
+        lambda d: needs_data(d, grader_type=2, model=1),
         ("grader_type_effects", "model_effects"),
     )
 
@@ -136,8 +136,8 @@ def grader_model() -> ModelSpec:
 
     def eta(p: Params, c: dict) -> list[jnp.ndarray]:
         return [
-            _at(p["grader_effects"], c["grader"]),
-            _at(p["model_effects"], c["model"]),
+            at_index(p["grader_effects"], c["grader"]),
+            at_index(p["model_effects"], c["model"]),
             jnp.asarray(p["grader_model_effects"])[..., c["grader"], c["model"]],
         ]
 
@@ -147,7 +147,7 @@ def grader_model() -> ModelSpec:
         terms,
         eta,
         ("grader_effects",),
-        lambda d: _needs(d, grader=2, model=2),
+        lambda d: needs_data(d, grader=2, model=2),
         ("grader_effects", "model_effects", "grader_model_effects"),
     )
 
@@ -249,7 +249,7 @@ def hierarchical() -> ModelSpec:
                 "grader_effects", loc + scale ** (1 - w) * (part - w * loc)
             )
         else:
-            raw = numpyro.sample("grader_raw", _normal(0.0, 1.0, g))
+            raw = numpyro.sample("grader_raw", normal_dist(0.0, 1.0, g))
             effects = numpyro.deterministic("grader_effects", loc + scale * raw)
         own = jnp.zeros(t, effects.dtype).at[types].add(jnp.where(lone_g, effects, 0.0))
         var = sigmas**2
@@ -264,7 +264,10 @@ def hierarchical() -> ModelSpec:
         }
 
     def eta(p: Params, c: dict) -> list[jnp.ndarray]:
-        return [_at(p["grader_effects"], c["grader"]), _at(p["model_effects"], c["model"])]
+        return [
+            at_index(p["grader_effects"], c["grader"]),
+            at_index(p["model_effects"], c["model"]),
+        ]
 
     return _ordinal(
         "hierarchical",
@@ -272,7 +275,7 @@ def hierarchical() -> ModelSpec:
         terms,
         eta,
         ("grader_effects",),
-        lambda d: _needs(d, grader=2, model=1),
+        lambda d: needs_data(d, grader=2, model=1),
         ("grader_type_means", "grader_type_sigmas", "grader_effects", "model_effects"),
         adapt_warmup=600,
         variant=grader_parameterisation,
@@ -331,21 +334,23 @@ def items() -> ModelSpec:
         g, i = d.count("grader"), d.count("item")
         variant = item_parameterisation(d).name
         item_sd = numpyro.sample("item_sigma", dist.HalfCauchy(pr.item_sigma_scale))
-        gi_sd = _group_scale("grader_item_sigma", pr.item_sigma_scale, variant[1] == "n")
+        gi_sd = group_scale("grader_item_sigma", pr.item_sigma_scale, variant[1] == "n")
         return {
             "grader_effects": effect_coded("grader_effects", g, pr),
             "model_effects": effect_coded("model_effects", d.count("model"), pr),
             "item_sigma": item_sd,
             "grader_item_sigma": jnp.abs(gi_sd),
-            "item_effects": _zero_sum_scaled("item_effects", item_sd, i, variant[0] == "c"),
-            "grader_item_effects": _scaled("grader_item_effects", gi_sd, (g, i), variant[1] == "c"),
+            "item_effects": zero_sum_scaled("item_effects", item_sd, i, variant[0] == "c"),
+            "grader_item_effects": scaled_effect(
+                "grader_item_effects", gi_sd, (g, i), variant[1] == "c"
+            ),
         }
 
     def eta(p: Params, c: dict) -> list[jnp.ndarray]:
         return [
-            _at(p["grader_effects"], c["grader"]),
-            _at(p["model_effects"], c["model"]),
-            _at(p["item_effects"], c["item"]),
+            at_index(p["grader_effects"], c["grader"]),
+            at_index(p["model_effects"], c["model"]),
+            at_index(p["item_effects"], c["item"]),
             jnp.asarray(p["grader_item_effects"])[..., c["grader"], c["item"]],
         ]
 
@@ -355,7 +360,7 @@ def items() -> ModelSpec:
         terms,
         eta,
         ("grader_effects",),
-        lambda d: _needs(d, grader=2, model=1, item=2),
+        lambda d: needs_data(d, grader=2, model=1, item=2),
         (
             "grader_effects",
             "model_effects",
@@ -414,7 +419,9 @@ def _pairwise(with_length: bool) -> ModelSpec:
         if d.pair_coding == "effect":
             pair = effect_coded("pair_effects", n_pairs, pr)
         else:
-            pair = numpyro.sample("pair_effects", _normal(pr.effect_loc, pr.effect_scale, n_pairs))
+            pair = numpyro.sample(
+                "pair_effects", normal_dist(pr.effect_loc, pr.effect_scale, n_pairs)
+            )
         p = {
             "intercept": intercept(pr),
             "pair_effects": pair,
@@ -431,25 +438,25 @@ def _pairwise(with_length: bool) -> ModelSpec:
             if slope_parameterisation(d).name == "centred":
                 slopes = numpyro.sample("grader_length_slopes", dist.Normal(mu, sd).expand([g]))
             else:
-                raw = numpyro.sample("grader_length_slopes_raw", _normal(0.0, 1.0, g))
+                raw = numpyro.sample("grader_length_slopes_raw", normal_dist(0.0, 1.0, g))
                 slopes = numpyro.deterministic("grader_length_slopes", mu + sd * raw)
             p["grader_length_slopes"] = slopes
         return p
 
     def predictor(p: Params, c: dict) -> jnp.ndarray:
         eta = (
-            _scalar(p["intercept"])
-            + jnp.asarray(c["sign"]) * _at(p["pair_effects"], c["pair"])
-            + _at(p["grader_effects"], c["grader"])
+            scalar(p["intercept"])
+            + jnp.asarray(c["sign"]) * at_index(p["pair_effects"], c["pair"])
+            + at_index(p["grader_effects"], c["grader"])
         )
         if with_length:
-            eta = eta + _at(p["grader_length_slopes"], c["grader"]) * jnp.asarray(c["x"])
+            eta = eta + at_index(p["grader_length_slopes"], c["grader"]) * jnp.asarray(c["x"])
         return eta
 
     def unsupported(d: CountData) -> str | None:
         if with_length and "x" not in d.codes:
             return "no length difference on any pairwise row"
-        return _needs(d, pair=1, grader=1)
+        return needs_data(d, pair=1, grader=1)
 
     effects: tuple[str, ...] = ("intercept", "pair_effects", "grader_effects")
     if with_length:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 
+from judge_bias.errors import SettingError
+
 
 @dataclass(frozen=True)
 class Priors:
@@ -51,5 +53,5 @@ class Priors:
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(overrides) - known)
         if unknown:
-            raise ValueError(f"glm_priors: unknown prior(s) {unknown}; known: {sorted(known)}")
+            raise SettingError(f"glm_priors: unknown prior(s) {unknown}; known: {sorted(known)}")
         return replace(cls(), **{k: float(v) for k, v in overrides.items()})  # type: ignore[arg-type]

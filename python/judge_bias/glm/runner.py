@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from judge_bias.errors import SettingError
 from judge_bias.glm.agreement import alpha_draws, summarise_alphas, unit_sample
 from judge_bias.glm.compare import (
     CHUNK_BYTES,
@@ -39,6 +40,7 @@ from judge_bias.glm.summarise import (
     warnings_to_notes,
 )
 from judge_bias.limits import Budget
+from judge_bias.settings import parse_ci_level, setting
 
 PAIRWISE_DIMENSION = "pairwise"
 AGREEMENT_MODELS = ("items", "grader_model", "hierarchical")  # first one fitted is used
@@ -65,8 +67,7 @@ class GlmConfig:
         base = FitSettings()
 
         def value(name: str, default, cast):
-            v = get(name)
-            return default if v in (None, "") else cast(v)
+            return setting(get, name, default, cast)
 
         requested = value("glm_models", "default", lambda v: v)
         if isinstance(requested, str):
@@ -76,7 +77,7 @@ class GlmConfig:
             )
         unknown = sorted(set(requested) - set(MODELS))
         if unknown:
-            raise ValueError(f"glm_models: unknown model(s) {unknown}; known: {sorted(MODELS)}")
+            raise SettingError(f"glm_models: unknown model(s) {unknown}; known: {sorted(MODELS)}")
         draws = value("glm_draws", base.draws, int)
         settings = FitSettings(
             draws=draws,
@@ -84,12 +85,12 @@ class GlmConfig:
             chains=value("glm_chains", base.chains, int),
             seed=value("glm_seed", base.seed, int),
             target_accept=value("glm_target_accept", base.target_accept, float),
-            ci_level=value("ci_level", base.ci_level, float),
+            ci_level=value("ci_level", base.ci_level, parse_ci_level),
         )
         return cls(
             models=tuple(requested),
             settings=settings,
-            priors=Priors.from_mapping(get("glm_priors") or None),
+            priors=Priors.from_mapping(value("glm_priors", None, lambda v: v)),
             agreement_draws=value("glm_agreement_draws", cls.agreement_draws, int),
             budget=Budget.from_config(get("memory_budget")),
         )

@@ -111,7 +111,7 @@ def register(fn: Callable[[], ModelSpec]) -> Callable[[], ModelSpec]:
 # -- building blocks ----------------------------------------------------------
 
 
-def _normal(loc: float, scale: float, n: int) -> dist.Distribution:
+def normal_dist(loc: float, scale: float, n: int) -> dist.Distribution:
     return dist.Normal(loc, scale).expand([n])
 
 
@@ -121,7 +121,7 @@ def effect_coded(name: str, n: int, priors: Priors) -> jnp.ndarray:
         coefs = jnp.zeros(n)
     else:
         free = numpyro.sample(
-            f"{name}_free", _normal(priors.effect_loc, priors.effect_scale, n - 1)
+            f"{name}_free", normal_dist(priors.effect_loc, priors.effect_scale, n - 1)
         )
         coefs = jnp.concatenate([free, -jnp.sum(free, keepdims=True)])
     return numpyro.deterministic(name, coefs)
@@ -134,7 +134,7 @@ def sum_to_zero_matrix(name: str, n1: int, n2: int, priors: Priors) -> jnp.ndarr
         return numpyro.deterministic(name, jnp.zeros((n1, n2)))
     free = numpyro.sample(
         f"{name}_free",
-        _normal(priors.interaction_loc, priors.interaction_scale, (n1 - 1) * (n2 - 1)),
+        normal_dist(priors.interaction_loc, priors.interaction_scale, (n1 - 1) * (n2 - 1)),
     ).reshape(n1 - 1, n2 - 1)
     top = jnp.concatenate([free, -free.sum(axis=1, keepdims=True)], axis=1)
     full = jnp.concatenate([top, -top.sum(axis=0, keepdims=True)], axis=0)
@@ -172,23 +172,23 @@ def intercept(priors: Priors) -> jnp.ndarray:
     return numpyro.sample("intercept", dist.Normal(priors.intercept_loc, priors.intercept_scale))
 
 
-def _at(values: jnp.ndarray, index) -> jnp.ndarray:
+def at_index(values: jnp.ndarray, index) -> jnp.ndarray:
     """values[..., index] for parameters with or without a leading draw axis."""
     return jnp.asarray(values)[..., index]
 
 
-def _scalar(value) -> jnp.ndarray:
+def scalar(value) -> jnp.ndarray:
     return jnp.asarray(value)[..., None]
 
 
-def _needs(data: CountData, **minimum: int) -> str | None:
+def needs_data(data: CountData, **minimum: int) -> str | None:
     for factor, k in minimum.items():
         if data.count(factor) < k:
             return f"needs at least {k} {factor} levels, the data has {data.count(factor)}"
     return None
 
 
-def _group_scale(name: str, prior_scale: float, signed: bool) -> jnp.ndarray:
+def group_scale(name: str, prior_scale: float, signed: bool) -> jnp.ndarray:
     """A group sd ~ HalfCauchy(prior_scale); ``signed``: sampled as s ~
     Cauchy(0, prior_scale) and returned as the signed s, the sd |s| recorded
     under ``name``. For non-centred effects s x Normal(0, 1): (s, raw) and
@@ -206,10 +206,12 @@ def _group_scale(name: str, prior_scale: float, signed: bool) -> jnp.ndarray:
     return s
 
 
-def _scaled(name: str, scale: jnp.ndarray, shape: tuple[int, ...], centred: bool) -> jnp.ndarray:
+def scaled_effect(
+    name: str, scale: jnp.ndarray, shape: tuple[int, ...], centred: bool
+) -> jnp.ndarray:
     """Effects ~ Normal(0, scale) (``scale`` broadcast to ``shape``), sampled
     centred or as scale x Normal(0, 1) (non-centred; ``scale`` may be the
-    signed one of ``_group_scale``)."""
+    signed one of ``group_scale``)."""
     scale = jnp.broadcast_to(scale, shape)
     if centred:
         return numpyro.sample(name, dist.Normal(jnp.zeros(shape), scale).to_event(len(shape)))
@@ -217,7 +219,7 @@ def _scaled(name: str, scale: jnp.ndarray, shape: tuple[int, ...], centred: bool
     return numpyro.deterministic(name, scale * raw)
 
 
-def _zero_sum_scaled(name: str, scale: jnp.ndarray, n: int, centred: bool) -> jnp.ndarray:
+def zero_sum_scaled(name: str, scale: jnp.ndarray, n: int, centred: bool) -> jnp.ndarray:
     """n effects ~ Normal(0, scale) given that they sum to zero (numpyro's
     ZeroSumNormal: effect coding, as the paper codes items, with a
     hierarchical scale), sampled centred or as scale x ZeroSumNormal(1)."""

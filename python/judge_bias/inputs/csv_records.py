@@ -35,12 +35,13 @@ import duckdb
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
+from judge_bias.errors import InputError
 from judge_bias.inputs.encoding import (
     DAMAGED,
     CsvFileError,
-    _damaged,
-    _decode_error,
     check_text,
+    damaged_error,
+    decode_error,
     open_text,
 )
 
@@ -68,9 +69,9 @@ class Dialect:
     def __post_init__(self) -> None:
         for name, ch in (("delimiter", self.delimiter), ("quotechar", self.quotechar)):
             if len(ch) != 1 or ch in "\r\n":
-                raise ValueError(f"csv dialect: {name} must be one character, not {ch!r}")
+                raise InputError(f"csv dialect: {name} must be one character, not {ch!r}")
         if self.delimiter == self.quotechar:
-            raise ValueError("csv dialect: delimiter and quotechar must differ")
+            raise InputError("csv dialect: delimiter and quotechar must differ")
 
     @classmethod
     def parse(cls, value: object) -> Dialect:
@@ -86,7 +87,7 @@ class Dialect:
                 delimiter=cls.NAMED.get(delim.lower(), delim),
                 quotechar=str(value.get("quotechar", '"')),
             )
-        raise ValueError(f"csv dialect: {value!r} is neither a name nor a mapping")
+        raise InputError(f"csv dialect: {value!r} is neither a name nor a mapping")
 
     def csv_kwargs(self) -> dict[str, object]:
         return {
@@ -118,11 +119,11 @@ def read_header(path: Path, dialect: Dialect) -> list[str]:
                 if row:
                     return row
         except UnicodeDecodeError as exc:
-            raise _decode_error(path, exc) from exc
+            raise decode_error(path, exc) from exc
         except csv.Error as exc:
             raise CsvFileError(f"the header row cannot be read as CSV: {exc}") from exc
         except DAMAGED as exc:
-            raise _damaged(exc) from exc
+            raise damaged_error(exc) from exc
     return []
 
 
@@ -144,9 +145,9 @@ def _count_if_clean(path: Path, dialect: Dialect, n_columns: int) -> int | None:
         except csv.Error:
             return None
         except UnicodeDecodeError as exc:
-            raise _decode_error(path, exc) from exc
+            raise decode_error(path, exc) from exc
         except DAMAGED as exc:
-            raise _damaged(exc) from exc
+            raise damaged_error(exc) from exc
     return n
 
 
@@ -269,7 +270,7 @@ def _unreadable(
     return BadRecord(record, first_line, reason, _raw(taken))
 
 
-def _walk_records(
+def walk_records(
     path: Path, dialect: Dialect, names: list[str], bad: list[BadRecord]
 ) -> Iterator[pa.RecordBatch]:
     """Every record read one by one; bad ones appended to ``bad`` (see module doc)."""
@@ -317,9 +318,9 @@ def _walk_records(
             if good:
                 yield _batch(good, names)
         except UnicodeDecodeError as exc:
-            raise _decode_error(path, exc) from exc
+            raise decode_error(path, exc) from exc
         except DAMAGED as exc:
-            raise _damaged(exc) from exc
+            raise damaged_error(exc) from exc
 
 
 def _batch(good: list[tuple[int, list[str]]], names: list[str]) -> pa.RecordBatch:
@@ -408,5 +409,5 @@ def read_into(
             # read it record by record, the same records found one by one
             pass
     bad: list[BadRecord] = []
-    store(con, table, schema, _walk_records(path, dialect, names, bad))
+    store(con, table, schema, walk_records(path, dialect, names, bad))
     return bad

@@ -11,15 +11,17 @@ import zlib
 from pathlib import Path
 from typing import IO
 
+from judge_bias.errors import InputError
 
-class CsvFileError(ValueError):
+
+class CsvFileError(InputError):
     """The file as a whole cannot be read as CSV text (encoding, compression, binary)."""
 
 
 DAMAGED = (EOFError, gzip.BadGzipFile, zlib.error)
 
 
-def _damaged(exc: BaseException) -> CsvFileError:
+def damaged_error(exc: BaseException) -> CsvFileError:
     return CsvFileError(
         f"is a damaged or truncated gzip file ({exc}); compress it again or decompress it"
     )
@@ -86,7 +88,7 @@ def open_text(path: Path) -> IO[str]:
     return path.open(encoding="utf-8-sig", newline="")
 
 
-def _decode_error(path: Path, exc: UnicodeDecodeError) -> CsvFileError:
+def decode_error(path: Path, exc: UnicodeDecodeError) -> CsvFileError:
     """Where the first byte that is not UTF-8 is (the text layer reads ahead)."""
     line, offset, byte = _first_invalid_utf8(path)
     latin = " (it looks like Latin-1 or Windows-1252)" if byte >= 0x80 else ""

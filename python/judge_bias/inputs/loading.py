@@ -19,6 +19,7 @@ from pathlib import Path
 
 import duckdb
 
+from judge_bias.errors import InputError
 from judge_bias.inputs.contract import FILE_SUFFIXES, KINDS, NON_CONTRACT_FILES, InputKind
 from judge_bias.inputs.csv_records import (
     Dialect,
@@ -30,10 +31,6 @@ from judge_bias.inputs.csv_records import (
 from judge_bias.inputs.encoding import CsvFileError
 
 META_COLUMNS: tuple[str, ...] = ("_row_number", "_source_file", "_parse_error", "_raw_line")
-
-
-class InputError(ValueError):
-    """An input file breaks the contract in a way no row-level rejection can express."""
 
 
 def quote_ident(name: str) -> str:
@@ -96,7 +93,7 @@ def _empty_relation(con: duckdb.DuckDBPyConnection, spec: InputKind) -> duckdb.D
     return con.sql(f"select {', '.join(cols)} where false")
 
 
-def _map_columns(path: Path, spec: InputKind, file_columns: list[str]) -> dict[str, str]:
+def map_columns(path: Path, spec: InputKind, file_columns: list[str]) -> dict[str, str]:
     """Map contract column -> file column (case and whitespace insensitive)."""
     canonical: dict[str, str] = {}
     for position, col in enumerate(file_columns, start=1):
@@ -153,7 +150,7 @@ def _load_csv(
         if not header:
             raise InputError(f"{path}: the file is empty (not even a header row); "
                              "write the header row of the contract")  # fmt: skip
-        mapping = _map_columns(path, spec, header)
+        mapping = map_columns(path, spec, header)
         tmp, bad_table = f"_jb_read_{spec.name}", f"_jb_bad_{spec.name}"
         # positional names: the header's own may repeat once normalised away
         names = [f"_c{i}" for i in range(len(header))]
@@ -205,7 +202,7 @@ def _load_parquet(
     import pyarrow.parquet as pq
 
     tmp = f"_jb_read_{spec.name}"
-    mapping = _map_columns(path, spec, parquet_columns(path))
+    mapping = map_columns(path, spec, parquet_columns(path))
     reader = pq.ParquetFile(path)
     fields = list(reader.schema_arrow)
     schema = pa.schema(
@@ -335,7 +332,7 @@ def check_inputs(
             if not columns:
                 raise InputError(f"{path}: the file is empty (not even a header row); "
                                  "write the header row of the contract")  # fmt: skip
-        mapping = _map_columns(path, spec, columns)
+        mapping = map_columns(path, spec, columns)
         for extra in (k for k in mapping if k not in spec.columns):
             hint = _did_you_mean(extra, list(spec.columns))
             if hint:

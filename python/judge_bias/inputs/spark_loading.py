@@ -30,13 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from judge_bias.inputs.contract import KINDS, InputKind
-from judge_bias.inputs.csv_records import MAX_RAW_CHARS, BadRecord, Dialect, _walk_records
+from judge_bias.inputs.csv_records import MAX_RAW_CHARS, BadRecord, Dialect, walk_records
 from judge_bias.inputs.encoding import CsvFileError
 from judge_bias.inputs.loading import (
     InputError,
-    _map_columns,
     dialect_for,
     input_file,
+    map_columns,
     parquet_columns,
     read_header,
 )
@@ -53,7 +53,7 @@ def csv_options(dialect: Dialect) -> dict[str, str]:
     """Spark CSV reader options for one contract file (RFC 4180, never inferred)."""
     return {
         "header": "true",
-        "enforceSchema": "true",  # the header's names are checked by _map_columns
+        "enforceSchema": "true",  # the header's names are checked by map_columns
         "mode": "PERMISSIVE",
         "columnNameOfCorruptRecord": CORRUPT,
         "sep": dialect.delimiter,
@@ -90,7 +90,7 @@ def _read_csv(spark: Any, path: Path, spec: InputKind, dialect: Dialect) -> Any:
     if not header:
         raise InputError(f"{path}: the file is empty (not even a header row); "
                          "write the header row of the contract")  # fmt: skip
-    mapping = _map_columns(path, spec, header)
+    mapping = map_columns(path, spec, header)
     names = [f"_c{i}" for i in range(len(header))]
     schema = StructType([StructField(n, StringType()) for n in [*names, CORRUPT]])
     raw = spark.read.schema(schema).options(**csv_options(dialect)).csv(str(path))
@@ -141,7 +141,7 @@ def _exact_bad_records(
 
     python_bad: list[BadRecord] = []
     try:
-        for _ in _walk_records(path, dialect, names, python_bad):
+        for _ in walk_records(path, dialect, names, python_bad):
             pass  # the good records: Spark's
     except CsvFileError as exc:
         raise InputError(f"{path}: {exc}") from exc
@@ -174,7 +174,7 @@ def _split_pattern(delimiter: str) -> str:
 def _read_parquet(spark: Any, path: Path, spec: InputKind) -> Any:
     from pyspark.sql import functions as F
 
-    mapping = _map_columns(path, spec, parquet_columns(path))
+    mapping = map_columns(path, spec, parquet_columns(path))
     frame = _numbered(spark.read.parquet(str(path)))
     columns = [
         F.col("_row_number"),

@@ -16,6 +16,7 @@ import csv
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from judge_bias.errors import InputError
 from judge_bias.inputs.contract import KINDS
 
 
@@ -42,7 +43,7 @@ def check_columns(path: str | Path, columns: Sequence[str], extra: Sequence[str]
         return
     unknown = [c for c in columns if c not in KINDS[kind].columns and c not in extra]
     if unknown:
-        raise ValueError(
+        raise InputError(
             f"{Path(path).name}: columns {unknown} are not in the {kind} contract "
             f"({', '.join(KINDS[kind].columns)}) nor declared extra"
         )
@@ -84,7 +85,7 @@ def write_contract_file(
         for row in rows:
             unknown = set(row) - set(columns)
             if unknown:
-                raise ValueError(f"{kind}: columns {sorted(unknown)} are not declared")
+                raise InputError(f"{kind}: columns {sorted(unknown)} are not declared")
             yield [row.get(c) for c in columns]
 
     return write_rows(Path(out_dir) / f"{kind}.csv", columns, values(rows), extra_columns)

@@ -12,13 +12,13 @@ from judge_bias.report.base import (
     UNIT,
     Panel,
     Warehouse,
-    _dodged_intervals,
-    _figure,
-    _judges,
-    _tab10,
-    _zero_line,
     attach_table,
+    dodged_intervals,
+    judge_families,
+    new_figure,
     panel,
+    tab10_colours,
+    zero_line,
 )
 
 
@@ -45,10 +45,10 @@ def panel_annotators(wh: Warehouse) -> Panel:
         notes = "; ".join(sorted(set(df["notes"].dropna().astype(str)))) if "notes" in df else ""
         p.absent = "no agreement could be computed" + (f": {notes}" if notes else "")
         return p
-    fig = _figure(2.5 + 1.6 * len(usable), 4.2)
+    fig = new_figure(2.5 + 1.6 * len(usable), 4.2)
     ax = fig.subplots()
     width = 0.8 / len(metrics)
-    palette = _tab10()
+    palette = tab10_colours()
     for k, m in enumerate(metrics):
         xs = [i - 0.4 + width * (k + 0.5) for i in range(len(usable))]
         vals = usable[m].astype(float).fillna(0).to_numpy()
@@ -89,7 +89,7 @@ def panel_judge_human(wh: Warehouse) -> Panel:
     if df.empty:
         p.absent = "agreement_judge_human has no pooled (dimension = 'all') rows"
         return p
-    judges = [j for j in _judges(wh)["judge"] if j in set(df.judge)]
+    judges = [j for j in judge_families(wh)["judge"] if j in set(df.judge)]
     judges += sorted(set(df.judge) - set(judges))
     series = [
         (label, df, m, f"{m}_ci_low", f"{m}_ci_high")
@@ -100,10 +100,10 @@ def panel_judge_human(wh: Warehouse) -> Panel:
         )
         if m in df.columns
     ]
-    fig = _figure(9, 1.5 + 0.45 * len(judges))
+    fig = new_figure(9, 1.5 + 0.45 * len(judges))
     ax = fig.subplots()
-    _dodged_intervals(ax, judges, series, "judge")
-    _zero_line(ax)
+    dodged_intervals(ax, judges, series, "judge")
+    zero_line(ax)
     ax.set_xlabel("correlation with the human reference (95% interval)")
     ax.set_ylabel("judge")
     ax.set_title("Judge-human correlation, all dimensions")
@@ -129,10 +129,10 @@ def panel_self_vs_peer(wh: Warehouse) -> Panel:
         p.absent = reason
         return p
     df = wh.df("select * from self_vs_peer_tests")
-    judges = [j for j in _judges(wh)["judge"] if j in set(df.judge)]
+    judges = [j for j in judge_families(wh)["judge"] if j in set(df.judge)]
     judges += sorted(set(df.judge) - set(judges))
     framings = sorted(df.framing.unique(), key=lambda f: (f != "positive", f))
-    fig = _figure(12, 1.6 + 0.35 * len(judges) * max(1, len(framings) / 1.5))
+    fig = new_figure(12, 1.6 + 0.35 * len(judges) * max(1, len(framings) / 1.5))
     ax1, ax2 = fig.subplots(1, 2, sharey=True)
     for ax, diff, tag in ((ax1, "self_received", "S - R"), (ax2, "self_given", "S - G")):
         series = [
@@ -145,8 +145,8 @@ def panel_self_vs_peer(wh: Warehouse) -> Panel:
             )
             for f in framings
         ]
-        _dodged_intervals(ax, judges, series, "judge")
-        _zero_line(ax)
+        dodged_intervals(ax, judges, series, "judge")
+        zero_line(ax)
         ax.set_xlabel(f"mean {tag}, {UNIT} (95% interval)")
         ax.set_title(
             "S - R: own score minus peers' score of it"
@@ -176,9 +176,9 @@ def panel_counterfactual(wh: Warehouse) -> Panel:
         p.absent = reason
         return p
     df = wh.df("select * from agreement_counterfactual")
-    judges = [j for j in _judges(wh)["judge"] if j in set(df.judge)]
+    judges = [j for j in judge_families(wh)["judge"] if j in set(df.judge)]
     judges += sorted(set(df.judge) - set(judges))
-    fig = _figure(9, 1.5 + 0.45 * len(judges))
+    fig = new_figure(9, 1.5 + 0.45 * len(judges))
     ax = fig.subplots()
     ordered = judges[::-1]
     f = df.set_index("judge")
@@ -191,7 +191,7 @@ def panel_counterfactual(wh: Warehouse) -> Panel:
                 xytext=(r.alpha_observed, i),
                 arrowprops={"arrowstyle": "->", "color": "0.6", "lw": 1},
             )
-    _dodged_intervals(
+    dodged_intervals(
         ax,
         judges,
         [
@@ -213,7 +213,7 @@ def panel_counterfactual(wh: Warehouse) -> Panel:
         "judge",
         palette=["0.55", "tab:blue"],
     )
-    _zero_line(ax)
+    zero_line(ax)
     ax.set_xlabel("Krippendorff's interval alpha, judge vs human (95% bootstrap interval)")
     ax.set_ylabel("judge")
     ax.set_title("Counterfactual agreement")

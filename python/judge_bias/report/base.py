@@ -111,11 +111,11 @@ class Warehouse:
         return None
 
 
-def _esc(x: object) -> str:
+def esc(x: object) -> str:
     return html.escape(str(x))
 
 
-def _fmt(x: object, digits: int = 3, sign: str = "") -> str:
+def fmt_value(x: object, digits: int = 3, sign: str = "") -> str:
     """A value as table text: "" for None/NaN, floats to ``digits`` places (``sign``
     "+": with a plus sign), and never "-0.000": a negative value that rounds to zero
     is written as zero."""
@@ -128,11 +128,11 @@ def _fmt(x: object, digits: int = 3, sign: str = "") -> str:
     return str(x)
 
 
-def _html_table(df: pd.DataFrame, digits: int = 3) -> str:
+def html_table(df: pd.DataFrame, digits: int = 3) -> str:
     # a long column name may break after an underscore, not inside a word
-    head = "".join(f"<th>{_esc(c).replace('_', '_<wbr>')}</th>" for c in df.columns)
+    head = "".join(f"<th>{esc(c).replace('_', '_<wbr>')}</th>" for c in df.columns)
     body = "".join(
-        "<tr>" + "".join(f"<td>{_esc(_fmt(v, digits))}</td>" for v in row) + "</tr>"
+        "<tr>" + "".join(f"<td>{esc(fmt_value(v, digits))}</td>" for v in row) + "</tr>"
         for row in df.itertuples(index=False)
     )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
@@ -144,7 +144,8 @@ def _with_intervals(df: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
     for c in [c for c in df.columns if f"{c}_ci_low" in df and f"{c}_ci_high" in df]:
         lo, hi = df[f"{c}_ci_low"], df[f"{c}_ci_high"]
         out[c] = [
-            _fmt(v, digits) + (f" [{_fmt(a, digits)}, {_fmt(b, digits)}]" if _fmt(a) else "")
+            fmt_value(v, digits)
+            + (f" [{fmt_value(a, digits)}, {fmt_value(b, digits)}]" if fmt_value(a) else "")
             for v, a, b in zip(df[c], lo, hi, strict=True)
         ]
         out = out.drop(columns=[f"{c}_ci_low", f"{c}_ci_high"])
@@ -156,7 +157,7 @@ def attach_table(p: Panel, df: pd.DataFrame, digits: int = 3) -> None:
     cell, and a text column with the same value on every row (a method, a note)
     said once in the caption instead."""
     df = _with_intervals(df, digits)
-    empty = [c for c in df.columns if len(df) and all(_fmt(v) == "" for v in df[c])]
+    empty = [c for c in df.columns if len(df) and all(fmt_value(v) == "" for v in df[c])]
     same = [
         c
         for c in df.columns
@@ -172,14 +173,14 @@ def attach_table(p: Panel, df: pd.DataFrame, digits: int = 3) -> None:
         said = ", ".join(empty)
         p.caption = f"{p.caption} Not in this data (no value in any row): {said}.".strip()
     df = df.drop(columns=same + empty)
-    p.html += _html_table(df, digits)
+    p.html += html_table(df, digits)
     p.frames.append(df)
 
 
 RGB = tuple[float, float, float]
 
 
-def _tab10() -> tuple[RGB, ...]:
+def tab10_colours() -> tuple[RGB, ...]:
     """Matplotlib's tab10 palette (a ListedColormap of ten RGB tuples)."""
     from matplotlib import colormaps
     from matplotlib.colors import ListedColormap
@@ -187,12 +188,12 @@ def _tab10() -> tuple[RGB, ...]:
     return cast("tuple[RGB, ...]", cast(ListedColormap, colormaps["tab10"]).colors)
 
 
-def _family_colours(families: Sequence[str]) -> dict[str, RGB]:
-    palette = _tab10()
+def family_colours(families: Sequence[str]) -> dict[str, RGB]:
+    palette = tab10_colours()
     return {f: palette[i % len(palette)] for i, f in enumerate(sorted(set(families)))}
 
 
-def _judges(wh: Warehouse) -> pd.DataFrame:
+def judge_families(wh: Warehouse) -> pd.DataFrame:
     """Every judge with its family, ordered by family then name."""
     if "agg_judge_model_scores" in wh.tables:
         df = wh.df(
@@ -210,25 +211,28 @@ def _judges(wh: Warehouse) -> pd.DataFrame:
     return df.sort_values(["family", "judge"]).reset_index(drop=True)
 
 
-def _ci_level(wh: Warehouse) -> float:
+def bias_ci_level(wh: Warehouse) -> float | None:
+    """The level of bias_estimates' intervals, read from its ci_level column (the
+    setting's one home is judge_bias.settings; the report keeps no default)."""
     if "bias_estimates" in wh.tables:
         rows = wh.con.execute("select max(ci_level) from bias_estimates").fetchall()
         if rows and rows[0][0] is not None:
             return float(rows[0][0])
-    return 0.9
+    return None
 
 
-def _pct(level: float) -> str:
-    return f"{level * 100:.0f}%"
+def percent(level: float | None) -> str:
+    """``level`` as a percentage; '' when there is none (a table without rows)."""
+    return "" if level is None else f"{level * 100:.0f}%"
 
 
-def _figure(width: float, height: float) -> Figure:
+def new_figure(width: float, height: float) -> Figure:
     from matplotlib.figure import Figure
 
     return Figure(figsize=(width, height), dpi=100, layout="constrained")
 
 
-def _interval(
+def draw_interval(
     ax: Axes,
     y: float,
     est: float,
@@ -257,11 +261,13 @@ def _interval(
     )
 
 
-def _zero_line(ax: Axes, x: float = 0.0) -> None:
+def zero_line(ax: Axes, x: float = 0.0) -> None:
     ax.axvline(x, color="0.35", linestyle="--", linewidth=1, zorder=0)
 
 
-def _significance_legend(fig: Figure, families: Mapping[str, ColorType], level: float) -> None:
+def significance_legend(
+    fig: Figure, families: Mapping[str, ColorType], level: float | None
+) -> None:
     from matplotlib.lines import Line2D
 
     handles = [
@@ -278,7 +284,7 @@ def _significance_legend(fig: Figure, families: Mapping[str, ColorType], level: 
             color="0.3",
             markerfacecolor="white",
             markersize=7,
-            label=f"not significant ({_pct(level)} interval contains 0)",
+            label=f"not significant ({percent(level)} interval contains 0)",
         ),
     ]
     fig.legend(
@@ -291,7 +297,7 @@ def _significance_legend(fig: Figure, families: Mapping[str, ColorType], level: 
     )
 
 
-def _dodged_intervals(
+def dodged_intervals(
     ax: Axes,
     names: list[str],
     series: list[tuple[str, pd.DataFrame, str, str, str]],
@@ -299,7 +305,7 @@ def _dodged_intervals(
     palette: Sequence[ColorType] | None = None,
 ) -> None:
     """Per name (y), one interval per series: (label, frame, est, lo, hi) dodged."""
-    palette = palette or _tab10()
+    palette = palette or tab10_colours()
     ordered = names[::-1]
     step = 0.7 / max(len(series), 1)
     for s, (label, frame, est, lo, hi) in enumerate(series):
@@ -313,7 +319,7 @@ def _dodged_intervals(
             low = r[lo] if lo in f.columns and not pd.isna(r[lo]) else r[est]
             high = r[hi] if hi in f.columns and not pd.isna(r[hi]) else r[est]
             colour = palette[s % len(palette)]
-            _interval(ax, y, r[est], low, high, colour, True, "o", 5, label if first else None)
+            draw_interval(ax, y, r[est], low, high, colour, True, "o", 5, label if first else None)
             first = False
     ax.set_yticks(range(len(ordered)), ordered)
     ax.set_ylim(-0.6, max(len(ordered), 1) - 0.4)

@@ -17,16 +17,16 @@ from judge_bias.report.base import (
     UNIT,
     Panel,
     Warehouse,
-    _ci_level,
-    _family_colours,
-    _figure,
-    _interval,
-    _judges,
-    _pct,
-    _significance_legend,
-    _tab10,
-    _zero_line,
+    bias_ci_level,
+    draw_interval,
+    family_colours,
+    judge_families,
+    new_figure,
     panel,
+    percent,
+    significance_legend,
+    tab10_colours,
+    zero_line,
 )
 
 
@@ -54,22 +54,24 @@ def panel_forest(wh: Warehouse) -> Panel:
     if est.empty:
         p.absent = "the main fit has no self- or family-bias estimates" + _fit_note(wh, "main")
         return p
-    level = _ci_level(wh)
-    p.caption = p.caption.format(unit=UNIT, pct=_pct(level))
-    judges = _judges(wh)
-    colours = _family_colours(list(judges["family"]) + list(est["family"].dropna()))
+    level = bias_ci_level(wh)
+    p.caption = p.caption.format(unit=UNIT, pct=percent(level))
+    judges = judge_families(wh)
+    colours = family_colours(list(judges["family"]) + list(est["family"].dropna()))
     self_est = est[est.term_type == "self"].set_index("judge")
     fam_est = est[est.term_type == "family"].set_index("family")
     families = sorted(set(judges["family"]) | set(fam_est.index))
     n = max(len(judges), len(families), 1)
-    fig = _figure(11, 1.6 + 0.42 * n)
+    fig = new_figure(11, 1.6 + 0.42 * n)
     ax1, ax2 = fig.subplots(1, 2, sharex=True)
     labels = []
     for i, row in judges.iloc[::-1].reset_index(drop=True).iterrows():
         labels.append(row.judge)
         if row.judge in self_est.index:
             r = self_est.loc[row.judge]
-            _interval(ax1, i, r.estimate, r.ci_low, r.ci_high, colours[row.family], r.significant)
+            draw_interval(
+                ax1, i, r.estimate, r.ci_low, r.ci_high, colours[row.family], r.significant
+            )
         else:
             ax1.text(0, i, "not estimable", ha="center", va="center", fontsize=8, color="0.4")
     ax1.set_yticks(range(len(labels)), labels)
@@ -79,19 +81,19 @@ def panel_forest(wh: Warehouse) -> Panel:
         fam_labels.append(f)
         if f in fam_est.index:
             r = fam_est.loc[f]
-            _interval(ax2, i, r.estimate, r.ci_low, r.ci_high, colours[f], r.significant)
+            draw_interval(ax2, i, r.estimate, r.ci_low, r.ci_high, colours[f], r.significant)
         else:
             ax2.text(0, i, "not estimable", ha="center", va="center", fontsize=8, color="0.4")
     ax2.set_yticks(range(len(fam_labels)), fam_labels)
     ax2.set_title("Family-bias per family (its other models)")
     for ax in (ax1, ax2):
-        _zero_line(ax)
-        ax.set_xlabel(f"bias estimate ({_pct(level)} interval), normalised score units")
+        zero_line(ax)
+        ax.set_xlabel(f"bias estimate ({percent(level)} interval), normalised score units")
         ax.grid(axis="x", alpha=0.3)
         ax.set_ylim(-0.7, max(len(ax.get_yticks()), 1) - 0.3)
     ax1.set_ylabel("judge")
     ax2.set_ylabel("judge family")
-    _significance_legend(fig, {f: colours[f] for f in sorted(set(judges["family"]))}, level)
+    significance_legend(fig, {f: colours[f] for f in sorted(set(judges["family"]))}, level)
     p.figure = fig
     return p
 
@@ -129,15 +131,15 @@ def panel_by_dimension(wh: Warehouse) -> Panel:
     if est.empty:
         p.absent = "no per-dimension self-bias estimates" + _fit_note(wh, "by_dimension")
         return p
-    level = _ci_level(wh)
-    p.caption = p.caption.format(unit=UNIT, pct=_pct(level))
-    judges = _judges(wh)
+    level = bias_ci_level(wh)
+    p.caption = p.caption.format(unit=UNIT, pct=percent(level))
+    judges = judge_families(wh)
     judges = judges[judges.judge.isin(est.judge)].reset_index(drop=True)
-    colours = _family_colours(list(judges["family"]))
+    colours = family_colours(list(judges["family"]))
     dims = sorted(est["dimension"].unique())
     ncols = min(len(dims), 4)
     nrows = math.ceil(len(dims) / ncols)
-    fig = _figure(max(9.5, 3.2 * ncols + 2.2), (0.9 + 0.36 * len(judges)) * nrows + 0.9)
+    fig = new_figure(max(9.5, 3.2 * ncols + 2.2), (0.9 + 0.36 * len(judges)) * nrows + 0.9)
     axes = fig.subplots(nrows, ncols, sharex=True, sharey=True, squeeze=False).ravel()
     order = list(judges.judge[::-1])
     for ax, dim in zip(axes, dims, strict=False):
@@ -146,16 +148,16 @@ def panel_by_dimension(wh: Warehouse) -> Panel:
             if j in sub.index:
                 r = sub.loc[j]
                 fam = judges.set_index("judge").loc[j, "family"]
-                _interval(ax, i, r.estimate, r.ci_low, r.ci_high, colours[fam], r.significant)
-        _zero_line(ax)
+                draw_interval(ax, i, r.estimate, r.ci_low, r.ci_high, colours[fam], r.significant)
+        zero_line(ax)
         ax.set_title(str(dim))
         ax.grid(axis="x", alpha=0.3)
         ax.set_yticks(range(len(order)), order)
         ax.set_ylim(-0.7, len(order) - 0.3)
-        ax.set_xlabel(f"self-bias, score units ({_pct(level)} interval)", fontsize=9)
+        ax.set_xlabel(f"self-bias, score units ({percent(level)} interval)", fontsize=9)
     for ax in axes[len(dims) :]:
         ax.set_visible(False)
-    _significance_legend(fig, colours, level)
+    significance_legend(fig, colours, level)
     p.figure = fig
     return p
 
@@ -229,7 +231,7 @@ def panel_heatmap(wh: Warehouse) -> Panel:
     cmap = colormaps["viridis"]
     # Two decimals unless some row's means are too close to tell apart with two.
     digits = 3 if (span.dropna() < 0.05).any() else 2
-    fig = _figure(2.6 + 0.95 * len(models), 1.8 + 0.5 * len(grid))
+    fig = new_figure(2.6 + 0.95 * len(models), 1.8 + 0.5 * len(grid))
     ax = fig.subplots()
     im = ax.imshow(norm.to_numpy(dtype=float), cmap=cmap, vmin=0, vmax=1, aspect="auto")
     for i, row in enumerate(grid.index):
@@ -278,7 +280,7 @@ def panel_heatmap(wh: Warehouse) -> Panel:
     return p
 
 
-def _variant_label(analysis: str, slice_: str) -> str:
+def variant_label(analysis: str, slice_: str) -> str:
     if analysis == "main":
         return "main fit"
     if analysis == "length_controlled":
@@ -317,8 +319,8 @@ def panel_robustness(wh: Warehouse) -> Panel:
     if est.empty or set(est["analysis"]) <= {"main"}:
         p.absent = "no robustness variant has self- or family-bias estimates"
         return p
-    level = _ci_level(wh)
-    p.caption = p.caption.format(pct=_pct(level))
+    level = bias_ci_level(wh)
+    p.caption = p.caption.format(pct=percent(level))
     order = {v: i for i, v in enumerate(ROBUSTNESS_VARIANTS)}
     keys = (
         est[["analysis", "slice"]]
@@ -329,7 +331,7 @@ def panel_robustness(wh: Warehouse) -> Panel:
     variants_list = [(r.analysis, r.slice) for r in keys.itertuples()]
     from matplotlib import colormaps
 
-    palette = _tab10()
+    palette = tab10_colours()
     n_ref = sum(a == "llm_reference" for a, _ in variants_list)
     style: dict[tuple[str, str], tuple[ColorType, str]] = {}
     ref_i = 0
@@ -345,12 +347,12 @@ def panel_robustness(wh: Warehouse) -> Panel:
         else:
             style[(a, s)] = (colormaps["plasma"](0.15 + 0.7 * ref_i / max(n_ref - 1, 1)), "s")
             ref_i += 1
-    judges = [j for j in _judges(wh)["judge"] if j in set(est["judge"].dropna())]
+    judges = [j for j in judge_families(wh)["judge"] if j in set(est["judge"].dropna())]
     families = sorted(set(est.loc[est.term_type == "family", "family"].dropna()))
     nv = len(variants_list)
     step = 0.8 / max(nv, 1)
     rows = max(len(judges), len(families), 1)
-    fig = _figure(12, 1.8 + rows * (0.22 + 0.13 * nv))
+    fig = new_figure(12, 1.8 + rows * (0.22 + 0.13 * nv))
     ax1, ax2 = fig.subplots(1, 2, sharex=True)
     for ax, term, names, col in (
         (ax1, "self", judges, "judge"),
@@ -366,16 +368,16 @@ def panel_robustness(wh: Warehouse) -> Panel:
                 r = hit.iloc[0]
                 colour, marker = style[(a, s)]
                 y = i + 0.4 - step / 2 - v * step
-                _interval(
+                draw_interval(
                     ax, y, r.estimate, r.ci_low, r.ci_high, colour, bool(r.significant), marker, 5
                 )
             if i:
                 ax.axhline(i - 0.5, color="0.85", linewidth=0.8)
         ax.set_yticks(range(len(ordered)), ordered)
         ax.set_ylim(-0.6, max(len(ordered), 1) - 0.4)
-        _zero_line(ax)
+        zero_line(ax)
         ax.grid(axis="x", alpha=0.3)
-        ax.set_xlabel(f"bias estimate ({_pct(level)} interval), normalised score units")
+        ax.set_xlabel(f"bias estimate ({percent(level)} interval), normalised score units")
     ax1.set_title("Self-bias per judge")
     ax2.set_title("Family-bias per family")
     ax1.set_ylabel("judge")
@@ -390,7 +392,7 @@ def panel_robustness(wh: Warehouse) -> Panel:
             color=style[k][0],
             linestyle="",
             markersize=6,
-            label=_variant_label(*k),
+            label=variant_label(*k),
         )
         for k in variants_list
     ]

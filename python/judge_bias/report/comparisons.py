@@ -7,11 +7,11 @@ from __future__ import annotations
 from judge_bias.report.base import (
     Panel,
     Warehouse,
-    _dodged_intervals,
-    _figure,
-    _pct,
     attach_table,
+    dodged_intervals,
+    new_figure,
     panel,
+    percent,
 )
 
 MAX_PAIRS = 30  # the figure shows the pairs with the largest differences
@@ -46,9 +46,9 @@ def panel_model_comparisons(wh: Warehouse) -> Panel:
         return p
     level = float(df["ci_level"].iloc[0])
     pairs = list(df["pair"])
-    fig = _figure(9, 1.6 + 0.45 * len(pairs))
+    fig = new_figure(9, 1.6 + 0.45 * len(pairs))
     ax = fig.subplots()
-    _dodged_intervals(
+    dodged_intervals(
         ax,
         pairs,
         [
@@ -71,7 +71,7 @@ def panel_model_comparisons(wh: Warehouse) -> Panel:
         "pair",
     )
     ax.axvline(0, color="grey", lw=0.8)
-    ax.set_xlabel(f"difference of mean human scores, A - B ({_pct(level)} interval)")
+    ax.set_xlabel(f"difference of mean human scores, A - B ({percent(level)} interval)")
     ax.set_title("Model pairs, all dimensions")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
     p.figure = fig

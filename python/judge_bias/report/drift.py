@@ -4,12 +4,12 @@
 
 from __future__ import annotations
 
-from judge_bias.report.base import Panel, Warehouse, _pct, attach_table, panel
+from judge_bias.report.base import Panel, Warehouse, attach_table, panel, percent
 
 
 def _level(wh: Warehouse, table: str) -> str:
     rows = wh.df(f"select max(ci_level) as level from {table}")
-    return _pct(float(rows["level"].iloc[0]))
+    return percent(float(rows["level"].iloc[0]))
 
 
 @panel(92)

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from judge_bias.report.base import Panel, Warehouse, _ci_level, _esc, _fmt, _pct
+from judge_bias.report.base import Panel, Warehouse, bias_ci_level, esc, fmt_value, percent
 
 # most to least severe; a verdict not listed here comes last, as written
 VERDICT_ORDER = (
@@ -24,7 +24,7 @@ GLM_OK = ("ok", "not requested")
 
 
 def _signed(v: float) -> str:
-    return _fmt(float(v), 3, "+")
+    return fmt_value(float(v), 3, "+")
 
 
 def short_titles(panels: Sequence[Panel]) -> dict[str, str]:
@@ -54,13 +54,13 @@ def verdict_items(wh: Warehouse) -> list[str]:
         rows = df[df.verdict == verdict]
         if verdict == "avoid":
             names = ", ".join(
-                f"<b>{_esc(r.judge)}</b>"
-                + (f" ({_esc(r.verdict_reasons)})" if isinstance(r.verdict_reasons, str) else "")
+                f"<b>{esc(r.judge)}</b>"
+                + (f" ({esc(r.verdict_reasons)})" if isinstance(r.verdict_reasons, str) else "")
                 for r in rows.itertuples()
             )
         else:
-            names = ", ".join(f"<b>{_esc(j)}</b>" for j in rows.judge)
-        out.append(f'<li class="glance-verdict"><i>{_esc(verdict)}</i>: {names}</li>')
+            names = ", ".join(f"<b>{esc(j)}</b>" for j in rows.judge)
+        out.append(f'<li class="glance-verdict"><i>{esc(verdict)}</i>: {names}</li>')
     return out
 
 
@@ -76,7 +76,7 @@ def largest_biases(wh: Warehouse, top: int = TOP_BIASES) -> pd.DataFrame:
             "and term_type in ('self', 'family') and significant "
             "order by abs(estimate) desc, name"
         ).head(top)
-        est["unit"] = f"score units 0-1, {_pct(_ci_level(wh))} interval"
+        est["unit"] = f"score units 0-1, {percent(bias_ci_level(wh))} interval"
         frames.append(est)
     if not wh.missing("pairwise_bias"):
         cols = set(wh.columns("pairwise_bias"))
@@ -124,7 +124,7 @@ def _failed_items(wh: Warehouse, absent: Sequence[Panel]) -> list[str]:
         )
         if len(rej):
             listed = ", ".join(
-                f"{_esc(r.source)} {r.rows_rejected:,} of {r.rows_read:,}" for r in rej.itertuples()
+                f"{esc(r.source)} {r.rows_rejected:,} of {r.rows_read:,}" for r in rej.itertuples()
             )
             out.append(
                 f'<li class="glance-rejected">Rejected input rows: {listed} (reasons in '
@@ -134,14 +134,14 @@ def _failed_items(wh: Warehouse, absent: Sequence[Panel]) -> list[str]:
             out.append('<li class="glance-rejected">No input row was rejected.</li>')
     problems = glm_fit_lines(wh)
     if problems:
-        listed = "; ".join(_esc(x) for x in problems[:6])
+        listed = "; ".join(esc(x) for x in problems[:6])
         more = f"; and {len(problems) - 6} more" if len(problems) > 6 else ""
         out.append(f'<li class="glance-glm">GLM fits not ok: {listed}{more}.</li>')
     if absent:
         names = list(dict.fromkeys(short_titles(absent).values()))
         out.append(
             f'<li class="glance-unsupported">Not supported by this data ({len(absent)} '
-            f"sections): {_esc('; '.join(names))} (reasons in "
+            f"sections): {esc('; '.join(names))} (reasons in "
             '<a href="#significant">What is significant</a>).</li>'
         )
     return out
@@ -159,9 +159,9 @@ def glance_html(wh: Warehouse, absent: Sequence[Panel] = ()) -> str:
     biases = largest_biases(wh)
     if len(biases):
         items = "".join(
-            f'<li class="glance-bias">{_esc(r.what)} <b>{_esc(r.name)}</b> '
+            f'<li class="glance-bias">{esc(r.what)} <b>{esc(r.name)}</b> '
             f"{_signed(r.estimate)} [{_signed(r.ci_low)}, {_signed(r.ci_high)}] "
-            f"({_esc(r.unit)})</li>"
+            f"({esc(r.unit)})</li>"
             for r in biases.itertuples()
         )
         parts.append(

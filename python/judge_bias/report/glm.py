@@ -12,13 +12,13 @@ import pandas as pd
 from judge_bias.report.base import (
     Panel,
     Warehouse,
-    _figure,
-    _interval,
-    _pct,
-    _tab10,
-    _zero_line,
     attach_table,
+    draw_interval,
+    new_figure,
     panel,
+    percent,
+    tab10_colours,
+    zero_line,
 )
 
 if TYPE_CHECKING:
@@ -42,12 +42,12 @@ def _forest(ax: Axes, frame: pd.DataFrame, labels: list[str], marked: list[bool]
     for i, (row, mark) in enumerate(zip(frame.itertuples(), marked, strict=True)):
         excludes_zero = row.hdi_low > 0 or row.hdi_high < 0
         colour = SELF_COLOUR if mark else "0.25"
-        _interval(ax, n - 1 - i, row.mean, row.hdi_low, row.hdi_high, colour, excludes_zero,
+        draw_interval(ax, n - 1 - i, row.mean, row.hdi_low, row.hdi_high, colour, excludes_zero,
                   "D" if mark else "o", 5)  # fmt: skip
     ax.set_yticks(range(n), labels[::-1], fontsize=7)
     ax.set_ylim(-0.6, max(n, 1) - 0.4)
     ax.grid(axis="x", alpha=0.3)
-    _zero_line(ax)
+    zero_line(ax)
 
 
 def _effects_figure(df: pd.DataFrame, dimensions: list[str], level: float) -> Figure:
@@ -55,7 +55,7 @@ def _effects_figure(df: pd.DataFrame, dimensions: list[str], level: float) -> Fi
     rows = [(t, title) for t, title in ROWS if (df["term_type"] == t).any()] or list(ROWS[:1])
     sizes = [max(len(df[(df["dimension"] == d) & (df["term_type"] == t)]) for d in dimensions)
              for t, _ in rows]  # fmt: skip
-    fig = _figure(4.2 * len(dimensions) + 1.5, 0.18 * sum(sizes) + 1.6 * len(rows) + 0.8)
+    fig = new_figure(4.2 * len(dimensions) + 1.5, 0.18 * sum(sizes) + 1.6 * len(rows) + 0.8)
     axes = fig.subplots(len(rows), len(dimensions), squeeze=False,
                         gridspec_kw={"height_ratios": [max(s, 1) + 3 for s in sizes]})  # fmt: skip
     for c, dim in enumerate(dimensions):
@@ -74,7 +74,7 @@ def _effects_figure(df: pd.DataFrame, dimensions: list[str], level: float) -> Fi
             _forest(ax, part, labels, marked)
             ax.set_title(f"{dim}: {title}", fontsize=9)
     fig.suptitle(
-        f"posterior means, {_pct(level)} HDIs (log-odds; filled: HDI excludes 0); "
+        f"posterior means, {percent(level)} HDIs (log-odds; filled: HDI excludes 0); "
         "red diamonds: a judge on its own model, and the self contrasts",
         fontsize=9,
     )
@@ -103,10 +103,10 @@ def panel_glm_effects(wh: Warehouse) -> Panel:
     if not fitted:
         p.absent = "glm_effects has no rating model"
         return p
+    level = float(df["ci_level"].iloc[0])  # the marts' setting; one value a build
     df = df[(df["model"] == fitted[0]) & df["term_type"].isin([t for t, _ in ROWS])]
     df = df.sort_values(["dimension", "term_type", "grader", "rated_model"])
     dimensions = sorted(df["dimension"].unique())
-    level = float(df["ci_level"].iloc[0]) if len(df) else 0.9
     p.figure = _effects_figure(df, dimensions, level)
     show = ["dimension", "term_type", "grader", "rated_model", "mean", "sd", "hdi_low", "hdi_high"]
     attach_table(p, df[df["term_type"] == "self"][[*show, "r_hat", "fit_status"]])
@@ -133,13 +133,13 @@ def panel_glm_comparison(wh: Warehouse) -> Panel:
         p.absent = "glm_model_comparison has no fitted model"
         return p
     groups = sorted(df.groupby(["dimension", "family_of_models"]).groups)
-    fig = _figure(4.0 * min(len(groups), 3) + 1, 1.6 + 2.2 * ((len(groups) + 2) // 3))
+    fig = new_figure(4.0 * min(len(groups), 3) + 1, 1.6 + 2.2 * ((len(groups) + 2) // 3))
     axes = fig.subplots((len(groups) + 2) // 3, min(len(groups), 3), squeeze=False).ravel()
     for ax, (dim, fam) in zip(axes, groups, strict=False):
         part = df[(df["dimension"] == dim) & (df["family_of_models"] == fam)].sort_values("rank")
         for i, row in enumerate(part.itertuples()):
             se = 0.0 if pd.isna(row.se) else row.se
-            _interval(ax, len(part) - 1 - i, row.elpd_loo, row.elpd_loo - se, row.elpd_loo + se,
+            draw_interval(ax, len(part) - 1 - i, row.elpd_loo, row.elpd_loo - se, row.elpd_loo + se,
                       "tab:blue" if row.preferred else "0.4", True,
                       "*" if row.preferred else "o", 11 if row.preferred else 6)  # fmt: skip
         ax.set_yticks(range(len(part)), list(part["model"])[::-1], fontsize=8)
@@ -185,9 +185,9 @@ def panel_glm_agreement(wh: Warehouse) -> Panel:
             "(this warehouse has no glm_agreement_draws).",
         )
     dims = sorted(df["dimension"].unique())
-    fig = _figure(2.2 * len(dims) + 2.5, 3.6)
+    fig = new_figure(2.2 * len(dims) + 2.5, 3.6)
     ax = fig.subplots()
-    colours = {"posterior": _tab10()[0], "counterfactual": _tab10()[1]}
+    colours = {"posterior": tab10_colours()[0], "counterfactual": tab10_colours()[1]}
     for i, dim in enumerate(dims):
         part = df[df["dimension"] == dim].set_index("kind")
         if "observed" in part.index:

@@ -14,9 +14,9 @@ if TYPE_CHECKING:
 from judge_bias.report.base import (
     Panel,
     Warehouse,
-    _esc,
-    _fmt,
-    _judges,
+    esc,
+    fmt_value,
+    judge_families,
     panel,
 )
 
@@ -38,7 +38,7 @@ def panel_leaderboard(wh: Warehouse) -> Panel:
         p.absent = reason
         return p
     lb = wh.df("select * from debiased_leaderboard")
-    judges = [j for j in _judges(wh)["judge"] if j in set(lb["judge"])]
+    judges = [j for j in judge_families(wh)["judge"] if j in set(lb["judge"])]
     judges += sorted(set(lb["judge"]) - set(judges))
     pooled = (
         lb.assign(w=lb["mean_human_score"] * lb["n"])
@@ -49,12 +49,12 @@ def panel_leaderboard(wh: Warehouse) -> Panel:
     )
     models = list(pooled.index)
     cells = lb.set_index(["judge", "model"])
-    head = "<th>model</th>" + "".join(f"<th>{_esc(j)}</th>" for j in judges)
+    head = "<th>model</th>" + "".join(f"<th>{esc(j)}</th>" for j in judges)
     head += "<th>human mean (all judges' ratings)</th>"
     body = []
     summary = []
     for m in models:
-        tds = [f"<th>{_esc(m)}</th>"]
+        tds = [f"<th>{esc(m)}</th>"]
         for j in judges:
             if (j, m) not in cells.index:
                 tds.append("<td></td>")
@@ -70,10 +70,10 @@ def panel_leaderboard(wh: Warehouse) -> Panel:
             human = "" if pd.isna(r.human_rank) else f" ({int(r.human_rank)})"
             tip = (
                 f"mean {r.mean_score:.3f} → {r.mean_debiased_score:.3f}; "
-                f"human mean {_fmt(r.mean_human_score)}; n = {int(r.n)}"
+                f"human mean {fmt_value(r.mean_human_score)}; n = {int(r.n)}"
             )
             tds.append(
-                f'<td class="{" ".join(c for c in cls if c)}" title="{_esc(tip)}">'
+                f'<td class="{" ".join(c for c in cls if c)}" title="{esc(tip)}">'
                 f"{int(r['rank'])} → {int(r.debiased_rank)}{human}</td>"
             )
         tds.append(f"<td>{pooled.loc[m, 'h']:.3f}</td>")
@@ -83,7 +83,7 @@ def panel_leaderboard(wh: Warehouse) -> Panel:
         if rho is None:
             continue
         summary.append(
-            f'<li class="rank-agreement"><b>{_esc(j)}</b>: Spearman correlation of its model '
+            f'<li class="rank-agreement"><b>{esc(j)}</b>: Spearman correlation of its model '
             f"ranking with the human ranking {rho[0]:+.2f} before debiasing, {rho[1]:+.2f} "
             "after</li>"
         )

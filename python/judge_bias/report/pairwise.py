@@ -13,12 +13,12 @@ from judge_bias.report.base import (
     PAIRWISE_METRICS,
     Panel,
     Warehouse,
-    _dodged_intervals,
-    _figure,
-    _judges,
-    _zero_line,
     attach_table,
+    dodged_intervals,
+    judge_families,
+    new_figure,
     panel,
+    zero_line,
 )
 
 
@@ -59,11 +59,11 @@ def metric_grid(
     opponent) from the column's ``_ci_low`` / ``_ci_high``."""
     ncols = min(len(metrics), 3)
     nrows = math.ceil(len(metrics) / ncols)
-    fig = _figure(4 * ncols + 2.5, (1.2 + 0.4 * len(names)) * nrows + 0.5)
+    fig = new_figure(4 * ncols + 2.5, (1.2 + 0.4 * len(names)) * nrows + 0.5)
     axes = fig.subplots(nrows, ncols, squeeze=False, sharey=True).ravel()
     for ax, (m, (label, ref, meaning)) in zip(axes, metrics.items(), strict=False):
-        _dodged_intervals(ax, names, [(label, df, m, f"{m}_ci_low", f"{m}_ci_high")], key)
-        _zero_line(ax, ref)
+        dodged_intervals(ax, names, [(label, df, m, f"{m}_ci_low", f"{m}_ci_high")], key)
+        zero_line(ax, ref)
         ax.set_title(label, fontsize=10)
         ax.set_xlabel(meaning, fontsize=8)
     for ax in axes[::ncols]:
@@ -79,7 +79,7 @@ def _pairwise_figure(df: pd.DataFrame, names: list[str], key: str, metrics: list
 
 def ordered_judges(wh: Warehouse, df: pd.DataFrame) -> list[str]:
     """The judges of ``df`` in the report's judge order, unknown ones last by name."""
-    judges = [j for j in _judges(wh)["judge"] if j in set(df.judge)]
+    judges = [j for j in judge_families(wh)["judge"] if j in set(df.judge)]
     return judges + sorted(set(df.judge) - set(judges))
 
 
@@ -136,7 +136,7 @@ def panel_perturbation(wh: Warehouse) -> Panel:
         verdicts = df[~scored.astype(bool)]
     if "robustness_rate" in verdicts.columns and verdicts["robustness_rate"].notna().any():
         grid = verdicts.pivot_table(index="judge", columns="bias_type", values="robustness_rate")
-        fig = _figure(2.8 + 1.2 * grid.shape[1], 1.6 + 0.45 * grid.shape[0])
+        fig = new_figure(2.8 + 1.2 * grid.shape[1], 1.6 + 0.45 * grid.shape[0])
         ax = fig.subplots()
         im = ax.imshow(grid.to_numpy(dtype=float), cmap="magma", vmin=0, vmax=1, aspect="auto")
         for i in range(grid.shape[0]):

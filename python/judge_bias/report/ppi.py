@@ -6,11 +6,11 @@ from __future__ import annotations
 from judge_bias.report.base import (
     Panel,
     Warehouse,
-    _dodged_intervals,
-    _figure,
-    _pct,
     attach_table,
+    dodged_intervals,
+    new_figure,
     panel,
+    percent,
 )
 
 
@@ -43,9 +43,9 @@ def panel_ppi(wh: Warehouse) -> Panel:
         return p
     level = float(df["ci_level"].iloc[0])
     models = list(df["model"])
-    fig = _figure(9, 1.6 + 0.5 * len(models))
+    fig = new_figure(9, 1.6 + 0.5 * len(models))
     ax = fig.subplots()
-    _dodged_intervals(
+    dodged_intervals(
         ax,
         models,
         [
@@ -61,7 +61,7 @@ def panel_ppi(wh: Warehouse) -> Panel:
         ],  # fmt: skip
         "model",
     )
-    ax.set_xlabel(f"mean human score, normalised 0-1 ({_pct(level)} interval)")
+    ax.set_xlabel(f"mean human score, normalised 0-1 ({percent(level)} interval)")
     ax.set_ylabel("model")
     ax.set_title("Each model's mean human score, all dimensions")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))

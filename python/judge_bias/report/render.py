@@ -15,9 +15,9 @@ import pandas as pd
 
 if TYPE_CHECKING:
     pass
-from judge_bias.report.base import Panel, Warehouse, _esc, _fmt, registered_panels
+from judge_bias.report.base import Panel, Warehouse, esc, fmt_value, registered_panels
 from judge_bias.report.glance import glance_html
-from judge_bias.report.summary import _overview, provenance_html, significance_html, status_html
+from judge_bias.report.summary import overview_html, provenance_html, significance_html, status_html
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:1250px;
@@ -85,7 +85,7 @@ def _gather(
         absent = [p for p in panels if p.absent]
         significance = significance_html(wh, absent)
         provenance = provenance_html(wh, db)
-        overview = _overview(wh)
+        overview = overview_html(wh)
         status = status_html(wh, db)
         glance = glance_html(wh, absent)
     finally:
@@ -97,7 +97,7 @@ def _detail(key: str, title: str, body: str) -> str:
     """A collapsed section: its title is the summary; a link to ``#key`` opens it
     (the browser opens a closed <details> around the target of a fragment)."""
     return (
-        f'<details class="detail"><summary><h2>{_esc(title)}</h2></summary>'
+        f'<details class="detail"><summary><h2>{esc(title)}</h2></summary>'
         f'<section id="{key}">{body}</section></details>'
     )
 
@@ -113,16 +113,16 @@ def html_report(db_path: str | Path, png_dir: str | Path | None = None) -> str:
         _render(p, out_dir)
         body = []
         if p.caption:
-            body.append(f'<p class="caption">How to read it: {_esc(p.caption)}</p>')
+            body.append(f'<p class="caption">How to read it: {esc(p.caption)}</p>')
         if p.png:
-            body.append(f'<img alt="{_esc(p.title)}" src="data:image/png;base64,{p.png}">')
+            body.append(f'<img alt="{esc(p.title)}" src="data:image/png;base64,{p.png}">')
         body.append(p.html)
         sections.append(_detail(p.key, p.title, "".join(body)))
     stamp = datetime.now(UTC).isoformat(timespec="seconds")
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
-        f"<title>judge-bias report: {_esc(db.name)}</title><style>{CSS}</style></head><body>"
-        f"<h1>judge-bias report</h1><p>Warehouse <code>{_esc(db)}</code>, report written "
+        f"<title>judge-bias report: {esc(db.name)}</title><style>{CSS}</style></head><body>"
+        f"<h1>judge-bias report</h1><p>Warehouse <code>{esc(db)}</code>, report written "
         f"{stamp}.</p>{status}{overview}"
         f'<section id="glance"><h2>At a glance</h2>{glance}</section>'
         + '<p class="sections">The sections below open when clicked (or linked to):</p>'
@@ -144,7 +144,7 @@ def write_report(db_path: str | Path, out: str | Path, png_dir: str | Path | Non
 
 def _md_table(df: pd.DataFrame, digits: int = 3) -> str:
     cols = [str(c) for c in df.columns]
-    rows = [[_fmt(v, digits).replace("|", "\\|").replace("\n", " ") for v in r]
+    rows = [[fmt_value(v, digits).replace("|", "\\|").replace("\n", " ") for v in r]
             for r in df.itertuples(index=False)]  # fmt: skip
     out = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     return "\n".join(out + ["| " + " | ".join(r) + " |" for r in rows])
@@ -171,7 +171,7 @@ CELL = r"<t[hd][^>]*>(.*?)</t[hd]>"
 
 
 def _html_table_frame(table: str) -> pd.DataFrame:
-    """A table written by _html_table (or the leaderboard) back as a frame of text."""
+    """A table written by html_table (or the leaderboard) back as a frame of text."""
     rows = [
         [html.unescape(re.sub(r"<[^>]+>", "", c)) for c in re.findall(CELL, r)]
         for r in re.findall(r"<tr>(.*?)</tr>", table, flags=re.S)

@@ -5,7 +5,7 @@ tables read from judge_scorecard and panel_leaderboard, placed right after
 
 from __future__ import annotations
 
-from judge_bias.report.base import Panel, Warehouse, _esc, attach_table, panel
+from judge_bias.report.base import Panel, Warehouse, attach_table, esc, panel
 from judge_bias.warehouse.glm_fit_status import glm_fit_problems
 
 SCORECARD_COLUMNS = [
@@ -119,8 +119,7 @@ def failed_fits_html(wh: Warehouse) -> str:
     parts = []
     for status, lead in (("error", "GLM fits failed"), ("warning", "GLM fits with warnings")):
         named = [
-            f"<b>{_esc(p.model)}</b> on {_esc(p.dimension)}"
-            + (f" ({_esc(p.note)})" if p.note else "")
+            f"<b>{esc(p.model)}</b> on {esc(p.dimension)}" + (f" ({esc(p.note)})" if p.note else "")
             for p in problems
             if p.status == status
         ]

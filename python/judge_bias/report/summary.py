@@ -18,26 +18,26 @@ if TYPE_CHECKING:
 from judge_bias.report.base import (
     Panel,
     Warehouse,
-    _ci_level,
-    _esc,
-    _fmt,
-    _html_table,
-    _judges,
-    _pct,
+    bias_ci_level,
+    esc,
+    fmt_value,
+    html_table,
+    judge_families,
+    percent,
 )
-from judge_bias.report.bias import _variant_label
+from judge_bias.report.bias import variant_label
 from judge_bias.report.glance import short_titles
 from judge_bias.report.scorecard import failed_fits_html
 
 
 def _signed(v: float) -> str:
     """A value with its sign, three places; never "-0.000"."""
-    return _fmt(float(v), 3, "+")
+    return fmt_value(float(v), 3, "+")
 
 
 def _est_text(r: pd.Series) -> str:
     est, lo, hi = _signed(r.estimate), _signed(r.ci_low), _signed(r.ci_high)
-    return f"<b>{_esc(r['name'])}</b> ({est} [{lo}, {hi}])"
+    return f"<b>{esc(r['name'])}</b> ({est} [{lo}, {hi}])"
 
 
 def significance_html(wh: Warehouse, absent: Sequence[Panel] = ()) -> str:
@@ -55,14 +55,16 @@ def significance_html(wh: Warehouse, absent: Sequence[Panel] = ()) -> str:
         for p in absent:
             by_reason.setdefault(str(p.absent), []).append(label[p.key])
         reasons = "; ".join(
-            f"{_esc(', '.join(titles))} ({_esc(reason)})" for reason, titles in by_reason.items()
+            f"{esc(', '.join(titles))} ({esc(reason)})" for reason, titles in by_reason.items()
         )
         out += f'<p class="unsupported">Not supported by this data: {reasons}.</p>'
     return out + failed_fits_html(wh)
 
 
 def _interval_text(name: str, v: float, lo: float, hi: float) -> str:
-    return f"<b>{_esc(name)}</b> {_fmt(float(v))} [{_fmt(float(lo))}, {_fmt(float(hi))}]"
+    return (
+        f"<b>{esc(name)}</b> {fmt_value(float(v))} [{fmt_value(float(lo))}, {fmt_value(float(hi))}]"
+    )
 
 
 def _pairwise_sentences(wh: Warehouse) -> list[str]:
@@ -101,7 +103,7 @@ def _pairwise_sentences(wh: Warehouse) -> list[str]:
     if "position_consistency" in cols and pooled["position_consistency"].notna().any():
         rows = pooled.dropna(subset=["position_consistency"])
         consistency = ", ".join(
-            f"<b>{_esc(r.judge)}</b> {r.position_consistency:.3f}" for r in rows.itertuples()
+            f"<b>{esc(r.judge)}</b> {r.position_consistency:.3f}" for r in rows.itertuples()
         )
         out.append(
             '<li class="position-consistency">Position consistency (same verdict with the '
@@ -140,7 +142,7 @@ def _perturbation_sentences(wh: Warehouse) -> list[str]:
 
 def _bias_sentences(wh: Warehouse) -> list[str]:
     """Self- and family-bias of the main fit, and the robustness of the significant ones."""
-    level = _pct(_ci_level(wh))
+    level = percent(bias_ci_level(wh))
     est = wh.df(
         "select term_type, coalesce(judge, family) as name, judge, family, estimate, ci_low, "
         "ci_high, significant from bias_estimates where analysis = 'main' and slice = 'all' "
@@ -169,13 +171,13 @@ def _bias_sentences(wh: Warehouse) -> list[str]:
                 listed = ", ".join(_est_text(r) for _, r in rows.iterrows())
                 items.append(f'<li class="sig-{term}-{cls}">{label}: {listed}.</li>')
         if term == "self":
-            judges = set(_judges(wh)["judge"])
+            judges = set(judge_families(wh)["judge"])
             missing = sorted(judges - set(sub["name"]))
             if missing:
                 items.append(
                     '<li class="sig-self-not-estimable">Not estimable (no rating of its own '
                     "model, or collinear): "
-                    + ", ".join(f"<b>{_esc(j)}</b>" for j in missing)
+                    + ", ".join(f"<b>{esc(j)}</b>" for j in missing)
                     + ".</li>"
                 )
     return items + _robustness_sentences(wh, est)
@@ -196,12 +198,12 @@ def _robustness_sentences(wh: Warehouse, main: pd.DataFrame) -> list[str]:
         if v.empty:
             continue
         same = v[v.significant & ((v.estimate > 0) == (r.estimate > 0))]
-        lost = [_variant_label(a, s) for a, s in zip(v.analysis, v.slice, strict=True)]
+        lost = [variant_label(a, s) for a, s in zip(v.analysis, v.slice, strict=True)]
         lost = [x for x, ok in zip(lost, v.index.isin(same.index), strict=True) if not ok]
         tail = f"; not in: {', '.join(lost)}" if lost else ""
         out.append(
-            f'<li class="sig-robust"><b>{_esc(r["name"])}</b>: keeps its sign and '
-            f"significance in {len(same)} of {len(v)} robustness fits{_esc(tail)}.</li>"
+            f'<li class="sig-robust"><b>{esc(r["name"])}</b>: keeps its sign and '
+            f"significance in {len(same)} of {len(v)} robustness fits{esc(tail)}.</li>"
         )
     if not out:
         return []
@@ -235,7 +237,7 @@ def _agreement_sentences(wh: Warehouse) -> list[str]:
         "Agreement between human annotators (Krippendorff's alpha per dimension, at the "
         "level of measurement of its scale): ",
         lambda r: (
-            f"<b>{_esc(r.dimension)}</b> {r.alpha:.3f} ({_esc(r.level)}"
+            f"<b>{esc(r.dimension)}</b> {r.alpha:.3f} ({esc(r.level)}"
             + (", below 0.667)" if r.alpha < 0.667 else ")")
         ),
     )
@@ -247,9 +249,7 @@ def _agreement_sentences(wh: Warehouse) -> list[str]:
         "order by spearman desc",
         "judge-human",
         "Judge-human agreement (Spearman, all dimensions, 95% interval): ",
-        lambda r: (
-            f"<b>{_esc(r.judge)}</b> {_signed(r.spearman)} [{_signed(r.lo)}, {_signed(r.hi)}]"
-        ),
+        lambda r: f"<b>{esc(r.judge)}</b> {_signed(r.spearman)} [{_signed(r.lo)}, {_signed(r.hi)}]",
     )
     out += _listed_item(
         wh,
@@ -260,7 +260,7 @@ def _agreement_sentences(wh: Warehouse) -> list[str]:
         "sig-self-vs-peer",
         "Self vs peers (positive frame, paired t-test, p &lt; 0.05): own completion scored "
         "differently than its peers score it (S - R) for ",
-        lambda r: f"<b>{_esc(r.judge)}</b> ({_signed(r.d)})",
+        lambda r: f"<b>{esc(r.judge)}</b> ({_signed(r.d)})",
     )
     if not wh.missing("agreement_counterfactual"):
         t = wh.df(
@@ -272,7 +272,7 @@ def _agreement_sentences(wh: Warehouse) -> list[str]:
             r = t.iloc[0]
             out.append(
                 f"<li>Largest share of judge-human disagreement removed by calibrating offset "
-                f"and scale: <b>{_esc(r.judge)}</b> ({r.correctable_share:.0%}; alpha "
+                f"and scale: <b>{esc(r.judge)}</b> ({r.correctable_share:.0%}; alpha "
                 f"{r.alpha_observed:.2f} → {r.alpha_calibrated:.2f}).</li>"
             )
     if not wh.missing("pairwise_bias"):
@@ -285,7 +285,7 @@ def _agreement_sentences(wh: Warehouse) -> list[str]:
             )
             if len(t):
                 listed = ", ".join(
-                    f"<b>{_esc(r.judge)}</b> ({_signed(r.eo_bias)})" for r in t.itertuples()
+                    f"<b>{esc(r.judge)}</b> ({_signed(r.eo_bias)})" for r in t.itertuples()
                 )
                 out.append(
                     '<li class="sig-eo">Pairwise equal-opportunity self-preference bias, '
@@ -298,7 +298,7 @@ def status_html(wh: Warehouse, db_path: Path) -> str:
     """The warning at the top: the last build failed, was killed or is running, or
     the tables are not (or no longer) validated. Empty when all is well."""
     problems = warehouse_status(db_path, wh.con).problems
-    return "".join(f'<p class="status">{_esc(p)}</p>' for p in problems)
+    return "".join(f'<p class="status">{esc(p)}</p>' for p in problems)
 
 
 def provenance_html(wh: Warehouse, db_path: Path) -> str:
@@ -308,7 +308,7 @@ def provenance_html(wh: Warehouse, db_path: Path) -> str:
     if rec is not None and not state.validation_current:
         parts.append(
             '<p class="validation failed">Not validated: the validation record '
-            f"({_esc(rec.get('validated_at'))}, data directory {_esc(rec.get('data_dir'))}) "
+            f"({esc(rec.get('validated_at'))}, data directory {esc(rec.get('data_dir'))}) "
             "is of an earlier build of these tables; run <code>judge-bias validate</code>.</p>"
         )
     elif rec is not None:
@@ -317,26 +317,26 @@ def provenance_html(wh: Warehouse, db_path: Path) -> str:
             f'<p class="validation {status.lower()}">Validation {status}: '
             f"{rec.get('expectations_met')} of {rec.get('expectations')} expectations met, "
             f"{len(rec.get('critical_failures', []))} critical failures, "
-            f"{len(rec.get('warnings', []))} warnings (validated {_esc(rec.get('validated_at'))}"
-            f", data directory {_esc(rec.get('data_dir'))}).</p>"
+            f"{len(rec.get('warnings', []))} warnings (validated {esc(rec.get('validated_at'))}"
+            f", data directory {esc(rec.get('data_dir'))}).</p>"
         )
         if rec.get("database") and Path(rec["database"]).resolve() != db_path.resolve():
             parts.append(
-                f"<p>This file is the BI snapshot of <code>{_esc(rec['database'])}</code>, "
+                f"<p>This file is the BI snapshot of <code>{esc(rec['database'])}</code>, "
                 "published after that validation (the record the snapshot carries).</p>"
             )
         issues = rec.get("critical_failures", []) + rec.get("warnings", [])
         if issues:
-            parts.append("<ul>" + "".join(f"<li>{_esc(x)}</li>" for x in issues) + "</ul>")
+            parts.append("<ul>" + "".join(f"<li>{esc(x)}</li>" for x in issues) + "</ul>")
     else:
         parts.append(
-            f"<p>No validation record ({_esc(validation_path(db_path).name)}) beside the "
+            f"<p>No validation record ({esc(validation_path(db_path).name)}) beside the "
             "database: it was not built by <code>judge-bias build</code>; run "
             "<code>judge-bias validate</code>.</p>"
         )
     if "input_row_counts" in wh.tables:
         parts.append("<h3>Input rows (rows read = accepted + rejected)</h3>")
-        parts.append(_html_table(wh.df("select * from input_row_counts order by source")))
+        parts.append(html_table(wh.df("select * from input_row_counts order by source")))
     else:
         parts.append("<p>Table input_row_counts is not in this database.</p>")
     if "rejected_rows" in wh.tables:
@@ -345,7 +345,7 @@ def provenance_html(wh: Warehouse, db_path: Path) -> str:
             "from rejected_rows group by all order by source, n desc"
         )
         parts.append("<h3>Rejected rows by reason</h3>")
-        parts.append(_html_table(rej) if len(rej) else "<p>No input row was rejected.</p>")
+        parts.append(html_table(rej) if len(rej) else "<p>No input row was rejected.</p>")
     if "bias_fits" in wh.tables:
         fits = wh.df(
             "select analysis, slice, model_type, n_obs, n_params, r_squared, notes "
@@ -353,16 +353,16 @@ def provenance_html(wh: Warehouse, db_path: Path) -> str:
         )
         parts.append(
             "<details><summary>Regression fits and their notes (bias_fits)</summary>"
-            + _html_table(fits)
+            + html_table(fits)
             + "</details>"
         )
     return "".join(parts)
 
 
-def _overview(wh: Warehouse) -> str:
+def overview_html(wh: Warehouse) -> str:
     if reason := wh.missing("fct_judge_ratings"):
         if wh.missing("input_row_counts"):
-            return f"<p>No judge ratings to report on: {_esc(reason)}.</p>"
+            return f"<p>No judge ratings to report on: {esc(reason)}.</p>"
         counts = wh.df(
             "select source, rows_read, rows_accepted from input_row_counts "
             "where rows_read > 0 order by source"
@@ -374,11 +374,11 @@ def _overview(wh: Warehouse) -> str:
         ratings = counts[counts.source == "judge_ratings"].rows_accepted.sum()
         if ratings > 0:  # read and accepted, but the build stopped before the fact table
             return (
-                f"<p>The inputs were read ({_esc(listed)}), but {_esc(reason)}: the build "
+                f"<p>The inputs were read ({esc(listed)}), but {esc(reason)}: the build "
                 "stopped before the tables built on them; the analyses below are those of "
                 "the tables present.</p>"
             )
-        return f"<p>No judge rating was accepted ({_esc(reason)}); inputs: {_esc(listed)}.</p>"
+        return f"<p>No judge rating was accepted ({esc(reason)}); inputs: {esc(listed)}.</p>"
     r = wh.df(
         "select count(*) as ratings, count(distinct judge) as judges, count(distinct model) "
         "as models, count(distinct prompt_id) as prompts, count(distinct dimension) as "

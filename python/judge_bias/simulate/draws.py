@@ -16,7 +16,7 @@ _WORDS: tuple[str, ...] = tuple(
 )
 
 
-def _text(rng: np.random.Generator, n_words: int) -> str:
+def random_text(rng: np.random.Generator, n_words: int) -> str:
     words = rng.choice(_WORDS, size=n_words)
     out, sentence = [], []
     for i, w in enumerate(words):
@@ -31,15 +31,15 @@ def _text(rng: np.random.Generator, n_words: int) -> str:
     return text
 
 
-def _tokens(text: str) -> int:
+def token_count(text: str) -> int:
     """Token count as the warehouse computes it (int_completions_checked)."""
     return len(re.findall(r"[^\W]+|[^\w\s]", text))
 
 
-def _logistic(z: np.ndarray | float) -> np.ndarray:
+def inverse_logit(z: np.ndarray | float) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-np.asarray(z, dtype=float)))
 
 
-def _to_scale(latent: np.ndarray, k: int) -> np.ndarray:
+def to_scale(latent: np.ndarray, k: int) -> np.ndarray:
     """Round a latent [0, 1] value to the nearest of k points, scores 1..k."""
     return np.clip(np.rint(latent * (k - 1)), 0, k - 1).astype(int) + 1

@@ -17,6 +17,8 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from judge_bias.errors import InputError
+
 TRUTH_TERM = "ppi_truth"
 TRUTH_PARAMETER = "mean_human_score_norm"
 
@@ -24,7 +26,7 @@ TRUTH_PARAMETER = "mean_human_score_norm"
 def check_share(share: float) -> float:
     share = float(share)
     if not 0 < share <= 1:
-        raise ValueError(f"label share must be in (0, 1], not {share!r}")
+        raise InputError(f"label share must be in (0, 1], not {share!r}")
     return share
 
 

@@ -9,13 +9,13 @@ from pathlib import Path
 import numpy as np
 
 from judge_bias.inputs.writer import write_rows as _write_csv
+from judge_bias.pairwise.features import length_difference_feature
 from judge_bias.simulate import planted as P
-from judge_bias.simulate.draws import _logistic
-from judge_bias.simulate.perturbation import _expected_logistic
-from judge_bias.stats.pairwise_features import length_difference_feature
+from judge_bias.simulate.draws import inverse_logit
+from judge_bias.simulate.perturbation import expected_logistic
 
 
-def _write_pairwise(
+def write_pairwise(
     path: Path, seed: int, prompt_ids: list[str], tokens: dict[tuple[str, str], int]
 ) -> None:
     """Both orders of P.PAIRWISE_PAIRS_PER_PROMPT generator pairs per prompt, for every
@@ -48,7 +48,7 @@ def _write_pairwise(
                 )
                 for j in P.JUDGES:
                     p = float(
-                        _logistic(
+                        inverse_logit(
                             P.PAIRWISE_CONTENT[j] * (u[first] - u[second])
                             + P.PAIRWISE_LENGTH_SLOPE[j] * x
                             + P.PAIRWISE_SELF_LOGIT[j] * ((first == j) - (second == j))
@@ -93,7 +93,7 @@ def _write_pairwise(
     )
 
 
-def _pairwise_truth() -> list[list[object]]:
+def pairwise_truth() -> list[list[object]]:
     content = "logit of choosing the first slot, when not answering by slot"
     rows: list[list[object]] = [
         ["pairwise", "", "", "", "pairs_per_prompt", P.PAIRWISE_PAIRS_PER_PROMPT, "both orders"],
@@ -179,7 +179,7 @@ def _pairwise_truth() -> list[list[object]]:
             ],
         ]
         if j in P.GENERATORS:  # a judge that generates nothing has no self-preference
-            rate = _expected_logistic(P.PAIRWISE_SELF_LOGIT[j], P.PAIRWISE_CONTENT[j] * np.sqrt(2))
+            rate = expected_logistic(P.PAIRWISE_SELF_LOGIT[j], P.PAIRWISE_CONTENT[j] * np.sqrt(2))
             rows.append(
                 [
                     "pairwise_self",

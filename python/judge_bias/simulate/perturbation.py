@@ -10,10 +10,10 @@ import numpy as np
 
 from judge_bias.inputs.writer import write_rows as _write_csv
 from judge_bias.simulate import planted as P
-from judge_bias.simulate.draws import _logistic
+from judge_bias.simulate.draws import inverse_logit
 
 
-def _write_perturbation(path: Path, seed: int) -> None:
+def write_perturbation(path: Path, seed: int) -> None:
     """Original, repeat and perturbed verdicts (or scores) per judge x bias type x item."""
     rng = np.random.default_rng(seed + 3)
     rows: list[list[object]] = []
@@ -73,10 +73,10 @@ def _write_perturbation(path: Path, seed: int) -> None:
     )
 
 
-def _expected_logistic(shift: float, scale: float) -> float:
+def expected_logistic(shift: float, scale: float) -> float:
     """E[logistic(shift + scale * Z)], Z standard normal (Gauss-Hermite, 80 nodes)."""
     z, w = np.polynomial.hermite_e.hermegauss(80)
-    return float(np.sum(w * _logistic(shift + scale * z)) / np.sqrt(2 * np.pi))
+    return float(np.sum(w * inverse_logit(shift + scale * z)) / np.sqrt(2 * np.pi))
 
 
 def _expected_abs_error(inflation: float, sd: float) -> float:
@@ -89,7 +89,7 @@ def _expected_abs_error(inflation: float, sd: float) -> float:
     return float(mean - 1 + 2 * (norm.cdf(k) - mean * norm.cdf(k - sd)))
 
 
-def _perturbation_truth() -> list[list[object]]:
+def perturbation_truth() -> list[list[object]]:
     acc, rep = P.PERTURBATION_ACCURACY, P.PERTURBATION_REPEAT_FLIP
     rows: list[list[object]] = [
         ["perturbation", "", "", "", "items", P.PERTURBATION_ITEMS, "per judge x bias_type"],

@@ -11,14 +11,14 @@ import pandas as pd
 
 from judge_bias.inputs.writer import write_rows as _write_csv
 from judge_bias.simulate import planted as P
-from judge_bias.simulate.draws import _text, _to_scale, _tokens
+from judge_bias.simulate.draws import random_text, to_scale, token_count
 from judge_bias.simulate.label_share import (
     full_label_means,
     keep_labels,
 )
-from judge_bias.simulate.pairwise import _write_pairwise
-from judge_bias.simulate.perturbation import _write_perturbation
-from judge_bias.simulate.truth import _write_truth
+from judge_bias.simulate.pairwise import write_pairwise
+from judge_bias.simulate.perturbation import write_perturbation
+from judge_bias.simulate.truth import write_truth
 from judge_bias.simulate.versions import Latent, extra_ratings, models_rows
 
 
@@ -44,7 +44,9 @@ def simulate(
     prompts = []
     for i in range(n_prompts):
         dataset, task = P.DATASETS[i % len(P.DATASETS)]
-        prompts.append([f"{dataset}_{i:04d}", dataset, task, f"Prompt {i}: " + _text(rng, 12)])
+        prompts.append(
+            [f"{dataset}_{i:04d}", dataset, task, f"Prompt {i}: " + random_text(rng, 12)]
+        )
     _write_csv(out / "prompts.csv", ["prompt_id", "dataset", "task_type", "prompt_text"], prompts)
 
     completions, quality, length, tokens = [], {}, {}, {}
@@ -52,12 +54,12 @@ def simulate(
     for p, (prompt_id, *_rest) in enumerate(prompts):
         for m in P.GENERATORS:
             n_words = max(8, int(rng.lognormal(np.log(P.MODEL_VERBOSITY[m]), 0.35)))
-            text = _text(rng, n_words)
+            text = random_text(rng, n_words)
             quality[(prompt_id, m)] = float(
                 np.clip(P.MODEL_QUALITY[m] + prompt_difficulty[p] + rng.normal(0, 0.08), 0, 1)
             )
             length[(prompt_id, m)] = n_words
-            tokens[(prompt_id, m)] = _tokens(text)
+            tokens[(prompt_id, m)] = token_count(text)
             completions.append([prompt_id, P.MODELS[m][1], text])
     _write_csv(out / "completions.csv", ["prompt_id", "model", "completion_text"], completions)
 
@@ -80,7 +82,7 @@ def simulate(
                         label = scale.na_label
                     else:
                         latent = q + leniency + rng.normal(0, sd)
-                        label = scale.labels[_to_scale(np.array([latent]), k)[0] - 1]
+                        label = scale.labels[to_scale(np.array([latent]), k)[0] - 1]
                     humans.append(
                         [prompt_id, P.MODELS[m][1], scale.dimension, ann, label, "annotator"]
                     )
@@ -93,7 +95,7 @@ def simulate(
                 k = len(scale.labels)
                 for expert, sd in P.EXPERTS.items():
                     latent = quality[(prompt_id, m)] + gold_rng.normal(0, sd)
-                    label = scale.labels[_to_scale(np.array([latent]), k)[0] - 1]
+                    label = scale.labels[to_scale(np.array([latent]), k)[0] - 1]
                     humans.append(
                         [prompt_id, P.MODELS[m][1], scale.dimension, expert, label, "expert"]
                     )
@@ -135,7 +137,7 @@ def simulate(
                                 Latent(j, p_index, prompt_id, P.MODELS[m][1], scale.dimension,
                                        scale.labels, mean)
                             )  # fmt: skip
-                        score = int(_to_scale(np.array([latent]), k)[0])
+                        score = int(to_scale(np.array([latent]), k)[0])
                         is_na = scale.na_label is not None and rng.random() < P.NA_RATE
                         label_text = (
                             scale.na_label
@@ -180,7 +182,7 @@ def simulate(
             scale_rows.append([scale.dimension, scale.na_label, "", "true"])
     _write_csv(out / "rating_scales.csv", ["dimension", "label", "score", "is_na"], scale_rows)
 
-    _write_pairwise(out / "pairwise_judgments.csv", seed, [p[0] for p in prompts], tokens)
-    _write_perturbation(out / "perturbation_judgments.csv", seed)
-    _write_truth(out / "truth.csv", seed, n_prompts, label_share, label_means)
+    write_pairwise(out / "pairwise_judgments.csv", seed, [p[0] for p in prompts], tokens)
+    write_perturbation(out / "perturbation_judgments.csv", seed)
+    write_truth(out / "truth.csv", seed, n_prompts, label_share, label_means)
     return out

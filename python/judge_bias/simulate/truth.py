@@ -10,11 +10,11 @@ from judge_bias.simulate.label_share import (
     TRUTH_PARAMETER,
     TRUTH_TERM,
 )
-from judge_bias.simulate.pairwise import _pairwise_truth
-from judge_bias.simulate.perturbation import _perturbation_truth
+from judge_bias.simulate.pairwise import pairwise_truth
+from judge_bias.simulate.perturbation import perturbation_truth
 
 
-def _write_truth(
+def write_truth(
     path: Path,
     seed: int,
     n_prompts: int,
@@ -69,7 +69,7 @@ def _write_truth(
     for (m, dim), value in (label_means or {}).items():
         note = "all the annotators' labels, before --label-share hid some; NA left out"
         rows.append([TRUTH_TERM, m, P.MODELS[m][0], dim, TRUTH_PARAMETER, round(value, 12), note])
-    rows += _pairwise_truth() + _perturbation_truth()
+    rows += pairwise_truth() + perturbation_truth()
     for expert, sd in P.EXPERTS.items():
         rows.append(["expert", expert, "", "", "noise_sd", sd, f"first {P.GOLD_PROMPTS} prompts"])
     for ann, (leniency, sd) in P.ANNOTATORS.items():

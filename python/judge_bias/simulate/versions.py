@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from judge_bias.simulate import planted as P
-from judge_bias.simulate.draws import _to_scale
+from judge_bias.simulate.draws import to_scale
 
 DRIFT_JUDGE = P.JUDGES[0]
 DRIFT_VERSION = f"{P.MODELS[DRIFT_JUDGE][1]}-v2"
@@ -41,7 +41,7 @@ class Latent:
 
 
 def _label(latent: float, labels: tuple[str, ...]) -> str:
-    return labels[int(_to_scale(np.array([latent]), len(labels))[0]) - 1]
+    return labels[int(to_scale(np.array([latent]), len(labels))[0]) - 1]
 
 
 def extra_ratings(

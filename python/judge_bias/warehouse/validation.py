@@ -24,8 +24,8 @@ from great_expectations.expectations.metadata_types import FailureSeverity
 from judge_bias.bias.analyses import ANALYSES
 from judge_bias.bias.regression import TERM_TYPES
 from judge_bias.inputs.contract import KINDS, REASON_CODES
-from judge_bias.stats.pairwise import RATES as PAIRWISE_RATE_NAMES
-from judge_bias.stats.perturbation import RATES as PERTURBATION_RATE_NAMES
+from judge_bias.pairwise.columns import RATES as PAIRWISE_RATE_NAMES
+from judge_bias.perturbation.calm import RATES as PERTURBATION_RATE_NAMES
 from judge_bias.warehouse.floats import float_tolerance
 from judge_bias.warehouse.provenance import read_last_run
 

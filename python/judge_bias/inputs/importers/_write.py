@@ -16,6 +16,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from judge_bias.errors import InputError
 from judge_bias.inputs.writer import write_contract_file
 
 # Substring of a lower-cased model name -> family (first match wins).
@@ -47,7 +48,7 @@ def read_text(path: Path, what: str) -> str:
     try:
         return Path(path).read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not {what}: not UTF-8 text ({exc.reason})") from exc
+        raise InputError(f"{path}: not {what}: not UTF-8 text ({exc.reason})") from exc
 
 
 def parse_json(text: str, path: Path | str, what: str) -> object:
@@ -56,7 +57,7 @@ def parse_json(text: str, path: Path | str, what: str) -> object:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not {what}: not JSON ({exc})") from exc
+        raise InputError(f"{path}: not {what}: not JSON ({exc})") from exc
 
 
 def read_json(path: Path, what: str) -> object:
@@ -79,9 +80,9 @@ def read_csv(path: Path, what: str, strip: bool = True) -> tuple[list[str], list
                     for r in rows
                 ]
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not {what}: not UTF-8 text ({exc.reason})") from exc
+        raise InputError(f"{path}: not {what}: not UTF-8 text ({exc.reason})") from exc
     except csv.Error as exc:
-        raise ValueError(f"{path}: not {what}: {exc}") from exc
+        raise InputError(f"{path}: not {what}: {exc}") from exc
     return header, rows
 
 
@@ -89,7 +90,7 @@ def read_json_list(path: Path, what: str) -> list[dict]:
     """A JSON file holding a list of objects (the records of ``what``)."""
     data = read_json(path, what)
     if not isinstance(data, list) or not all(isinstance(x, dict) for x in data):
-        raise ValueError(f"{path}: expected {what}, a JSON list of objects")
+        raise InputError(f"{path}: expected {what}, a JSON list of objects")
     return data
 
 
@@ -105,7 +106,7 @@ def read_models_file(path: str | Path) -> dict[str, tuple[str, str]]:
         reader = csv.DictReader(fh)
         missing = {"alias", "model", "family"} - set(reader.fieldnames or [])
         if missing:
-            raise ValueError(f"{path}: a models file needs columns alias, model, family")
+            raise InputError(f"{path}: a models file needs columns alias, model, family")
         return {r["alias"]: (r["model"], r["family"]) for r in reader if r["alias"]}
 
 

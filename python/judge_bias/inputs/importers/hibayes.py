@@ -33,6 +33,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
+from judge_bias.errors import InputError
 from judge_bias.inputs.contract import KINDS
 from judge_bias.inputs.importers._write import read_csv, write_models
 from judge_bias.inputs.writer import write_rows as _write
@@ -101,7 +102,7 @@ def import_hibayes(
                     ]
                 )
         else:
-            raise ValueError(
+            raise InputError(
                 f"{file}: not a HiBayes file; expected the columns {list(RATING_COLUMNS)} or "
                 f"{list(PAIRWISE_COLUMNS)}, found {header}"
             )

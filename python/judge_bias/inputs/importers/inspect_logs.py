@@ -38,6 +38,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TypeGuard
 
+from judge_bias.errors import InputError
 from judge_bias.inputs.importers._extras import require
 from judge_bias.inputs.importers._write import default_family, report_unmapped, write_models
 from judge_bias.inputs.writer import csv_text, write_contract_file
@@ -110,7 +111,7 @@ def import_inspect(
         try:
             log = read_eval_log(str(path))
         except Exception as exc:  # inspect_ai's reader names neither the file nor the format
-            raise ValueError(f"{path}: not an Inspect log (.eval or .json): {exc}") from exc
+            raise InputError(f"{path}: not an Inspect log (.eval or .json): {exc}") from exc
         task, model = log.eval.task, log.eval.model
         roles = log.eval.model_roles or {}
         unscored = []

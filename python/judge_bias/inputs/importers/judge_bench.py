@@ -53,6 +53,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+from judge_bias.errors import InputError
 from judge_bias.inputs.importers._write import read_json, report_unmapped, write_models
 from judge_bias.inputs.writer import csv_text, write_contract_file
 
@@ -93,7 +94,7 @@ def scale_rows(metric: dict) -> list[dict[str, object]]:
             {"dimension": name, "label": lab, "score": i, "scale_level": "nominal"}
             for i, lab in enumerate(labels)
         ]
-    raise ValueError(f"metric {name!r}: neither worst/best nor labels_list to define its scale")
+    raise InputError(f"metric {name!r}: neither worst/best nor labels_list to define its scale")
 
 
 def _in_range(score: object, ends: tuple[float, float] | None) -> bool:
@@ -123,7 +124,7 @@ def _scale_key(row: dict[str, object]) -> tuple[str, str]:
 def _read(path: Path) -> dict:
     data = read_json(path, "a JUDGE-BENCH data file")
     if not isinstance(data, dict) or not isinstance(data.get("instances"), list):
-        raise ValueError(f"{path}: expected a JUDGE-BENCH file with instances")
+        raise InputError(f"{path}: expected a JUDGE-BENCH file with instances")
     return data
 
 
@@ -148,7 +149,7 @@ def import_judge_bench(
         try:
             file_scales = [row for m in metrics for row in scale_rows(m)]
         except ValueError as exc:
-            raise ValueError(f"{path}: {exc}") from exc
+            raise InputError(f"{path}: {exc}") from exc
         # one row per dimension and label: files of one dataset repeat its metrics
         seen = {_scale_key(r) for r in scales}
         scales += [r for r in file_scales if _scale_key(r) not in seen]

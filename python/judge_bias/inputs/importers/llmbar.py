@@ -36,6 +36,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from judge_bias.errors import InputError
 from judge_bias.inputs.importers._write import read_json_list, report_unmapped, write_models
 from judge_bias.inputs.writer import csv_text, write_contract_file
 
@@ -52,7 +53,7 @@ def judge_and_strategy(path: Path) -> tuple[str, str]:
         return match["judge"], match["strategy"]
     if path.name == "result.json" and path.parent.parent.name:
         return path.parent.parent.name, path.parent.name
-    raise ValueError(
+    raise InputError(
         f"{path}: expected <judge>/<strategy>/result.json or <judge>__<strategy>__result.json"
     )
 
@@ -69,16 +70,16 @@ def result_rows(
     judge, strategy = judge_and_strategy(path)
     items = read_json_list(path, "LLMBar results")
     if len(items) != len(dataset):
-        raise ValueError(f"{path}: {len(items)} items, dataset.json has {len(dataset)}")
+        raise InputError(f"{path}: {len(items)} items, dataset.json has {len(dataset)}")
     rows: list[dict[str, object]] = []
     unparsed = 0
     for index, (item, gold) in enumerate(zip(items, dataset, strict=True)):
         if item.get("input") != gold.get("input"):
-            raise ValueError(f"{path}: item {index} is not dataset.json's item {index}")
+            raise InputError(f"{path}: item {index} is not dataset.json's item {index}")
         results = item.get("results")
         entry = results[0] if isinstance(results, list) and len(results) == 1 else None
         if not isinstance(entry, dict) or not all(k in entry for k, _ in ORDERS):
-            raise ValueError(f"{path}: item {index} does not hold both orders in results")
+            raise InputError(f"{path}: item {index} does not hold both orders in results")
         label = csv_text(gold.get("label")).strip()
         for key, order in ORDERS:
             result = entry[key]
@@ -111,7 +112,7 @@ def import_llmbar(
     paths = [Path(f) for f in files]
     datasets = [p for p in paths if p.name == "dataset.json"]
     if len(datasets) != 1:
-        raise ValueError("llmbar: give exactly one dataset.json with the result files")
+        raise InputError("llmbar: give exactly one dataset.json with the result files")
     dataset_path = datasets[0]
     dataset = read_json_list(dataset_path, "LLMBar dataset.json")
     subset = dataset_path.resolve().parent.name or "llmbar"

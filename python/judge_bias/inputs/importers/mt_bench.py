@@ -40,6 +40,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+from judge_bias.errors import InputError
 from judge_bias.inputs.importers._write import (
     parse_json,
     read_text,
@@ -64,7 +65,7 @@ def read_jsonl(path: Path) -> list[dict]:
         if line.strip():
             record = parse_json(line, f"{path}:{number}", WHAT)
             if not isinstance(record, dict):
-                raise ValueError(f"{path}:{number}: expected a JSON object per line")
+                raise InputError(f"{path}:{number}: expected a JSON object per line")
             records.append(record)
     return records
 
@@ -75,7 +76,7 @@ def read_records(path: Path) -> list[dict]:
     if text.lstrip().startswith("["):
         data = parse_json(text, path, WHAT)
         if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
-            raise ValueError(f"{path}: expected a JSON list of objects")
+            raise InputError(f"{path}: expected a JSON list of objects")
         return data
     return read_jsonl(path)
 
@@ -212,7 +213,7 @@ def import_mt_bench(
             ratings += rows
             report_unmapped(path.name, unmapped, "score(s) outside 1-10 (-1: not parsed)")
         else:
-            raise ValueError(f"{path}: neither a single (score) nor a pair (g1_winner) file")
+            raise InputError(f"{path}: neither a single (score) nor a pair (g1_winner) file")
     _add_human_verdicts(pairs, humans)
     pairs += human_pairs
     prompts = dict.fromkeys(str(r["prompt_id"]) for r in (*ratings, *pairs))

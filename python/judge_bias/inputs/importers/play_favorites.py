@@ -26,6 +26,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from judge_bias.errors import InputError
 from judge_bias.inputs.importers._write import read_csv, write_models
 from judge_bias.inputs.writer import write_rows as _write
 
@@ -82,13 +83,13 @@ def import_play_favorites(
             continue
         missing = [c for c in REQUIRED if c not in header]
         if missing:
-            raise ValueError(f"{file}: not a Play Favorites file, missing column(s) {missing}")
+            raise InputError(f"{file}: not a Play Favorites file, missing column(s) {missing}")
         dimension = file.stem
         top = 0.0
         for r in rows:
             key = (r["prompt_id"], r["model"], dimension)
             if key in humans and humans[key] != r["gt"]:
-                raise ValueError(f"{file}: two different gt values for {key}")
+                raise InputError(f"{file}: two different gt values for {key}")
             humans[key] = r["gt"]
             prompts.setdefault(r["prompt_id"], [r["prompt_id"], r["dataset"]])
             length = r.get("pred_length", "")
@@ -100,7 +101,7 @@ def import_play_favorites(
                 with contextlib.suppress(ValueError):
                     top = max(top, float(value))
         if not math.isfinite(top) or top <= 0:
-            raise ValueError(f"{file}: no positive gt or rating value to define the scale")
+            raise InputError(f"{file}: no positive gt or rating value to define the scale")
         scales[dimension] = max(scales.get(dimension, 0.0), top)
 
     completions = resolve_lengths(lengths)
@@ -128,7 +129,7 @@ def import_play_favorites(
     scale_rows = []
     for dimension, top in scales.items():
         if top != int(top):
-            raise ValueError(f"{dimension}: the largest value {top} is not a whole scale point")
+            raise InputError(f"{dimension}: the largest value {top} is not a whole scale point")
         scale_rows += [[dimension, str(s), str(s), "false"] for s in range(int(top) + 1)]
     _write(out / "rating_scales.csv", ["dimension", "label", "score", "is_na"], scale_rows)
     written = {

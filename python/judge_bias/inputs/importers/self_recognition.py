@@ -49,6 +49,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from judge_bias.errors import InputError
 from judge_bias.inputs.importers._write import read_json, write_models
 from judge_bias.inputs.writer import csv_text as _text
 from judge_bias.inputs.writer import write_rows as _write
@@ -87,7 +88,7 @@ def authors_from_file_name(path: str | Path) -> tuple[str, str]:
     """(judge, author of the judge's own summaries) named by ``<...>_results.json``."""
     match = _FILE_NAME.match(Path(path).stem)
     if not match:
-        raise ValueError(f"{path}: expected a file named <judge>_results.json (e.g. gpt4_results)")
+        raise InputError(f"{path}: expected a file named <judge>_results.json (e.g. gpt4_results)")
     name = match["judge"]
     tokens = name.split("_")
     known = [i for i, t in enumerate(tokens) if t.lower() in JUDGES]
@@ -131,12 +132,12 @@ def pairwise_rows(path: str | Path) -> tuple[list[list[str]], int]:
     judge, own = authors_from_file_name(path)
     records = read_json(Path(path), "a self-recognition results file")
     if not isinstance(records, list):
-        raise ValueError(f"{path}: expected a JSON list of records")
+        raise InputError(f"{path}: expected a JSON list of records")
     rows: list[list[str]] = []
     unknown = 0
     for index, record in enumerate(records):
         if not isinstance(record, dict):
-            raise ValueError(f"{path}: record {index} is not a JSON object")
+            raise InputError(f"{path}: record {index} is not a JSON object")
         other = _text(record.get("model"))
         extras = [_text(record.get(f)) for f in EXTRA_FIELDS]
         for order, first, second, field in (

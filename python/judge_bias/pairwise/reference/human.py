@@ -53,166 +53,68 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy.special import expit
+from statsmodels.stats.inter_rater import cohens_kappa as statsmodels_kappa
 
-from judge_bias.stats import logistic
-from judge_bias.stats.intervals import Z95
-from judge_bias.stats.numeric import to_float
-from judge_bias.stats.pairwise import (
+from judge_bias.pairwise.columns import (
     ALL,
-    CI_METHOD,
-    PAIRWISE_BIAS_COLUMNS,
+    GIVEN_HUMAN_NOTE,
+    HUMAN_COLUMNS,
+    INVALID,
+    JOINT_CI,
+    JOINT_COLUMNS,
+    LOGIT_TERMS,
+    WITH_HUMAN_CI,
+    WITH_HUMAN_COLUMNS,
+)
+from judge_bias.pairwise.reference.logit import logit_terms
+from judge_bias.pairwise.reference.rates import (
     count_table,
     length_feature,
     pairwise_bias,
     prepare,
     rate_table,
 )
-
-INVALID = "invalid"
-HUMAN_RATES = (
-    "invalid_rate",
-    "position_consistency_invalid_inconsistent",
-    "position_consistency_llmbar",
-    "accuracy",
-    "accuracy_with_invalid",
-    "p_prefer_longer",
-    "human_p_prefer_longer",
-)
-LOGIT_TERMS = ("first_slot_rate_given_human", "length_slope_given_human")
-HUMAN_COLUMNS: dict[str, str] = {
-    "n_invalid": "Int64",
-    "n_swapped_pairs_with_invalid": "Int64",
-    "n_human_judgments": "Int64",
-    **{
-        f"{rate}{suffix}": "float64"
-        for rate in HUMAN_RATES
-        for suffix in ("", "_ci_low", "_ci_high")
-    },
-    "kappa": "float64",
-    "n_given_human_judgments": "Int64",
-    **{
-        f"{term}{suffix}": "float64"
-        for term in LOGIT_TERMS
-        for suffix in ("", "_ci_low", "_ci_high")
-    },
-}
-WITH_HUMAN_COLUMNS: dict[str, str] = (
-    {k: v for k, v in PAIRWISE_BIAS_COLUMNS.items() if k not in ("ci_method", "notes")}
-    | HUMAN_COLUMNS
-    | {"ci_method": "string", "notes": "string"}
-)
-WITH_HUMAN_CI = f"{CI_METHOD}; *_given_human: Wald, cluster-robust SE by prompt"
-JOINT_TERMS = (
-    "position_logodds",
-    "self_preference_logodds",
-    "length_slope",
-    "human_verdict_logodds",
-)
-JOINT_COLUMNS: dict[str, str] = {
-    "judge": "string",
-    "n_judgments": "Int64",
-    "n_own_judgments": "Int64",
-    "uses_human_verdict": "boolean",
-    **{
-        f"{term}{suffix}": "float64"
-        for term in JOINT_TERMS
-        for suffix in ("", "_ci_low", "_ci_high")
-    },
-    "self_preference_rate": "float64",
-    "length_slope_unconditional": "float64",
-    "ci_method": "string",
-    "notes": "string",
-}
-GIVEN_HUMAN_NOTE = "given_human_note"  # the conditional fit's note, joined into notes
-JOINT_CI = "Wald, prompt-clustered sandwich (CR1, statsmodels' small-sample factor)"
+from judge_bias.stats.numeric import to_float
 
 
-def logit_clustered(
-    x: np.ndarray, y: np.ndarray, groups: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Logistic regression of y (0/1) on the columns of x (with its constant) and
-    the prompt-clustered covariance, as statsmodels' Logit(...).fit(cov_type=
-    'cluster') computes it (no separation check: ``logistic.fit`` has it)."""
-    x = np.asarray(x, dtype=float)
-    y = np.asarray(y, dtype=float)
-    params, _ = logistic.maximum_likelihood(x, y)
-    return params, logistic.clustered_covariance(x, y, groups, params)
-
-
-def cohens_kappa(a: np.ndarray, b: np.ndarray) -> float:
-    """Cohen's kappa between two label vectors (closed form: (po - pe) / (1 - pe))."""
-    return cohens_kappa_table(a, b)
-
-
-def cohens_kappa_table(a: np.ndarray, b: np.ndarray, weights: np.ndarray | None = None) -> float:
-    """Cohen's kappa of label pairs (a[i], b[i]), each standing for ``weights[i]``
-    judgments (1 each when None): from (verdict, human verdict) counts."""
-    labels, codes = np.unique(np.concatenate([a, b]), return_inverse=True)
-    if len(a) == 0:
+def kappa(a: np.ndarray, b: np.ndarray) -> float:
+    """Cohen's kappa of two label vectors (statsmodels on their contingency table)."""
+    labels = sorted(set(a) | set(b))
+    if not labels:
         return float("nan")
-    k = len(labels)
-    table = np.zeros((k, k))
-    np.add.at(table, (codes[: len(a)], codes[len(a) :]), 1.0 if weights is None else weights)
-    table /= table.sum()
-    po = np.trace(table)
-    pe = table.sum(axis=1) @ table.sum(axis=0)
-    return float((po - pe) / (1.0 - pe)) if pe < 1 else float("nan")
+    table = pd.crosstab(
+        pd.Categorical(a, categories=labels), pd.Categorical(b, categories=labels), dropna=False
+    ).to_numpy()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        value = float(statsmodels_kappa(table).kappa)
+    return value if np.isfinite(value) else float("nan")
 
 
-def _fit_terms(
-    x: np.ndarray, y: np.ndarray, groups: np.ndarray, names: list[str],
-    labels: list[str] | None = None,
-) -> tuple[dict[str, float], str | None]:  # fmt: skip
-    """Coefficients and Wald intervals named ``names`` (the constant first), or the
-    note of ``logistic.fit`` when the fit has no estimate (separation, no
-    convergence, too few rows)."""
-    result = logistic.fit(x, y, groups, labels or names)
-    if isinstance(result, str):
-        return {}, result
-    params, cov = result
-    se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-    out: dict[str, float] = {}
-    for name, b, s in zip(names, params, se, strict=True):
-        out |= {name: b, f"{name}_ci_low": b - Z95 * s, f"{name}_ci_high": b + Z95 * s}
-    return out, None
-
-
-def given_human_fit(h: np.ndarray, x: np.ndarray, first: np.ndarray, prompt: np.ndarray) -> dict:
-    """The conditional fit's columns for one judge (pooled row), with its note
-    (``GIVEN_HUMAN_NOTE``) when the fit has no estimate."""
-    design = np.column_stack([np.ones(len(h)), h, x])
-    terms, note = _fit_terms(
-        design, first, prompt, ["_b0", "_bh", "length_slope_given_human"],
-        labels=["position", "human_verdict", "length"],
+def given_human(h: np.ndarray, x: np.ndarray, first: np.ndarray, prompt: np.ndarray) -> dict:
+    """One judge's fit logit P(first) = b0 + b_h h + b_len x: the *_given_human
+    columns (first_slot_rate_given_human = expit(b0) and its interval's ends), or
+    its note under ``GIVEN_HUMAN_NOTE``."""
+    terms, why = logit_terms(
+        np.column_stack([np.ones(len(h)), h, x]), first, prompt,
+        ["b0", "b_h", "length_slope_given_human"], ["position", "human_verdict", "length"],
     )  # fmt: skip
-    row: dict = {"n_given_human_judgments": len(h)}
-    if note:
-        row[GIVEN_HUMAN_NOTE] = f"*_given_human {note}"
-    if terms:
-        row |= {k: v for k, v in terms.items() if k.startswith("length_slope")}
-        for suffix in ("", "_ci_low", "_ci_high"):
-            row[f"first_slot_rate_given_human{suffix}"] = 1 / (1 + np.exp(-terms[f"_b0{suffix}"]))
-    return row
+    out: dict = {"n_given_human_judgments": len(h)}
+    if why is not None:
+        out[GIVEN_HUMAN_NOTE] = f"*_given_human {why}"
+        return out
+    for end in ("", "_ci_low", "_ci_high"):
+        out["length_slope_given_human" + end] = terms["length_slope_given_human" + end]
+        out["first_slot_rate_given_human" + end] = float(expit(terms["b0" + end]))
+    return out
 
 
-def given_human_columns(table: pd.DataFrame, fits: dict, pooled: np.ndarray) -> None:
-    """Put the conditional fits (per judge code) on the pooled rows of ``table``."""
-    for col in ("n_given_human_judgments", GIVEN_HUMAN_NOTE) + tuple(
-        f"{t}{s}" for t in LOGIT_TERMS for s in ("", "_ci_low", "_ci_high")
-    ):
-        table[col] = [
-            fits.get(j, {}).get(col, np.nan) if p else np.nan
-            for j, p in zip(table["judge"], pooled, strict=True)
-        ]
-
-
-def with_given_human_note(table: pd.DataFrame) -> pd.Series:
-    """``notes`` with the conditional fit's note appended (pooled rows)."""
-    parts = [
-        "; ".join(str(n) for n in pair if isinstance(n, str)) or None
-        for pair in zip(table["notes"], table[GIVEN_HUMAN_NOTE], strict=True)
+def joined_notes(table: pd.DataFrame) -> list[str | None]:
+    """``notes`` and the given-human fit's note, joined with '; '."""
+    return [
+        "; ".join(n for n in (a, b) if isinstance(n, str)) or None
+        for a, b in zip(table["notes"].tolist(), table[GIVEN_HUMAN_NOTE].tolist(), strict=True)
     ]
-    return pd.Series(parts, index=table.index, dtype="object")
 
 
 def _working(rows: pd.DataFrame) -> pd.DataFrame:
@@ -306,11 +208,11 @@ def human_verdict_columns(rows: pd.DataFrame) -> pd.DataFrame:
     kappas = {}
     for (judge, opponent), part in with_human.groupby(["judge", "opponent"]):
         if opponent >= 0:
-            kappas[(judge, opponent)] = cohens_kappa(
+            kappas[(judge, opponent)] = kappa(
                 part["verdict_label"].to_numpy(str), part["human_label"].to_numpy(str)
             )
     for judge, part in with_human.groupby("judge"):
-        kappas[(judge, -2)] = cohens_kappa(
+        kappas[(judge, -2)] = kappa(
             part["verdict_label"].to_numpy(str), part["human_label"].to_numpy(str)
         )
     table["kappa"] = pd.Series(kappas).reindex(table.index)
@@ -320,12 +222,17 @@ def human_verdict_columns(rows: pd.DataFrame) -> pd.DataFrame:
     keep = (w["decisive"] & ~w["invalid"] & w["human_any"]).to_numpy() & np.isfinite(w["x"])
     for judge in np.unique(w["judge"].to_numpy()[keep]):
         sel = keep & (w["judge"].to_numpy() == judge)
-        fits[judge] = given_human_fit(
+        fits[judge] = given_human(
             w["h"].to_numpy()[sel], w["x"].to_numpy()[sel],
             w["first"].to_numpy()[sel].astype(float), w["prompt"].to_numpy()[sel],
         )  # fmt: skip
     pooled = table["opponent"] == -2
-    given_human_columns(table, fits, pooled)
+    fitted = pd.DataFrame.from_dict(fits, orient="index")
+    for col in ("n_given_human_judgments", GIVEN_HUMAN_NOTE) + tuple(
+        term + end for term in LOGIT_TERMS for end in ("", "_ci_low", "_ci_high")
+    ):
+        on_judge = table["judge"].map(fitted[col]) if col in fitted else np.nan
+        table[col] = pd.Series(on_judge, index=table.index).where(pooled)
     table["judge"] = judges[table["judge"].to_numpy()]
     table["opponent"] = np.where(pooled, ALL, models[np.maximum(table["opponent"].to_numpy(), 0)])
     return table[["judge", "opponent", *HUMAN_COLUMNS, GIVEN_HUMAN_NOTE]]
@@ -372,28 +279,25 @@ def joint_bias(rows: pd.DataFrame, marginal: pd.DataFrame | None = None) -> pd.D
             if flag:
                 names.append(name)
                 cols.append(col)
-        terms, note = _fit_terms(
+        terms, note = logit_terms(
             np.column_stack(cols), w["first"].to_numpy()[sel].astype(float),
-            w["prompt"].to_numpy()[sel], names,
+            w["prompt"].to_numpy()[sel], names, names,
         )  # fmt: skip
         if note:
             notes.append(note)
-        out.append(
-            {
-                "judge": judges[judge],
-                "n_judgments": int(sel.sum()),
-                "n_own_judgments": int((o != 0).sum()),
-                "uses_human_verdict": use_human,
-                **terms,
-                "ci_method": JOINT_CI,
-                "notes": "; ".join(notes) or None,
-            }
-        )
-    table = pd.DataFrame(out).reindex(columns=list(JOINT_COLUMNS))
+        record: dict[str, object] = dict(terms)
+        record.update(
+            judge=judges[judge], n_judgments=int(sel.sum()), ci_method=JOINT_CI,
+            n_own_judgments=int(np.count_nonzero(o)), uses_human_verdict=use_human,
+            notes="; ".join(notes) or None,
+        )  # fmt: skip
+        out.append(record)
+    table = pd.DataFrame(out, columns=list(JOINT_COLUMNS))
     if marginal is not None and len(marginal):
-        m = marginal.set_index("judge")
-        table["self_preference_rate"] = table["judge"].map(m["self_preference_rate"])
-        table["length_slope_unconditional"] = table["judge"].map(m["length_slope"])
+        beside = marginal.rename(columns={"length_slope": "length_slope_unconditional"})
+        beside = beside.set_index("judge").reindex(table["judge"])
+        for col in ("self_preference_rate", "length_slope_unconditional"):
+            table[col] = beside[col].to_numpy()
     return table.astype(JOINT_COLUMNS)
 
 
@@ -407,7 +311,7 @@ def pairwise_bias_with_human(rows: pd.DataFrame) -> pd.DataFrame:
     base = pairwise_bias(rows[~invalid])
     extra = human_verdict_columns(rows)
     table = base.merge(extra, on=["judge", "opponent"], how="outer")
-    table["notes"] = with_given_human_note(table)
+    table["notes"] = joined_notes(table)
     for name in ("n_pairs", "n_judgments", "n_ties", "n_swapped_pairs",
                  "n_inconsistent_pairs", "n_self_judgments"):  # fmt: skip
         table[name] = table[name].fillna(0)

@@ -1,6 +1,6 @@
 """The pairwise marts from SQL aggregates (issue 17): the same tables as
-``pairwise_human.pairwise_bias_with_human``, ``pairwise_human.joint_bias`` and
-``pairwise.perplexity_bins`` compute from the rows, from
+``reference.human.pairwise_bias_with_human``, ``reference.human.joint_bias`` and
+``reference.rates.perplexity_bins`` compute from the rows, from
 
 - ``int_pairwise_prompt_sums``: per judge x opponent x prompt, each rate's units
   (``<rate>_d``) and their sum (``<rate>_y``), and the counts; a rate and its
@@ -15,8 +15,9 @@
 - ``int_pairwise_perplexity_cells``: per judge x prompt x distinct log-perplexity
   difference, the counts the quantile bins and their rates need.
 
-Definitions, intervals and notes are those of ``pairwise`` and ``pairwise_human``
-(their module docstrings); tests compare both routes on the same rows.
+Definitions, intervals and notes are those of ``reference.rates`` and
+``reference.human`` (their module docstrings), which compute the same tables from
+the rows with code of their own; tests compare both routes on the same rows.
 """
 
 from __future__ import annotations
@@ -24,29 +25,29 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from judge_bias.stats.intervals import cluster_correlation, clustered_rates, newcombe_difference
-from judge_bias.stats.pairwise import (
+from judge_bias.pairwise.columns import (
     ALL,
     EO_COUNTS,
-    N_PERPLEXITY_BINS,
-    PERPLEXITY_BIN_COLUMNS,
-    PERPLEXITY_CI,
-    length_slopes,
-    mart_notes,
-)
-from judge_bias.stats.pairwise_human import (
     GIVEN_HUMAN_NOTE,
     HUMAN_COLUMNS,
     JOINT_CI,
     JOINT_COLUMNS,
+    N_PERPLEXITY_BINS,
+    PERPLEXITY_BIN_COLUMNS,
+    PERPLEXITY_CI,
     WITH_HUMAN_CI,
     WITH_HUMAN_COLUMNS,
-    _fit_terms,
+)
+from judge_bias.pairwise.fits import (
     cohens_kappa_table,
+    fit_terms,
     given_human_columns,
     given_human_fit,
+    length_slopes,
+    mart_notes,
     with_given_human_note,
 )
+from judge_bias.stats.intervals import cluster_correlation, clustered_rates, newcombe_difference
 
 KEYS = ["judge", "opponent"]
 # a row of int_pairwise_logit_cells in pandas (8 columns) and its expansion
@@ -344,7 +345,7 @@ def joint_bias_from_cells(
             if flag:
                 names.append(name)
                 cols.append(col)
-        terms, note = _fit_terms(
+        terms, note = fit_terms(
             np.column_stack(cols), rows["first"].to_numpy(dtype=float),
             rows["prompt_id"].to_numpy(), names,
         )  # fmt: skip

@@ -54,79 +54,22 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from judge_bias.stats import logistic
-from judge_bias.stats.intervals import (
-    Z95,
-    cluster_correlation,
-    clustered_rates,
-    newcombe_difference,
+from judge_bias.pairwise.columns import (
+    ALL,
+    CI_METHOD,
+    EO_COUNTS,
+    N_PERPLEXITY_BINS,
+    PAIRWISE_BIAS_COLUMNS,
+    PERPLEXITY_BIN_COLUMNS,
+    PERPLEXITY_CI,
 )
+from judge_bias.pairwise.features import length_difference_feature
+from judge_bias.pairwise.reference.logit import logit_terms
+from judge_bias.stats.intervals import cluster_correlation, clustered_rates
 from judge_bias.stats.numeric import to_float
-from judge_bias.stats.pairwise_features import length_difference_feature
 
-ALL = "all"
-RATE_CI = "Wilson, design-effect n (clusters = prompts)"
-CI_METHOD = (
-    f"rates: {RATE_CI}; eo_bias: Newcombe hybrid score from the two recalls, "
-    "with their prompt-clustered correlation; "
-    "length_slope: Wald, cluster-robust SE by prompt"
-)
-PERPLEXITY_CI = RATE_CI
 # memory of one accepted pairwise row pulled into pandas (13 columns as objects)
 PAIRWISE_ROW_BYTES = 13 * 80
-N_PERPLEXITY_BINS = 10
-
-RATES = (
-    "position_consistency",
-    "first_slot_rate",
-    "first_slot_rate_inconsistent",
-    "self_preference_rate",
-    "self_preference_prob",
-)
-EO_COUNTS = (
-    "eo_human_own_judge_own",
-    "eo_human_own_judge_other",
-    "eo_human_other_judge_own",
-    "eo_human_other_judge_other",
-)
-PAIRWISE_BIAS_COLUMNS: dict[str, str] = {
-    "judge": "string",
-    "opponent": "string",
-    "n_pairs": "Int64",
-    "n_judgments": "Int64",
-    "n_ties": "Int64",
-    "n_swapped_pairs": "Int64",
-    "n_inconsistent_pairs": "Int64",
-    "n_self_judgments": "Int64",
-    **{f"{rate}{suffix}": "float64" for rate in RATES for suffix in ("", "_ci_low", "_ci_high")},
-    **dict.fromkeys(EO_COUNTS, "Int64"),
-    "eo_recall_own": "float64",
-    "eo_recall_other": "float64",
-    "eo_bias": "float64",
-    "eo_bias_ci_low": "float64",
-    "eo_bias_ci_high": "float64",
-    "n_length_judgments": "Int64",
-    "length_slope": "float64",
-    "length_slope_ci_low": "float64",
-    "length_slope_ci_high": "float64",
-    "ci_method": "string",
-    "notes": "string",
-}
-PERPLEXITY_BIN_COLUMNS: dict[str, str] = {
-    "judge": "string",
-    "bin": "Int64",
-    "log_ppl_diff_low": "float64",
-    "log_ppl_diff_high": "float64",
-    "n_judgments": "Int64",
-    "judge_first_rate": "float64",
-    "judge_first_rate_ci_low": "float64",
-    "judge_first_rate_ci_high": "float64",
-    "n_human": "Int64",
-    "human_first_rate": "float64",
-    "human_first_rate_ci_low": "float64",
-    "human_first_rate_ci_high": "float64",
-    "ci_method": "string",
-}
 
 
 def _typed(frame: pd.DataFrame, schema: dict[str, str]) -> pd.DataFrame:
@@ -250,57 +193,86 @@ def _pairs(w: pd.DataFrame) -> pd.DataFrame:
     return pairs
 
 
-def length_slopes(w: pd.DataFrame, x: np.ndarray) -> pd.DataFrame:
-    """Per judge: position intercept and slope on x of logit P(first chosen), with a
-    cluster-robust (prompt) Wald 95% interval of the slope; ties and rows with
-    unknown x are left out. Indexed by judge code."""
-    keep = w["decisive"].to_numpy() & np.isfinite(x)
-    rows = []
-    for judge in np.unique(w["judge"].to_numpy()[keep]):
-        sel = keep & (w["judge"].to_numpy() == judge)
-        xj, yj = x[sel], w["first"].to_numpy()[sel].astype(float)
-        prompt = w["prompt"].to_numpy()[sel]
-        row = {"judge": judge, "n_length_judgments": int(sel.sum())}
-        if yj.min() == yj.max() or np.ptp(xj) == 0:
-            row["note"] = "length slope not estimable (one outcome only or no length variation)"
-            rows.append(row)
-            continue
-        design = np.column_stack([np.ones(len(xj)), xj])
-        result = logistic.fit(design, yj, prompt, ["position", "length_slope"])
-        if isinstance(result, str):
-            row["note"] = f"length slope {result}"
-            rows.append(row)
-            continue
-        params, cov = result
-        se = float(np.sqrt(cov[1, 1]))
-        row.update(
-            length_slope=params[1],
-            length_slope_ci_low=params[1] - Z95 * se,
-            length_slope_ci_high=params[1] + Z95 * se,
-            length_intercept=params[0],
-            length_slope_se=se,
-        )
-        rows.append(row)
-    return pd.DataFrame(
-        rows,
-        columns=[
-            "judge",
-            "n_length_judgments",
-            "length_slope",
-            "length_slope_ci_low",
-            "length_slope_ci_high",
-            "length_intercept",
-            "length_slope_se",
-            "note",
-        ],
-    )
-
-
 def length_feature(rows: pd.DataFrame, w: pd.DataFrame) -> np.ndarray:
     """The tanh-normalised length difference of each row (NaN when unknown)."""
     lf = to_float(rows.get("length_first"), "length_first", len(rows))
     ls = to_float(rows.get("length_second"), "length_second", len(rows))
     return np.asarray(length_difference_feature(lf, ls), dtype=float)
+
+
+def newcombe_correlated(table: pd.DataFrame, rho: np.ndarray | float) -> tuple:
+    """Newcombe's hybrid score interval of eo_recall_own - eo_recall_other from the
+    two recalls' Wilson intervals and their correlation rho (Newcombe 1998, method
+    10, with the correlated-estimates term), bounded to [-1, 1]."""
+    own = [table[f"eo_recall_own{end}"].to_numpy(float) for end in ("", "_ci_low", "_ci_high")]
+    oth = [table[f"eo_recall_other{end}"].to_numpy(float) for end in ("", "_ci_low", "_ci_high")]
+    below_own, above_own = own[0] - own[1], own[2] - own[0]
+    below_oth, above_oth = oth[0] - oth[1], oth[2] - oth[0]
+    down = below_own**2 + above_oth**2 - 2 * rho * below_own * above_oth
+    up = above_own**2 + below_oth**2 - 2 * rho * above_own * below_oth
+    diff = own[0] - oth[0]
+    return (
+        np.clip(diff - np.sqrt(np.maximum(down, 0.0)), -1.0, None),
+        np.clip(diff + np.sqrt(np.maximum(up, 0.0)), None, 1.0),
+    )
+
+
+def slope_fits(w: pd.DataFrame, x: np.ndarray) -> pd.DataFrame:
+    """Per judge code: the length slope (statsmodels Logit of "first chosen" on a
+    constant and x over its decisive judgments with a known x, prompt-clustered Wald
+    95% interval), n_length_judgments, and ``note`` when there is no estimate."""
+    known = w["decisive"].to_numpy() & ~np.isnan(x)
+    data = pd.DataFrame(
+        {
+            "judge": w["judge"].to_numpy()[known],
+            "y": w["first"].to_numpy()[known].astype(float),
+            "x": x[known],
+            "prompt": w["prompt"].to_numpy()[known],
+        }
+    )
+    records = {}
+    for judge, part in data.groupby("judge", sort=True):
+        record: dict = {"n_length_judgments": len(part)}
+        if part["y"].nunique() == 1 or part["x"].nunique() == 1:
+            record["note"] = "length slope not estimable (one outcome only or no length variation)"
+        else:
+            design = np.column_stack([np.ones(len(part)), part["x"].to_numpy()])
+            terms, why = logit_terms(
+                design, part["y"].to_numpy(), part["prompt"].to_numpy(),
+                ["length_intercept", "length_slope"], ["position", "length_slope"],
+            )  # fmt: skip
+            record |= {k: v for k, v in terms.items() if k.startswith("length_slope")}
+            if why is not None:
+                record["note"] = "length slope " + why
+        records[judge] = record
+    columns = ["n_length_judgments", "length_slope", "length_slope_ci_low",
+               "length_slope_ci_high", "note"]  # fmt: skip
+    return pd.DataFrame.from_dict(records, orient="index").reindex(columns=columns)
+
+
+def row_notes(table: pd.DataFrame, slopes: pd.DataFrame) -> list[str | None]:
+    """The notes of pairwise_bias rows (judge and opponent codes, -2 pooled): what a
+    rate had no units for, and on the pooled row why there is no length slope."""
+    out = []
+    for _, r in table.iterrows():
+        pooled = r["opponent"] == -2
+        slope_note = slopes["note"].get(r["judge"]) if pooled else None
+        checks = [
+            (r["n_swapped_pairs"] == 0, "no pair asked in both orders"),
+            (r["n_self_judgments"] == 0, "no pair with the judge's own model"),
+            (r["n_self_judgments"] > 0 and pd.isna(r["self_preference_prob"]), "no p_first"),
+            (
+                r["n_self_judgments"] > 0 and pd.isna(r["eo_bias"]),
+                "eo_bias needs human verdicts preferring each side",
+            ),
+            (isinstance(slope_note, str), slope_note),
+            (
+                pooled and not isinstance(slope_note, str) and pd.isna(r["length_slope"]),
+                "no completion lengths",
+            ),
+        ]
+        out.append("; ".join(str(text) for hit, text in checks if hit) or None)
+    return out
 
 
 def pairwise_bias(rows: pd.DataFrame) -> pd.DataFrame:
@@ -368,18 +340,10 @@ def pairwise_bias(rows: pd.DataFrame) -> pd.DataFrame:
         _sums(eo[eo["human_own"]], "picked_own"),
         _sums(eo[~eo["human_own"]], ~eo["picked_own"][~eo["human_own"]].to_numpy()),
     )
-    low, high = newcombe_difference(
-        table["eo_recall_own"],
-        table["eo_recall_own_ci_low"],
-        table["eo_recall_own_ci_high"],
-        table["eo_recall_other"],
-        table["eo_recall_other_ci_low"],
-        table["eo_recall_other_ci_high"],
-        phi.reindex(table.index).fillna(0.0).to_numpy() if len(phi) else 0.0,
-    )
-    table["eo_bias_ci_low"], table["eo_bias_ci_high"] = low, high
+    rho = phi.reindex(table.index).fillna(0.0).to_numpy() if len(phi) else 0.0
+    table["eo_bias_ci_low"], table["eo_bias_ci_high"] = newcombe_correlated(table, rho)
 
-    slopes = length_slopes(w, length_feature(rows, w)).set_index("judge")
+    slopes = slope_fits(w, length_feature(rows, w))
     table = table.reset_index()
     pooled = table["opponent"] == -2
     for col in (
@@ -389,8 +353,7 @@ def pairwise_bias(rows: pd.DataFrame) -> pd.DataFrame:
         "length_slope_ci_high",
     ):
         table[col] = np.where(pooled, table["judge"].map(slopes[col]), np.nan)
-    notes = mart_notes(table, slopes, pooled_code=-2)
-    table["notes"] = notes
+    table["notes"] = row_notes(table, slopes)
     table["ci_method"] = CI_METHOD
     table["judge"] = judges[table["judge"].to_numpy()]
     table["opponent"] = np.where(pooled, ALL, models[np.maximum(table["opponent"].to_numpy(), 0)])
@@ -435,37 +398,13 @@ def perplexity_bins(rows: pd.DataFrame, n_bins: int = N_PERPLEXITY_BINS) -> pd.D
         ],
         axis=1,
     ).reset_index()
-    table = table[table["opponent"] >= 0]
-    table["n_judgments"] = table["n_judgments"].fillna(0)
-    table["n_human"] = table["n_human"].fillna(0)
-    keys = list(zip(table["judge"], table["opponent"], strict=True))
-    table["log_ppl_diff_low"] = [edges[j][b] for j, b in keys]
-    table["log_ppl_diff_high"] = [edges[j][b + 1] for j, b in keys]
-    table["bin"] = table["opponent"] + 1
+    table = table[table["opponent"] >= 0].fillna({"n_judgments": 0, "n_human": 0})
+    # bin b of judge j spans its quantile edges b and b + 1; bins are numbered from 1
+    bounds = [(edges[j][b], edges[j][b + 1]) for j, b in table[["judge", "opponent"]].to_numpy()]
+    table["log_ppl_diff_low"] = [low for low, _ in bounds]
+    table["log_ppl_diff_high"] = [high for _, high in bounds]
+    table["bin"] = table["opponent"].to_numpy() + 1
     table["judge"] = w.attrs["judges"][table["judge"].to_numpy()]
     table["ci_method"] = PERPLEXITY_CI
     table = table.sort_values(["judge", "bin"])
     return _typed(table.reset_index(drop=True), PERPLEXITY_BIN_COLUMNS)
-
-
-def mart_notes(table: pd.DataFrame, slopes: pd.DataFrame, pooled_code: int) -> list[str | None]:
-    """pairwise_bias's notes per row; the pooled rows also carry the slope's note."""
-    notes = []
-    for row in table.itertuples(index=False):
-        note = []
-        if row.n_swapped_pairs == 0:
-            note.append("no pair asked in both orders")
-        if row.n_self_judgments == 0:
-            note.append("no pair with the judge's own model")
-        elif np.isnan(row.self_preference_prob):
-            note.append("no p_first")
-        if np.isnan(row.eo_bias) and row.n_self_judgments > 0:
-            note.append("eo_bias needs human verdicts preferring each side")
-        if row.opponent == pooled_code:
-            slope_note = slopes["note"].get(row.judge) if "note" in slopes else None
-            if isinstance(slope_note, str):
-                note.append(slope_note)
-            elif np.isnan(row.length_slope):
-                note.append("no completion lengths")
-        notes.append("; ".join(note) or None)
-    return notes

@@ -42,6 +42,8 @@ import pandas as pd
 import statsmodels.api as sm
 from scipy.optimize import linprog
 
+from judge_bias.errors import NumericalError
+
 # margin s_j x_j'b above which a row counts as separated (module docstring)
 _MARGIN = 1e-6
 
@@ -96,7 +98,7 @@ def separation(x: np.ndarray, y: np.ndarray) -> Separation | None:
             method="highs",
         )
         if res.status != 0:
-            raise RuntimeError(f"the separation check's linear program failed: {res.message}")
+            raise NumericalError(f"the separation check's linear program failed: {res.message}")
         new = (s_single @ res.x > _MARGIN) & ~separated
         if not new.any():
             break

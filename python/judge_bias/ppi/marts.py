@@ -1,7 +1,7 @@
 """The two PPI marts, ppi_model_scores and ppi_model_score_strata, from the stratum
 moments of int_ppi_stratum_moments and, for the rows pooling the dimensions, the
 cross moments of strata sharing completions (int_ppi_stratum_cross_moments; the
-estimator: judge_bias.stats.ppi and ppi_clusters)."""
+estimator: judge_bias.ppi.estimator and ppi_clusters)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from judge_bias.stats.ppi import INTERVALS, combine, stratum_estimates
+from judge_bias.ppi.estimator import combine, stratum_estimates
+from judge_bias.ppi.settings import settings_from_config
 
 KEYS = ["judge", "is_panel", "model", "dimension"]
 SCORE_COLUMNS: dict[str, str] = {
@@ -71,25 +72,6 @@ VARIANCE_INDEPENDENT = "strata independent: one unit per completion"
 SCALE = (0.0, 1.0)  # the estimand is a mean of normalised scores: no interval leaves it
 
 
-def parse_lambda(value: object) -> float | None:
-    """The ppi_lambda var: empty means tuned (PPI++), else a number in [0, 1]."""
-    if value in (None, "", "None", "tuned"):
-        return None
-    lam = float(value)  # type: ignore[arg-type]
-    if not 0 <= lam <= 1:
-        raise ValueError(f"ppi_lambda must be empty (tuned) or in [0, 1], not {value!r}")
-    return lam
-
-
-def parse_interval(value: object) -> str:
-    """The ppi_interval var: empty means Hall's skewness-corrected interval."""
-    if value in (None, "", "None"):
-        return "skew"
-    if value not in INTERVALS:
-        raise ValueError(f"ppi_interval must be one of {', '.join(INTERVALS)}, not {value!r}")
-    return str(value)
-
-
 def method_name(lam: float | None, method: str = "skew") -> str:
     if lam is None:
         name = "stratified PPI++ (lambda tuned per stratum)"
@@ -113,12 +95,11 @@ def mart(
     "strata" (ppi_model_score_strata), from the int_ppi_stratum_moments and
     int_ppi_stratum_cross_moments relations within the memory budget; ``config``
     reads the model's config keys."""
-    from judge_bias.limits import Budget, within_budget
+    from judge_bias.limits import within_budget
 
-    budget = Budget.from_config(config("memory_budget"))
-    ci_level = float(config("ci_level"))  # type: ignore[arg-type]
-    lam = parse_lambda(config("ppi_lambda"))
-    method = parse_interval(config("ppi_interval"))
+    settings = settings_from_config(config)
+    budget, ci_level = settings.budget, settings.ci_level
+    lam, method = settings.ppi_lambda, settings.ppi_interval
     if cross is None:
         raise ValueError("the PPI marts need the cross moments (int_ppi_stratum_cross_moments)")
     table, keys, columns = {
@@ -216,3 +197,17 @@ def score_table(
     for c in ("n_labelled", "n_unlabelled", "n_units", "n_strata"):
         scores[c] = scores[c].fillna(0)
     return scores.reindex(columns=list(SCORE_COLUMNS)).astype(SCORE_COLUMNS)
+
+
+def ppi_model_scores(
+    ref: Callable[[str], object], get: Callable[[str], object], session: object = None
+) -> pd.DataFrame:
+    """ppi_model_scores as its dbt model file calls it."""
+    return mart("scores", ref("int_ppi_stratum_moments"), get, ref("int_ppi_stratum_cross_moments"))
+
+
+def ppi_model_score_strata(
+    ref: Callable[[str], object], get: Callable[[str], object], session: object = None
+) -> pd.DataFrame:
+    """ppi_model_score_strata as its dbt model file calls it."""
+    return mart("strata", ref("int_ppi_stratum_moments"), get, ref("int_ppi_stratum_cross_moments"))

@@ -60,7 +60,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from judge_bias.stats.ppi_clusters import design_effect, pair_terms
+from judge_bias.ppi.clusters import design_effect, pair_terms
 
 MOMENTS = (
     "n_labelled",

@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from judge_bias.agreement.measures import COUNTERFACTUAL_COLUMNS, frame, segments
 from judge_bias.limits import Budget
-from judge_bias.stats.agreement import COUNTERFACTUAL_COLUMNS, frame, segments
 
 # a spread (sum of squared deviations) at most this share of the sum of squares is
 # rounding error of the moment formula: every value equal, alpha undefined (null)

@@ -22,8 +22,8 @@ import pandas as pd
 import scipy.sparse
 from scipy import stats
 
-from judge_bias.stats.clustered_correlation import clustered_correlation_intervals
-from judge_bias.stats.headline_alpha import LEVELS, with_headline_alpha
+from judge_bias.agreement.clustered_correlation import clustered_correlation_intervals
+from judge_bias.agreement.headline_alpha import LEVELS, with_headline_alpha
 
 Z95 = stats.norm.ppf(0.975)
 

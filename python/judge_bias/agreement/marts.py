@@ -1,0 +1,56 @@
+"""The agreement marts as their dbt model files call them: ``ref(name)`` gives a
+parent relation, ``get(key)`` a config value; every input is aggregated in SQL."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pandas as pd
+
+from judge_bias.agreement.counterfactual import counterfactual_from_prompt_sums
+from judge_bias.agreement.measures import (
+    ANNOTATOR_COLUMNS,
+    LABEL_COUNT_BYTES,
+    annotator_agreement_from_counts,
+    judge_human_agreement,
+)
+from judge_bias.agreement.self_vs_peer import self_vs_peer_tests as tests_from_items
+from judge_bias.limits import Budget, within_budget
+from judge_bias.warehouse.frames import to_pandas
+
+Ref = Callable[[str], object]
+Get = Callable[[str], object]
+
+
+def agreement_annotators(ref: Ref, get: Get, session: object = None) -> pd.DataFrame:
+    """agreement_annotators from the value counts per item and score
+    (int_annotator_label_counts, never the labels), the annotator ids, and each
+    dimension's level of measurement (it picks the headline alpha)."""
+    budget = Budget.from_dbt(get)
+    annotators = to_pandas(ref("int_annotator_ids"))
+    scales = to_pandas(ref("int_dimension_scales"))
+    levels = dict(zip(scales["dimension"], scales["level_of_measurement"], strict=True))
+    return within_budget(
+        ref("int_annotator_label_counts"), budget, "human label counts", LABEL_COUNT_BYTES,
+        lambda counts: annotator_agreement_from_counts(counts, annotators, levels),
+        "dimension", ANNOTATOR_COLUMNS,
+    )  # fmt: skip
+
+
+def agreement_counterfactual(ref: Ref, get: Get, session: object = None) -> pd.DataFrame:
+    """agreement_counterfactual from the per judge x dimension x prompt sums; the
+    bootstrap draws its replicates in batches within the memory budget."""
+    budget = Budget.from_dbt(get)
+    sums = to_pandas(ref("int_agreement_prompt_sums"))
+    return counterfactual_from_prompt_sums(sums, budget=budget)
+
+
+def agreement_judge_human(ref: Ref, get: Get, session: object = None) -> pd.DataFrame:
+    """agreement_judge_human from the distinct score pairs per prompt with counts:
+    the contingency table, and the per-prompt totals of the design effect."""
+    return judge_human_agreement(to_pandas(ref("int_agreement_judge_human_pairs")))
+
+
+def self_vs_peer_tests(ref: Ref, get: Get, session: object = None) -> pd.DataFrame:
+    """self_vs_peer_tests from S, R and G per judge x framing x item (SQL)."""
+    return tests_from_items(items=to_pandas(ref("int_self_vs_peer_items")))

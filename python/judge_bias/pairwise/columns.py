@@ -1,0 +1,126 @@
+"""The pairwise marts' columns, their types and the texts of their interval
+methods: the contract both routes (``sums`` on aggregates, ``reference`` on rows)
+produce; definitions in ``reference.rates`` and ``reference.human``."""
+
+from __future__ import annotations
+
+ALL = "all"
+RATE_CI = "Wilson, design-effect n (clusters = prompts)"
+CI_METHOD = (
+    f"rates: {RATE_CI}; eo_bias: Newcombe hybrid score from the two recalls, "
+    "with their prompt-clustered correlation; "
+    "length_slope: Wald, cluster-robust SE by prompt"
+)
+PERPLEXITY_CI = RATE_CI
+N_PERPLEXITY_BINS = 10
+
+RATES = (
+    "position_consistency",
+    "first_slot_rate",
+    "first_slot_rate_inconsistent",
+    "self_preference_rate",
+    "self_preference_prob",
+)
+EO_COUNTS = (
+    "eo_human_own_judge_own",
+    "eo_human_own_judge_other",
+    "eo_human_other_judge_own",
+    "eo_human_other_judge_other",
+)
+PAIRWISE_BIAS_COLUMNS: dict[str, str] = {
+    "judge": "string",
+    "opponent": "string",
+    "n_pairs": "Int64",
+    "n_judgments": "Int64",
+    "n_ties": "Int64",
+    "n_swapped_pairs": "Int64",
+    "n_inconsistent_pairs": "Int64",
+    "n_self_judgments": "Int64",
+    **{f"{rate}{suffix}": "float64" for rate in RATES for suffix in ("", "_ci_low", "_ci_high")},
+    **dict.fromkeys(EO_COUNTS, "Int64"),
+    "eo_recall_own": "float64",
+    "eo_recall_other": "float64",
+    "eo_bias": "float64",
+    "eo_bias_ci_low": "float64",
+    "eo_bias_ci_high": "float64",
+    "n_length_judgments": "Int64",
+    "length_slope": "float64",
+    "length_slope_ci_low": "float64",
+    "length_slope_ci_high": "float64",
+    "ci_method": "string",
+    "notes": "string",
+}
+PERPLEXITY_BIN_COLUMNS: dict[str, str] = {
+    "judge": "string",
+    "bin": "Int64",
+    "log_ppl_diff_low": "float64",
+    "log_ppl_diff_high": "float64",
+    "n_judgments": "Int64",
+    "judge_first_rate": "float64",
+    "judge_first_rate_ci_low": "float64",
+    "judge_first_rate_ci_high": "float64",
+    "n_human": "Int64",
+    "human_first_rate": "float64",
+    "human_first_rate_ci_low": "float64",
+    "human_first_rate_ci_high": "float64",
+    "ci_method": "string",
+}
+
+
+INVALID = "invalid"
+HUMAN_RATES = (
+    "invalid_rate",
+    "position_consistency_invalid_inconsistent",
+    "position_consistency_llmbar",
+    "accuracy",
+    "accuracy_with_invalid",
+    "p_prefer_longer",
+    "human_p_prefer_longer",
+)
+LOGIT_TERMS = ("first_slot_rate_given_human", "length_slope_given_human")
+HUMAN_COLUMNS: dict[str, str] = {
+    "n_invalid": "Int64",
+    "n_swapped_pairs_with_invalid": "Int64",
+    "n_human_judgments": "Int64",
+    **{
+        f"{rate}{suffix}": "float64"
+        for rate in HUMAN_RATES
+        for suffix in ("", "_ci_low", "_ci_high")
+    },
+    "kappa": "float64",
+    "n_given_human_judgments": "Int64",
+    **{
+        f"{term}{suffix}": "float64"
+        for term in LOGIT_TERMS
+        for suffix in ("", "_ci_low", "_ci_high")
+    },
+}
+WITH_HUMAN_COLUMNS: dict[str, str] = (
+    {k: v for k, v in PAIRWISE_BIAS_COLUMNS.items() if k not in ("ci_method", "notes")}
+    | HUMAN_COLUMNS
+    | {"ci_method": "string", "notes": "string"}
+)
+WITH_HUMAN_CI = f"{CI_METHOD}; *_given_human: Wald, cluster-robust SE by prompt"
+JOINT_TERMS = (
+    "position_logodds",
+    "self_preference_logodds",
+    "length_slope",
+    "human_verdict_logodds",
+)
+JOINT_COLUMNS: dict[str, str] = {
+    "judge": "string",
+    "n_judgments": "Int64",
+    "n_own_judgments": "Int64",
+    "uses_human_verdict": "boolean",
+    **{
+        f"{term}{suffix}": "float64"
+        for term in JOINT_TERMS
+        for suffix in ("", "_ci_low", "_ci_high")
+    },
+    "self_preference_rate": "float64",
+    "length_slope_unconditional": "float64",
+    "ci_method": "string",
+    "notes": "string",
+}
+GIVEN_HUMAN_NOTE = "given_human_note"  # the conditional fit's note, joined into notes
+JOINT_CI = "Wald, prompt-clustered sandwich (CR1, statsmodels' small-sample factor)"

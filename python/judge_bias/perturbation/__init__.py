@@ -1,0 +1,2 @@
+"""Perturbation (CALM) biases (mart models/marts/perturbation/perturbation_bias):
+``calm``, the robustness, consistency and error rates with their item bootstrap."""

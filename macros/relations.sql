@@ -19,10 +19,15 @@
 
 {% macro input_rows_read(kind) -%}
     {#- The rows read of an input kind, for input_row_counts: on the relation route a
-        plain count(*) of the relation itself (so that the loader's rows reconcile
-        with it), else the rows of the loader's table (the file's records). -#}
+        plain count(*) of the relation itself (stg_inputs__relation_counts), so that
+        the loader's rows reconcile with it; else the rows of the loader's table (the
+        file's records). -#}
     {%- if kind in input_relation_kinds() -%}
-        (select count(*) from {{ source('judge_bias_inputs', kind) }})
+        (
+            select relation.rows_in_relation
+            from {{ ref('stg_inputs__relation_counts') }} as relation
+            where relation.source = '{{ kind }}'
+        )
     {%- else -%}
         (select count(*) from {{ input_table(kind) }})
     {%- endif -%}

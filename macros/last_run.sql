@@ -22,8 +22,8 @@
             '{{ flags.WHICH }}' as command,
             cast('{{ run_started_at.isoformat() }}' as {{ timestamp_tz_type() }}) as started_at,
             '{{ data_dir | replace("'", "''") }}' as data_dir,
-            '{{ relations | join(",") }}' as input_relations,
-            '{{ tojson(cli_vars, sort_keys=true) | replace("'", "''") }}' as dbt_vars
+            {{ sql_string(relations | join(',')) }} as input_relations,
+            {{ sql_string(tojson(cli_vars, sort_keys=true)) }} as dbt_vars
     {%- else -%}
         select 1
     {%- endif %}

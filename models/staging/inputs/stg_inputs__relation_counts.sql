@@ -1,7 +1,8 @@
 -- The relation route (docs/dbt-package.md): a plain count(*) of each relation the
 -- loaders read, taken apart from them; input_row_counts reports it as rows_read, so
 -- the rows the loader kept must reconcile with the relation itself. No row on the
--- file route.
+-- file route. DuckDB only, as the loaders (on Spark the inputs are files).
+{{ config(enabled=target.type != 'spark') }}
 {% set kinds = input_relation_kinds() %}
 with
 

@@ -33,10 +33,28 @@ from judge_bias.warehouse.plain_dbt import publish_after_dbt
 from tests.conftest import DEMO_DIR
 from tests.warehouse_compare import assert_same_warehouse, table_names
 
-# what differs between two builds whatever the route: the dbt invocation record
-NOT_COMPARED = {"dbt_last_run"}
+# what differs between two builds whatever the route: the dbt invocation record; and
+# what the relation route has of its own: a count(*) of each relation
+NOT_COMPARED = {"dbt_last_run", "stg_inputs__relation_counts"}
 # the path of the file, or the name of the relation, each input row came from
 SOURCE_COLUMNS = {"source_file", "_source_file"}
+
+
+def _input_text_columns(db: Path) -> set[str]:
+    """The columns that repeat an input value's text as given (the loaders' tables,
+    *_input): a typed column's text is DuckDB's (DOUBLE 6 is '6.0' where the file has
+    '6'); every value computed from them is compared."""
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.execute(
+            "select table_name, column_name from information_schema.columns "
+            "where table_schema = 'main'"
+        ).fetchall()
+    return {
+        column
+        for table, column in rows
+        if (table.startswith("base_inputs__") and not column.startswith("_"))
+        or column.endswith("_input")
+    }
 
 
 def _write(folder: Path, files: dict[str, str]) -> None:
@@ -135,9 +153,24 @@ def test_consumer_project_builds_the_same_marts(consumer: Path, demo_build: Buil
     with duckdb.connect(str(demo_build.db_path), read_only=True) as con:
         standalone = table_names(con)
     assert ours == standalone
+    typed_text = _input_text_columns(db)
+    assert typed_text >= {"p_first", "score", "p_first_input", "score_input"}
     assert_same_warehouse(
-        demo_build.db_path, db, sorted(standalone - NOT_COMPARED), drop_columns=SOURCE_COLUMNS
+        demo_build.db_path,
+        db,
+        sorted(standalone - NOT_COMPARED),
+        drop_columns=SOURCE_COLUMNS | typed_text,
     )
+    # the relations' own count(*), which input_row_counts.rows_read reports
+    with duckdb.connect(str(db), read_only=True) as con:
+        counted = dict(con.execute("select * from stg_inputs__relation_counts").fetchall())
+        read = dict(con.execute("select source, rows_read from input_row_counts").fetchall())
+        names = {k: "llm_judge_ratings" if k == "judge_ratings" else k for k in KINDS}
+        plain = {
+            kind: con.execute(f"select count(*) from raw_evals.{name}").fetchall()[0][0]
+            for kind, name in names.items()
+        }
+    assert counted == read == plain
 
 
 def test_validate_publish_snapshots_our_marts_only(consumer: Path, demo_build: BuildResult) -> None:

@@ -172,3 +172,20 @@ def test_kinds_not_listed_are_absent_and_files_are_not_read(tmp_path: Path) -> N
     assert set(KINDS["prompts"].columns) <= set(empty.columns)
     read = load_kind(con, "judge_ratings", _reader(con, "ratings"), "judge_ratings", "x", None)
     assert len(read.fetchall()) == len(ROWS)
+
+
+@pytest.mark.parametrize(
+    ("source_file", "name"),
+    [
+        ("/data/judge_ratings.csv", "judge_ratings.csv"),
+        ('"evals"."main"."ratings"', 'judge_ratings from "evals"."main"."ratings"'),
+        (
+            "read_parquet('/lake/r/*.parquet')",
+            "judge_ratings from read_parquet('/lake/r/*.parquet')",
+        ),
+    ],
+)
+def test_the_build_summary_names_the_relation(source_file: str, name: str) -> None:
+    from judge_bias.inputs.summary import FileCounts
+
+    assert FileCounts("judge_ratings", source_file, 1, 1, 0, 0.0, 0.01, 0.5).name == name

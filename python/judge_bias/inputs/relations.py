@@ -63,7 +63,7 @@ def relation_kinds(value: object) -> tuple[str, ...]:
         elif text.lower() == ALL:
             return tuple(KINDS)
         else:
-            value = [part for part in text.split(",")]
+            value = text.split(",")
     if not isinstance(value, Iterable):
         raise InputError(f"{KINDS_VAR}: {value!r} is neither 'all' nor a list of input kinds")
     kinds = [str(k).strip() for k in value if str(k).strip()]
@@ -81,11 +81,6 @@ def relation_kinds(value: object) -> tuple[str, ...]:
             "(the kinds not listed are absent: a build reads its inputs from relations or files)"
         )
     return tuple(k for k in KINDS if k in kinds)
-
-
-def reads_relation(value: object, kind: str) -> bool:
-    """Whether ``kind`` comes from the source judge_bias_inputs (the var's value given)."""
-    return kind in relation_kinds(value)
 
 
 def relation_name(relation: duckdb.DuckDBPyRelation) -> str:
@@ -117,7 +112,7 @@ def load_relation(
             f"judge_bias_input_location) at it, or leave {kind} out of {KINDS_VAR}"
         ) from exc
     spec = KINDS[kind]
-    mapping = _map_columns(f"{label} ({name})", spec, columns)  # type: ignore[arg-type]
+    mapping = _map_columns(f"{label} ({name})", spec, columns)
     # numbered in scan order: a temp table keeps the order rows are inserted in
     # (DuckDB preserves insertion order), and its rowid counts them from 0
     tmp = f"_jb_relation_{kind}"

@@ -9,14 +9,17 @@ the data folder (relative to the current folder, as --data is), never passed twi
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml  # type: ignore[import-untyped]  # a dependency of dbt-core
-
 from judge_bias.inputs.relations import KINDS_VAR, relation_kinds
+
+# PyYAML, the YAML reader of dbt-core (a dependency), which reads --vars the same way;
+# imported by name: no type stubs are installed for it
+yaml: Any = importlib.import_module("yaml")
 
 
 class VarsError(ValueError):

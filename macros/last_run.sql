@@ -2,16 +2,28 @@
     {#- on-run-start hook: one row naming this dbt invocation, replaced by every
         command that rebuilds tables. judge-bias stores the invocation id in its
         validation record, so a record older than the warehouse's tables (a
-        plain `dbt build` after the last validation) is detected as stale. -#}
+        plain `dbt build` after the last validation) is detected as stale; with the
+        data folder (empty on the relation route), the input kinds read from
+        relations and the command line's dbt vars (JSON), which the validation
+        record repeats. -#}
     {%- if execute and flags.WHICH in ('build', 'run', 'seed', 'snapshot') -%}
         {%- set loader = graph.nodes.get('model.judge_bias.base_inputs__judge_ratings', {}) -%}
-        {%- set data_dir = (loader.get('config', {}).get('data_dir') or '') | string -%}
+        {%- set relations = input_relation_kinds() -%}
+        {#- the relation route reads no data folder -#}
+        {%- set data_dir = '' if relations else (loader.get('config', {}).get('data_dir') or '') | string -%}
+        {#- the command line's vars but data_dir (recorded above) -#}
+        {%- set cli_vars = {} -%}
+        {%- for name, value in (invocation_args_dict.get('vars') or {}).items() if name != 'data_dir' -%}
+            {%- do cli_vars.update({name: value}) -%}
+        {%- endfor -%}
         {{ create_or_replace_table_as(target.schema ~ '.dbt_last_run') }}
         select
             '{{ invocation_id }}' as invocation_id,
             '{{ flags.WHICH }}' as command,
             cast('{{ run_started_at.isoformat() }}' as {{ timestamp_tz_type() }}) as started_at,
-            '{{ data_dir | replace("'", "''") }}' as data_dir
+            '{{ data_dir | replace("'", "''") }}' as data_dir,
+            {{ sql_string(relations | join(',')) }} as input_relations,
+            {{ sql_string(tojson(cli_vars, sort_keys=true)) }} as dbt_vars
     {%- else -%}
         select 1
     {%- endif %}

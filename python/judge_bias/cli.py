@@ -96,11 +96,21 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
-    data = args.data
-    if data is None:
+    from judge_bias.warehouse.dbt_vars import input_relations, parse_vars, split_data_dir
+
+    dbt_vars = parse_vars(args.vars)
+    data, rest = split_data_dir(args.data, dbt_vars)
+    if data is None and not input_relations(rest):
         data = str(build_mod.PROJECT_DIR / build_mod.DEFAULT_DATA)
         print(f"no --data given: building the embedded demo data ({data})", flush=True)
-    result = build_mod.build(data, args.db, bi_path=args.bi, debug=args.debug, engine=args.engine)
+    result = build_mod.build(
+        data, args.db, bi_path=args.bi, debug=args.debug, engine=args.engine, dbt_vars=rest
+    )
+    _print_outcome(result)
+    return EXIT_OK
+
+
+def _print_outcome(result: build_mod.BuildResult) -> None:
     print(result.validation.summary())
     for warning in result.warnings:
         print(f"warning: {warning}")
@@ -111,7 +121,6 @@ def _cmd_build(args: argparse.Namespace) -> int:
     print(f"warehouse: {result.db_path} (schema main: fct_judge_ratings, bias_estimates, ...)")
     print(f"BI snapshot (validated marts, open it read-only): {result.bi_path}")
     print(format_summary(result.inputs))
-    return EXIT_OK
 
 
 def _existing_db(db: str) -> Path:
@@ -127,6 +136,12 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     from judge_bias.warehouse.provenance import write_validation_record
     from judge_bias.warehouse.validation import validate
 
+    if args.publish:
+        from judge_bias.warehouse.plain_dbt import publish_after_dbt
+
+        target = Path(args.target_path) / "manifest.json" if args.target_path else None
+        _print_outcome(publish_after_dbt(_existing_db(args.db), args.bi, target))
+        return EXIT_OK
     db = _existing_db(args.db)
     report = validate(db)
     data_dir = report.data_dir
@@ -295,12 +310,28 @@ def parser() -> argparse.ArgumentParser:
         "--engine", choices=["duckdb", "spark"], default="duckdb",
         help="spark: row-level models on local Spark, fits on DuckDB (docs/spark.md)",
     )  # fmt: skip
+    s.add_argument(
+        "--vars", default=None,
+        help="dbt vars, YAML or JSON as dbt build --vars takes them (e.g. '{ci_level: 0.95}'): "
+        "given to dbt and to the input checks (docs/dbt-package.md)",
+    )  # fmt: skip
     s.set_defaults(func=_cmd_build)
 
     s = sub.add_parser("validate", **common, help="run the validation suites on a built warehouse")
     s.add_argument(
         "--db", default=str(build_mod.PROJECT_DIR / build_mod.DEFAULT_DB),
         help="the warehouse to validate; default: warehouse/judge_bias.duckdb",
+    )  # fmt: skip
+    s.add_argument(
+        "--publish", action="store_true",
+        help="after a plain dbt build: the build record, the validation record and, when "
+        "it passes, the BI snapshot, as judge-bias build writes them (docs/dbt-package.md)",
+    )  # fmt: skip
+    s.add_argument("--bi", default=None, help="with --publish: the BI snapshot's path")
+    s.add_argument(
+        "--target-path", default=None,
+        help="with --publish: dbt's target folder of that build (its manifest.json); "
+        "default: the project's target/",
     )  # fmt: skip
     s.set_defaults(func=_cmd_validate)
 

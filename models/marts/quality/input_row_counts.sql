@@ -1,4 +1,5 @@
--- Per input file: rows read, accepted and rejected; read = accepted + rejected.
+-- Per input file (or relation): rows read, accepted and rejected; read = accepted +
+-- rejected. On the relation route rows_read is a count(*) of the relation itself.
 -- The rejected share and the gates' thresholds (dbt vars) sit beside the counts,
 -- so the validation suite checks each file against them.
 {% set checked = checked_inputs() %}
@@ -9,7 +10,7 @@ with
         select
             '{{ source }}' as source,
             (select any_value(base._source_file) from {{ input_table(source) }} as base) as source_file,
-            (select count(*) from {{ input_table(source) }}) as rows_read,
+            {{ input_rows_read(source) }} as rows_read,
             count(*) filter (where reject_code is null) as rows_accepted,
             count(*) filter (where reject_code is not null) as rows_rejected
         from {{ ref(model) }}

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from judge_bias.checks.settings import DEFAULT_POLICY, SEVERITIES
+from judge_bias.errors import InputError
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,7 @@ def load_policy(path: str | Path | None) -> Policy:
         data = yaml.safe_load(p.read_text(encoding="utf-8"))
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ValueError(f"--policy {path}: not valid YAML ({first})") from None
+        raise InputError(f"--policy {path}: not valid YAML ({first})") from None
     return parse_policy(data, str(path))
 
 
@@ -41,20 +42,20 @@ def parse_policy(data: object, source: str) -> Policy:
     from judge_bias.checks.rules import RULES
 
     if not isinstance(data, dict):
-        raise ValueError(f"{source}: a policy is a mapping with `rules` (and `judges`)")
+        raise InputError(f"{source}: a policy is a mapping with `rules` (and `judges`)")
     unknown = set(data) - {"rules", "judges"}
     if unknown:
-        raise ValueError(f"{source}: unknown key(s) {', '.join(sorted(unknown))}; "
+        raise InputError(f"{source}: unknown key(s) {', '.join(sorted(unknown))}; "
                          "use rules and judges")  # fmt: skip
     judges = data.get("judges") or []
     if not isinstance(judges, list) or not all(isinstance(j, str) for j in judges):
-        raise ValueError(f"{source}: judges must be a list of judge names")
+        raise InputError(f"{source}: judges must be a list of judge names")
     rules = data.get("rules") or {}
     if not isinstance(rules, dict):
-        raise ValueError(f"{source}: rules must be a mapping of rule name to options")
+        raise InputError(f"{source}: rules must be a mapping of rule name to options")
     for name, options in rules.items():
         if name not in RULES:
-            raise ValueError(f"{source}: unknown rule {name!r}; rules: {', '.join(sorted(RULES))}")
+            raise InputError(f"{source}: unknown rule {name!r}; rules: {', '.join(sorted(RULES))}")
         RULES[name].validate(options if options is not None else {}, f"{source}: {name}")
     clean = {name: (options if options is not None else {}) for name, options in rules.items()}
     return Policy(rules=clean, judges=tuple(judges), source=source)
@@ -68,19 +69,19 @@ def check_options(
     if isinstance(options, list) and list in (allowed.get("items"),):
         return {"items": options}
     if not isinstance(options, dict):
-        raise ValueError(f"{where}: options must be a mapping")
+        raise InputError(f"{where}: options must be a mapping")
     allowed = {**allowed, "severity": str}
     for key, value in options.items():
         if key not in allowed:
-            raise ValueError(f"{where}: unknown option {key!r}; options: "
+            raise InputError(f"{where}: unknown option {key!r}; options: "
                              f"{', '.join(sorted(allowed))}")  # fmt: skip
         types = allowed[key]
         if isinstance(value, bool) and bool not in (
             types if isinstance(types, tuple) else (types,)
         ):
-            raise ValueError(f"{where}: {key} must not be true/false")
+            raise InputError(f"{where}: {key} must not be true/false")
         if not isinstance(value, types):
-            raise ValueError(f"{where}: {key} has the wrong type ({value!r})")
+            raise InputError(f"{where}: {key} has the wrong type ({value!r})")
     if options.get("severity", "error") not in SEVERITIES:
-        raise ValueError(f"{where}: severity must be one of {', '.join(SEVERITIES)}")
+        raise InputError(f"{where}: severity must be one of {', '.join(SEVERITIES)}")
     return options

@@ -14,6 +14,7 @@ import pandas as pd
 
 from judge_bias.checks import settings as s
 from judge_bias.checks.policy import Policy, check_options
+from judge_bias.errors import InputError
 
 NUMBER = (int, float)
 
@@ -49,7 +50,7 @@ class RuleSpec:
             check_options(item, f"{where} item", COMPARISON_ITEM)
             for key in ("better", "worse"):
                 if key not in item:
-                    raise ValueError(f"{where}: each pair needs `better` and `worse`")
+                    raise InputError(f"{where}: each pair needs `better` and `worse`")
 
 
 RULES: dict[str, RuleSpec] = {}
@@ -262,7 +263,7 @@ def comparisons(con, options, policy) -> list[Result]:
         limit = float(item.get("min_difference", 0.0))
         adjustment = item.get("adjustment", "none")
         if adjustment not in ADJUSTED:
-            raise ValueError(f"comparisons: adjustment must be one of {', '.join(ADJUSTED)}")
+            raise InputError(f"comparisons: adjustment must be one of {', '.join(ADJUSTED)}")
         subject = f"{better} > {worse} ({judge}, {dim})"
         a, b = sorted((better, worse))
         row = frame[(frame["judge"] == judge) & (frame["dimension"] == dim)

@@ -13,6 +13,7 @@ from judge_bias.doctor import budget, settings
 from judge_bias.doctor.columns import Column, as_number, is_scored, profile
 from judge_bias.doctor.formats import Format, detect
 from judge_bias.doctor.sample import Sample, read_sample
+from judge_bias.errors import InputError
 from judge_bias.inputs.importers import IMPORTERS
 from judge_bias.inputs.importers._records import get_path
 
@@ -239,7 +240,7 @@ def diagnose(path: str | Path) -> Diagnosis:
     fmt = detect(sample)
     columns = profile(sample.records)
     if sample.records and not columns:
-        raise ValueError(f"{path}: records without fields: nothing to profile")
+        raise InputError(f"{path}: records without fields: nothing to profile")
     holds = infer_holds(columns, sample, fmt)
     judge, model = _first(columns, "judge"), _first(columns, "model")
     n_judges = judge.n_distinct if judge else (1 if holds["judge_scores"] else 0)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from judge_bias.doctor import settings
+from judge_bias.errors import InputError
 from judge_bias.inputs.encoding import describe_bytes
 from judge_bias.inputs.importers._records import file_kind, iter_records, parquet_rows
 
@@ -57,7 +58,7 @@ def read_sample(path: str | Path, limit: int | None = None) -> Sample:
         raise FileNotFoundError(f"{path}: no such file")
     size = path.stat().st_size
     if size == 0:
-        raise ValueError(f"{path}: an empty file (0 bytes): nothing to profile")
+        raise InputError(f"{path}: an empty file (0 bytes): nothing to profile")
     with path.open("rb") as fh:
         head = fh.read(4096)
     if head.startswith(b"PK\x03\x04"):
@@ -65,7 +66,7 @@ def read_sample(path: str | Path, limit: int | None = None) -> Sample:
     kind = file_kind(path)
     what = describe_bytes(head)
     if kind != "parquet" and what and not path.name.lower().endswith(".gz"):
-        raise ValueError(f"{path}: not a CSV, JSON, JSON lines or Parquet file: it is {what}")
+        raise InputError(f"{path}: not a CSV, JSON, JSON lines or Parquet file: it is {what}")
     if kind == "json":
         return _json_sample(path, size, limit)
     records: list[dict] = []
@@ -82,22 +83,22 @@ def read_sample(path: str | Path, limit: int | None = None) -> Sample:
 
 def _json_sample(path: Path, size: int, limit: int) -> Sample:
     if size > settings.MAX_JSON_DOCUMENT_BYTES:
-        raise ValueError(
+        raise InputError(
             f"{path}: a JSON document of {size >> 20} MB, above the doctor's "
             f"{settings.MAX_JSON_DOCUMENT_BYTES >> 20} MB: give it as JSON lines"
         )
     try:
         data = json.loads(path.read_text(encoding="utf-8-sig"))
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not JSON text: not UTF-8 ({exc.reason})") from exc
+        raise InputError(f"{path}: not JSON text: not UTF-8 ({exc.reason})") from exc
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not JSON ({exc})") from exc
+        raise InputError(f"{path}: not JSON ({exc})") from exc
     top = tuple(map(str, data)) if isinstance(data, dict) else ()
     where, n = _largest_list(data)
     if n < 0:
         records = [data] if isinstance(data, dict) else []
         if not isinstance(data, dict | list):
-            raise ValueError(f"{path}: a JSON {type(data).__name__}, not records")
+            raise InputError(f"{path}: a JSON {type(data).__name__}, not records")
         return Sample(path, "json", records, len(records), "", top)
     value: object = data
     for part in where.split(".") if where else []:
@@ -111,5 +112,5 @@ def _zip_sample(path: Path) -> Sample:
         with zipfile.ZipFile(path) as archive:
             names = tuple(archive.namelist())
     except zipfile.BadZipFile as exc:
-        raise ValueError(f"{path}: a damaged zip archive ({exc})") from exc
+        raise InputError(f"{path}: a damaged zip archive ({exc})") from exc
     return Sample(path, "zip", [], 0, zip_names=names)

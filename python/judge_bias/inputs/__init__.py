@@ -4,10 +4,21 @@
 - ``csv_records``: the RFC 4180 reader (record numbers, bad records kept with their text).
 - ``encoding``: what a file that is not UTF-8 CSV looks like (UTF-16, gzip, zip, binary).
 - ``loading``: the dbt loaders' entry point (``load_input``) and ``check_inputs`` warnings.
+- ``relations``: the relation route (``load_kind``): input kinds read from the dbt source
+  ``judge_bias_inputs`` (tables, views, attached databases, globs) as the files are read.
 - ``summary``: the per-file read/accepted/rejected summary printed after a build.
 - ``writer``: the one CSV writer of contract files (importers and the simulator).
 - ``importers``: ``judge-bias import <format>`` for AlpacaEval, LLMBar, JUDGE-BENCH,
   MT-Bench, Inspect logs, HiBayes, Play Favorites and self-recognition data.
 """
 
-__all__ = ["contract", "csv_records", "encoding", "importers", "loading", "summary", "writer"]
+__all__ = [
+    "contract",
+    "csv_records",
+    "encoding",
+    "importers",
+    "loading",
+    "relations",
+    "summary",
+    "writer",
+]

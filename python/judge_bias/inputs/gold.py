@@ -28,6 +28,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from judge_bias.errors import InputError
 from judge_bias.inputs.contract import KINDS
 from judge_bias.inputs.importers._records import iter_records
 from judge_bias.inputs.writer import csv_text, write_contract_file
@@ -125,10 +126,10 @@ def join_gold(
     ratings_col = ratings_col or gold_col
     ratings_path = out / "judge_ratings.csv"
     if not ratings_path.is_file():
-        raise ValueError(f"--gold: the import wrote no judge_ratings.csv in {out} to join to")
+        raise InputError(f"--gold: the import wrote no judge_ratings.csv in {out} to join to")
     header, ratings = _read_csv(ratings_path)
     if ratings_col not in header:
-        raise ValueError(
+        raise InputError(
             f"--gold-id {gold_id}: judge_ratings.csv has no column {ratings_col!r} "
             f"(its columns: {', '.join(header)})"
         )
@@ -149,7 +150,7 @@ def join_gold(
             have = set(record)
             missing = [c for c in (gold_col, label) if c not in have]
             if missing:
-                raise ValueError(
+                raise InputError(
                     f"{gold}: no column {' or '.join(map(repr, missing))} "
                     f"(its columns: {', '.join(map(str, record))}); "
                     "give --gold-id COLUMN and --gold-label COLUMN"
@@ -175,7 +176,7 @@ def join_gold(
         ):
             distinct = {tuple(k[i] for i in index) for k in found}
             if len(distinct) > 1:
-                raise ValueError(
+                raise InputError(
                     f"{gold}: id {gid!r} (row {number}) names judge ratings of {len(distinct)} "
                     f"{what}; add a {column} column to the gold file or join on an id that "
                     "names one"
@@ -186,7 +187,7 @@ def join_gold(
         if key in labels:
             previous, row, _ = labels[key]
             if not _same(previous, value):
-                raise ValueError(
+                raise InputError(
                     f"{gold}: id {gid!r} has two different labels, {previous!r} (row {row}) "
                     f"and {value!r} (row {number})"
                 )
@@ -195,7 +196,7 @@ def join_gold(
         labels[key] = (value, number, gid)
     if not labels:
         example = next(iter(targets), "none")
-        raise ValueError(
+        raise InputError(
             f"{gold}: no id in column {gold_col!r} matches judge_ratings.{ratings_col} "
             f"({n_rows:,} gold rows; gold ids e.g. {', '.join(unmatched) or 'none'}; "
             f"rating ids e.g. {example})"

@@ -93,8 +93,9 @@ def _empty_relation(con: duckdb.DuckDBPyConnection, spec: InputKind) -> duckdb.D
     return con.sql(f"select {', '.join(cols)} where false")
 
 
-def map_columns(path: Path, spec: InputKind, file_columns: list[str]) -> dict[str, str]:
-    """Map contract column -> file column (case and whitespace insensitive)."""
+def map_columns(path: Path | str, spec: InputKind, file_columns: list[str]) -> dict[str, str]:
+    """Map contract column -> file column (case and whitespace insensitive); ``path``
+    names the file (or the relation) in the errors."""
     canonical: dict[str, str] = {}
     for position, col in enumerate(file_columns, start=1):
         norm = col.strip().lstrip("\ufeff").lower()

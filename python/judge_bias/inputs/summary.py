@@ -78,7 +78,12 @@ class FileCounts:
 
     @property
     def name(self) -> str:
-        return Path(self.source_file).name if self.source_file else self.source
+        if not self.source_file:
+            return self.source
+        if self.source_file.startswith('"') or "(" in self.source_file:
+            # a relation or a DuckDB table function (the relation route, docs/dbt-package.md)
+            return f"{self.source} from {self.source_file}"
+        return Path(self.source_file).name
 
     @property
     def all_rejected(self) -> bool:

@@ -1,10 +1,12 @@
 """Running the warehouse: the build, its validation, its record and its published snapshot.
 
 - ``build``: ``judge-bias build`` (dbt build, atomic publish, exit codes, summaries).
+- ``dbt_vars``: ``judge-bias build --vars``, read as dbt reads them, for dbt and the pre-flight.
+- ``plain_dbt``: ``judge-bias validate --publish``, the end of a build for a plain dbt build.
 - ``validation``: Great Expectations suites over the marts, and the reason codes.
 - ``provenance``: the build and validation records and the warehouse status.
 - ``snapshot``: the BI snapshot (warehouse/bi.duckdb) published only after validation.
 - ``locks``: the DuckDB file lock, named when another process holds it.
 """
 
-__all__ = ["build", "locks", "provenance", "snapshot", "validation"]
+__all__ = ["build", "dbt_vars", "locks", "plain_dbt", "provenance", "snapshot", "validation"]

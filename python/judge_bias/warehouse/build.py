@@ -13,14 +13,16 @@ import subprocess
 import sys
 import time
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
 from judge_bias.inputs import loading
 from judge_bias.inputs.summary import FileCounts, gate_failures, summarise_inputs
+from judge_bias.warehouse.dbt_vars import VarsError, dbt_args, input_relations, split_data_dir
 from judge_bias.warehouse.glm_fit_status import glm_fit_summary_of
 from judge_bias.warehouse.locks import lock_message
 from judge_bias.warehouse.provenance import (
@@ -216,11 +218,13 @@ def run_dbt(
     quiet: bool = False,
     capture: bool = False,
     debug: bool = False,
+    dbt_vars: Mapping[str, Any] | None = None,
 ) -> None:
     """Run one dbt command in the project, its progress on the terminal (``capture``:
-    nothing on the terminal; ``debug``: also the details of failures); raise
-    dbt_failure(...) when it fails."""
+    nothing on the terminal; ``debug``: also the details of failures; ``dbt_vars``:
+    its --vars); raise dbt_failure(...) when it fails."""
     cmd = [str(Path(sys.executable).with_name("dbt")), *(["--quiet"] if quiet else []), *args]
+    cmd += dbt_args(dbt_vars or {})
     if db_path.resolve() != (PROJECT_DIR / DEFAULT_DB).resolve():
         # Keep a side warehouse's dbt artefacts beside it, not in the project's target/.
         target = target_dir(db_path)
@@ -301,23 +305,52 @@ def validation_failure(report: ValidationReport, inputs: list[FileCounts]) -> st
     return f"{len(report.failures)} critical failures; first: {first}"
 
 
+def preflight(data: Path | None, dbt_vars: Mapping[str, Any]) -> list[str]:
+    """The checks before dbt runs: the data folder's files (read with the csv_dialects
+    var), or on the relation route (judge_bias_input_relations) the var itself; the
+    loaders check the relations as the build's first step. Returns the warnings."""
+    input_relations(dbt_vars)
+    if data is None:
+        return []
+    return list(loading.check_inputs(data, dbt_vars.get("csv_dialects")))
+
+
 def build(
-    data_dir: str | Path,
+    data_dir: str | Path | None,
     db_path: str | Path | None = None,
     quiet: bool = False,
     bi_path: str | Path | None = None,
     debug: bool = False,
     engine: str = "duckdb",
+    dbt_vars: Mapping[str, Any] | None = None,
 ) -> BuildResult:
     """Check the input folder, dbt build on ``data_dir`` into ``db_path``, the
     validation suites, then, only when they pass, the BI snapshot. ``engine``
     "spark": the row-level models on a local Spark first (spark_stage), the rest
-    on DuckDB; the same warehouse, validation and snapshot follow.
+    on DuckDB; the same warehouse, validation and snapshot follow. ``dbt_vars``:
+    given to every dbt command and to the pre-flight (judge_bias.warehouse.dbt_vars);
+    with judge_bias_input_relations among them the inputs are relations and
+    ``data_dir`` is None.
 
     A failure at any stage (an exception) or a kill keeps the previous validation
     record and BI snapshot; the build record beside the warehouse says the stage
     reached and the outcome."""
-    data = Path(data_dir).resolve()
+    data_dir, extra = split_data_dir(data_dir, dbt_vars or {})
+    if input_relations(extra):
+        if data_dir is not None:
+            raise VarsError(
+                "--data and judge_bias_input_relations: the relation route reads no data "
+                "folder; give one of them"
+            )
+        if engine == "spark":
+            raise VarsError("the relation route (judge_bias_input_relations) runs on DuckDB only")
+        data = None
+    elif data_dir is None:
+        raise VarsError("no data folder: give --data DIR (or judge_bias_input_relations)")
+    else:
+        data = Path(data_dir).resolve()
+    if extra and engine == "spark":
+        raise VarsError("--vars is given to the DuckDB engine's dbt only; leave out --engine spark")
     db = Path(db_path).resolve() if db_path else (PROJECT_DIR / DEFAULT_DB)
     bi = Path(bi_path).resolve() if bi_path else default_bi_path(db)
     if other := running_build(db):
@@ -329,13 +362,14 @@ def build(
     record = BuildRecord(db, data, bi)
     record.write()
     try:
-        record.warnings = list(loading.check_inputs(data))
+        record.warnings = preflight(data, extra)
         for warning in record.warnings:  # now, and again in the CLI's closing summary
             print(f"warning: {warning}", flush=True)
         remove_stale_tmp(bi)
         _check_not_locked(db)
         record.reach("dbt build")
         if engine == "spark":
+            assert data is not None
             # stage 1 on Spark, then the rest of the DAG on DuckDB (docs/spark.md)
             built = spark_stage(data, db, quiet=quiet)
             run_dbt(["build", "--exclude", *built], db, data, quiet=quiet, debug=debug)
@@ -345,7 +379,7 @@ def build(
             # (tests/test_build_outcome.py)
             cautious = ["--indirect-selection", "cautious"]
             first = ["build", "--select", *GATE_SELECTION, *cautious]
-            run_dbt(first, db, data, quiet=quiet, debug=debug)
+            run_dbt(first, db, data, quiet=quiet, debug=debug, dbt_vars=extra)
             results = target_dir(db) / "run_results.json"
             shutil.copyfile(results, results.with_name(GATE_RESULTS))
             record.reach("input gates")
@@ -362,25 +396,41 @@ def build(
                 print("input gates passed: building the rest", flush=True)
             record.reach("dbt build")
             rest = ["build", "--exclude", *GATE_SELECTION, *cautious]
-            run_dbt(rest, db, data, quiet=quiet, debug=debug)
-        # a GLM fit that raised or fails its diagnostics is a row of glm_fits, not a
-        # dbt failure: name it here, and again in the CLI's closing summary
-        for line in glm_fit_summary_of(db):
-            record.warnings.append(line)
-            print(f"warning: {line}", flush=True)
-        record.reach("validation")
-        report = validate(db)
-        inputs = summarise_inputs(db)
-        if not report.success:
-            write_validation_record(db, data, report, None)
-            record.finish(VALIDATION_FAILED, validation_failure(report, inputs))
-            return BuildResult(db, report, None, inputs, record.warnings)
-        record.reach("publishing")
-        validated = validation_record(db, data, report, bi)
-        published = publish_snapshot(db, bi, mart_docs(target_dir(db) / "manifest.json"), validated)
-        write_validation_record(db, data, report, published)
-        record.finish(OK)
-        return BuildResult(db, report, published, inputs, record.warnings)
+            run_dbt(rest, db, data, quiet=quiet, debug=debug, dbt_vars=extra)
+        return validate_and_publish(db, data, bi, record, target_dir(db) / "manifest.json")
     except BaseException as exc:
         record.finish(FAILED, " ".join(str(exc).split()) or type(exc).__name__)
         raise
+
+
+def validate_and_publish(
+    db: Path,
+    data: Path | None,
+    bi: Path,
+    record: BuildRecord,
+    manifest: Path,
+    validated_by: str = "judge-bias build",
+) -> BuildResult:
+    """The end of every route to a published warehouse (judge-bias build, and
+    judge-bias validate --publish after a plain dbt build): the GLM fit warnings,
+    the validation suites and their record, then, only when they pass, the BI
+    snapshot (marts and docs from dbt's ``manifest``); ``record`` says how far it
+    got."""
+    # a GLM fit that raised or fails its diagnostics is a row of glm_fits, not a
+    # dbt failure: name it here, and again in the CLI's closing summary
+    for line in glm_fit_summary_of(db):
+        record.warnings.append(line)
+        print(f"warning: {line}", flush=True)
+    record.reach("validation")
+    report = validate(db)
+    inputs = summarise_inputs(db)
+    if not report.success:
+        write_validation_record(db, data, report, None, validated_by)
+        record.finish(VALIDATION_FAILED, validation_failure(report, inputs))
+        return BuildResult(db, report, None, inputs, record.warnings)
+    record.reach("publishing")
+    validated = validation_record(db, data, report, bi, validated_by)
+    published = publish_snapshot(db, bi, mart_docs(manifest), validated)
+    write_validation_record(db, data, report, published, validated_by)
+    record.finish(OK)
+    return BuildResult(db, report, published, inputs, record.warnings)

@@ -93,7 +93,10 @@ def validation_record(
         "validated_by": validated_by,
         "database": str(db_path),
         "data_dir": str(data_dir) if data_dir else None,
+        # the relation route (docs/dbt-package.md): the input kinds read from relations
+        "input_relations": report.input_relations.split(",") if report.input_relations else [],
         "dbt_invocation_id": report.dbt_invocation_id,
+        "dbt_vars": _json_or_none(report.dbt_vars),
         "success": report.success,
         "expectations": len(report.findings),
         "expectations_met": sum(f.success for f in report.findings),
@@ -101,6 +104,14 @@ def validation_record(
         "warnings": [f.describe() for f in report.warnings],
         "bi_snapshot": str(bi_path) if bi_path else None,
     }
+
+
+def _json_or_none(text: str | None) -> Any:
+    """The command line's dbt vars as recorded by dbt's on-run-start hook (JSON text)."""
+    try:
+        return json.loads(text) if text else None
+    except json.JSONDecodeError:
+        return text
 
 
 def read_validation_record(db_path: str | Path) -> dict[str, Any] | None:
@@ -176,7 +187,7 @@ class BuildRecord:
     """The record of one judge-bias build, rewritten at each stage."""
 
     db_path: Path
-    data_dir: Path
+    data_dir: Path | None  # None on the relation route
     bi_path: Path | None = None
     build_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     started_at: str = field(default_factory=_now)
@@ -197,7 +208,7 @@ class BuildRecord:
                 "finished_at": _now() if finished else None,
                 "pid": pid,
                 "pid_started": _process_start(pid),
-                "data_dir": str(self.data_dir),
+                "data_dir": str(self.data_dir) if self.data_dir else None,
                 "database": str(self.db_path),
                 "bi_snapshot": str(self.bi_path) if self.bi_path else None,
                 "message": self.message,
@@ -237,7 +248,8 @@ class WarehouseStatus:
 
 def _build_problem(rec: dict[str, Any]) -> str | None:
     state, stage = rec.get("state"), rec.get("stage")
-    when = f"started {rec.get('started_at')} on data folder {rec.get('data_dir')}"
+    where = f"data folder {rec['data_dir']}" if rec.get("data_dir") else "input relations"
+    when = f"started {rec.get('started_at')} on {where}"
     if state == RUNNING:
         pid = int(rec.get("pid") or 0)
         if pid > 0 and pid_alive(pid, rec.get("pid_started")):

@@ -39,6 +39,8 @@ from judge_bias.warehouse.provenance import SNAPSHOT_VALIDATION, pid_alive
 # client). It stores every type the marts use; a VARIANT column would fail the
 # publish ("not supported in storage versions prior to v1.5.0").
 STORAGE_VERSION = "v1.0.0"
+# the dbt project's name (dbt_project.yml), its package name in a team's project
+PACKAGE = "judge_bias"
 
 # the snapshot's one table that is not a mart, described for the BI user who sees it
 SNAPSHOT_VALIDATION_COMMENT = (
@@ -56,8 +58,9 @@ class MartDocs:
 
 
 def mart_docs(manifest_path: Path) -> dict[str, MartDocs]:
-    """The models under models/marts/ (by name, sorted) with their descriptions,
-    from dbt's manifest (doc blocks already rendered)."""
+    """The models under models/marts/ of the judge_bias project (by name, sorted) with
+    their descriptions, from dbt's manifest (doc blocks already rendered). In a team's
+    project that installs judge_bias as a dbt package, its own models are not ours."""
     manifest = json.loads(manifest_path.read_text())
     marts = {
         node["name"]: MartDocs(
@@ -65,7 +68,9 @@ def mart_docs(manifest_path: Path) -> dict[str, MartDocs]:
             {c["name"]: c.get("description") or "" for c in node.get("columns", {}).values()},
         )
         for node in manifest["nodes"].values()
-        if node["resource_type"] == "model" and node["path"].startswith("marts/")
+        if node["resource_type"] == "model"
+        and node["path"].startswith("marts/")
+        and node.get("package_name", PACKAGE) == PACKAGE
     }
     return dict(sorted(marts.items()))
 

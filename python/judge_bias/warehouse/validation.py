@@ -100,6 +100,10 @@ class ValidationReport:
     # the dbt invocation that wrote the validated tables (table dbt_last_run)
     dbt_invocation_id: str | None = None
     data_dir: str | None = None  # the data folder of that invocation
+    # that invocation's input kinds read from relations (comma-separated) and its
+    # command-line dbt vars (JSON text), both from dbt_last_run
+    input_relations: str | None = None
+    dbt_vars: str | None = None
 
     @property
     def success(self) -> bool:
@@ -436,5 +440,10 @@ def validate(
     finally:
         con.close()
     return ValidationReport(
-        findings, sampled, last_run.get("invocation_id"), last_run.get("data_dir")
+        findings,
+        sampled,
+        last_run.get("invocation_id"),
+        last_run.get("data_dir"),
+        last_run.get("input_relations"),
+        last_run.get("dbt_vars"),
     )

@@ -7,8 +7,10 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
+from judge_bias.errors import InputError
 
-class MissingExtraError(ValueError):
+
+class MissingExtraError(InputError):
     """An optional dependency is not installed (a usage error: exit 2, one line)."""
 
 

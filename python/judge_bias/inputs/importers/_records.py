@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+from judge_bias.errors import InputError
 from judge_bias.inputs.encoding import describe_bytes
 
 KINDS = ("csv", "tsv", "jsonl", "json", "parquet")
@@ -39,7 +40,7 @@ def file_kind(path: str | Path, given: str | None = None) -> str:
     path = Path(path)
     if given:
         if given not in KINDS:
-            raise ValueError(f"{path}: format {given!r} is not one of {', '.join(KINDS)}")
+            raise InputError(f"{path}: format {given!r} is not one of {', '.join(KINDS)}")
         return given
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")
@@ -69,7 +70,7 @@ def _text(path: Path) -> IO[str]:
     head = _head(path)
     what = describe_bytes(head)
     if what and not path.name.lower().endswith(".gz"):
-        raise ValueError(f"{path}: not CSV or JSON text: it is {what}")
+        raise InputError(f"{path}: not CSV or JSON text: it is {what}")
     if path.name.lower().endswith(".gz"):
         return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", newline="")
     return path.open(encoding="utf-8-sig", newline="")
@@ -99,39 +100,39 @@ def iter_records(path: str | Path, kind: str | None = None, records: str = "") -
                     try:
                         value = json.loads(line)
                     except json.JSONDecodeError as exc:
-                        raise ValueError(f"{path}:{number}: not a JSON line ({exc})") from exc
+                        raise InputError(f"{path}:{number}: not a JSON line ({exc})") from exc
                     if not isinstance(value, dict):
-                        raise ValueError(f"{path}:{number}: expected a JSON object per line")
+                        raise InputError(f"{path}:{number}: expected a JSON object per line")
                     yield value
         else:
             yield from _json_document(path, records)
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not {kind} text: not UTF-8 ({exc.reason})") from exc
+        raise InputError(f"{path}: not {kind} text: not UTF-8 ({exc.reason})") from exc
     except csv.Error as exc:
-        raise ValueError(f"{path}: not a readable CSV: {exc}") from exc
+        raise InputError(f"{path}: not a readable CSV: {exc}") from exc
 
 
 def _json_document(path: Path, records: str) -> Iterator[dict]:
     if path.stat().st_size > MAX_JSON_BYTES:
-        raise ValueError(
+        raise InputError(
             f"{path}: a JSON document over {MAX_JSON_BYTES >> 20} MB; write it as JSON lines"
         )
     with _text(path) as fh:
         try:
             data = json.load(fh)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}: not JSON ({exc})") from exc
+            raise InputError(f"{path}: not JSON ({exc})") from exc
     if records:
         data = get_path(data, records)
         if data is MISSING:
-            raise ValueError(f"{path}: no {records!r} in the JSON document")
+            raise InputError(f"{path}: no {records!r} in the JSON document")
     if isinstance(data, dict):
         data = [data]
     if not isinstance(data, list):
-        raise ValueError(f"{path}: expected a JSON list of objects (or records: its path)")
+        raise InputError(f"{path}: expected a JSON list of objects (or records: its path)")
     for number, value in enumerate(data):
         if not isinstance(value, dict):
-            raise ValueError(f"{path}: record {number} is not a JSON object")
+            raise InputError(f"{path}: record {number} is not a JSON object")
         yield value
 
 
@@ -141,7 +142,7 @@ def _parquet(path: Path) -> Iterator[dict]:
     try:
         table = pq.ParquetFile(path)
     except Exception as exc:  # pyarrow's errors name neither the file nor the format
-        raise ValueError(f"{path}: not a readable Parquet file ({exc})") from exc
+        raise InputError(f"{path}: not a readable Parquet file ({exc})") from exc
     for batch in table.iter_batches(batch_size=10_000):
         yield from batch.to_pylist()
 

@@ -42,6 +42,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+from judge_bias.errors import InputError
 from judge_bias.inputs.importers._write import read_json, report_unmapped, write_models
 from judge_bias.inputs.writer import write_contract_file
 
@@ -62,7 +63,7 @@ def read_run(path: Path) -> dict:
     if isinstance(data, dict) and "testRunData" in data:
         data = data["testRunData"]
     elif isinstance(data, dict) and "testRunLink" in data:
-        raise ValueError(
+        raise InputError(
             f"{path}: holds only a Confident AI link (testRunLink), no results: "
             "run the evaluation without Confident AI or export the test run"
         )
@@ -70,7 +71,7 @@ def read_run(path: Path) -> dict:
         isinstance(data.get("testCases"), list)
         or isinstance(data.get("conversationalTestCases"), list)
     ):
-        raise ValueError(f"{path}: not {WHAT}: expected testCases")
+        raise InputError(f"{path}: not {WHAT}: expected testCases")
     return data
 
 
@@ -102,7 +103,7 @@ def import_deepeval(
         cases = [*(run.get("testCases") or []), *(run.get("conversationalTestCases") or [])]
         for case in cases:
             if not isinstance(case, dict):
-                raise ValueError(f"{path}: not {WHAT}: a test case is not an object")
+                raise InputError(f"{path}: not {WHAT}: a test case is not an object")
             metadata = case.get("metadata") or {}
             model = str(metadata.get(key) or hyper.get(key) or "")
             text = case.get("input")

@@ -52,6 +52,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TypeGuard
 
+from judge_bias.errors import InputError
 from judge_bias.inputs.importers._write import parse_json, read_text, write_models
 from judge_bias.inputs.writer import csv_text, write_contract_file
 
@@ -84,7 +85,7 @@ def _records(path: Path) -> list[object]:
     if path.suffix == ".csv":
         reader = csv.DictReader(io.StringIO(text))
         if not {"id", "source", "name", "dataType", "value"} <= set(reader.fieldnames or []):
-            raise ValueError(f"{path}: not {WHAT}: the CSV has no id, source, name, dataType")
+            raise InputError(f"{path}: not {WHAT}: the CSV has no id, source, name, dataType")
         return [_from_csv(r) for r in reader]
     if path.suffix == ".jsonl":
         return [parse_json(line, path, WHAT) for line in text.splitlines() if line.strip()]
@@ -96,7 +97,7 @@ def _records(path: Path) -> list[object]:
         return [data, *[n for n in nested if isinstance(n, dict)]]
     if isinstance(data, list):
         return data
-    raise ValueError(f"{path}: not {WHAT}: neither {{data, meta}} nor a list of records")
+    raise InputError(f"{path}: not {WHAT}: neither {{data, meta}} nor a list of records")
 
 
 def _from_csv(row: dict[str, str]) -> dict[str, object]:
@@ -115,7 +116,7 @@ def parse_judges(pairs: Iterable[str] | None) -> dict[str, str]:
     for pair in pairs or []:
         name, sep, model = pair.partition("=")
         if not sep or not name.strip() or not model.strip():
-            raise ValueError(f"--judge {pair!r}: give SCORE_NAME=MODEL")
+            raise InputError(f"--judge {pair!r}: give SCORE_NAME=MODEL")
         judges[name.strip()] = model.strip()
     return judges
 
@@ -184,7 +185,7 @@ def import_langfuse(
         records = _records(path)
         kinds = [_kind(r) for r in records]
         if records and not any(kinds):
-            raise ValueError(f"{path}: not {WHAT}: no score, trace or observation records")
+            raise InputError(f"{path}: not {WHAT}: no score, trace or observation records")
         unknown += kinds.count(None)
         for record, kind in zip(records, kinds, strict=True):
             if kind:
@@ -297,7 +298,7 @@ def scale_rows(scores: list[dict], ids: set[str]) -> list[dict[str, object]]:
             cats = categories.setdefault(name, {})
             label = str(s["stringValue"])
             if cats.get(label) is not None and value is not None and cats[label] != value:
-                raise ValueError(
+                raise InputError(
                     f"score {name!r}: category {label!r} has two values ({cats[label]}, {value})"
                 )
             if cats.get(label) is None:

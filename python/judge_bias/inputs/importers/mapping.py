@@ -29,6 +29,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from judge_bias.errors import InputError
 from judge_bias.inputs.contract import KINDS
 from judge_bias.inputs.importers._records import MISSING, get_path, iter_records
 from judge_bias.inputs.importers._write import write_models
@@ -163,7 +164,7 @@ def map_records(
     n_read = n_untaken = 0
     for path in map(Path, files):
         if path.is_dir():
-            raise ValueError(f"{path}: a directory; give the files themselves")
+            raise InputError(f"{path}: a directory; give the files themselves")
         for record in iter_records(path, config.format, config.records):
             n_read += 1
             taken = False
@@ -235,7 +236,7 @@ def import_mapping(
     cfg = load_config(config)
     rows, n_read, n_untaken, tally = map_records(cfg, files)
     if n_read == 0:
-        raise ValueError(f"{', '.join(map(str, files))}: no records to map")
+        raise InputError(f"{', '.join(map(str, files))}: no records to map")
     _report(n_read, n_untaken, tally)
     out = Path(out_dir)
     written: dict[str, int] = {}

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from judge_bias.errors import InputError
 from judge_bias.inputs.contract import KINDS
 from judge_bias.inputs.importers._records import KINDS as FILE_KINDS
 from judge_bias.inputs.writer import csv_text
@@ -28,7 +29,7 @@ OUTPUT_KINDS = tuple(k for k in KINDS if k not in ("models", "rating_scales"))
 ALL_DIMENSIONS = "*"  # a rating_scales entry for every dimension the outputs write
 
 
-class MappingError(ValueError):
+class MappingError(InputError):
     """A mapping config that cannot be used; the message is one line."""
 
 
@@ -78,7 +79,7 @@ class MappingConfig:
 
 def load_config(path: str | Path) -> MappingConfig:
     """Read and check a mapping config; a MappingError names the key at fault."""
-    import yaml  # type: ignore[import-untyped]  # pyyaml comes with dbt-core; no stubs
+    import yaml  # type: ignore[import-untyped,unused-ignore]  # pyyaml comes with dbt-core; no stubs
 
     path = Path(path)
     if not path.is_file():

@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from judge_bias.errors import InputError
 from judge_bias.inputs.importers._extras import require
 from judge_bias.inputs.importers._write import read_text
 
@@ -157,7 +158,7 @@ def trace_from_record(record: dict) -> Trace:
         request, response = _text(record.get("request")), _text(record.get("response"))
     trace_id = info.get("trace_id") or info.get("request_id")
     if not trace_id or not isinstance(assessments, list):
-        raise ValueError("a record without trace_id or assessments")
+        raise InputError("a record without trace_id or assessments")
     return Trace(
         trace_id=str(trace_id),
         tags={str(k): str(v) for k, v in tags.items()},
@@ -178,7 +179,7 @@ def _records(path: Path) -> list[dict]:
         try:
             return pq.read_table(path).to_pylist()
         except Exception as exc:  # pyarrow's errors do not name the file
-            raise ValueError(f"{path}: not {what}: not Parquet ({exc})") from exc
+            raise InputError(f"{path}: not {what}: not Parquet ({exc})") from exc
     text = read_text(path, what)
     try:
         if path.suffix.lower() == ".jsonl":
@@ -186,10 +187,10 @@ def _records(path: Path) -> list[dict]:
         else:
             data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not {what}: not JSON ({exc})") from exc
+        raise InputError(f"{path}: not {what}: not JSON ({exc})") from exc
     data = [data] if isinstance(data, dict) else data
     if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
-        raise ValueError(f"{path}: not {what}: expected a JSON list of trace records")
+        raise InputError(f"{path}: not {what}: expected a JSON list of trace records")
     return data
 
 
@@ -200,7 +201,7 @@ def read_export(path: Path) -> list[Trace]:
         try:
             traces.append(trace_from_record(record))
         except (ValueError, AttributeError, TypeError) as exc:
-            raise ValueError(f"{path}: record {i} is not an MLflow trace ({exc})") from exc
+            raise InputError(f"{path}: record {i} is not an MLflow trace ({exc})") from exc
     return traces
 
 
@@ -214,10 +215,10 @@ def read_sqlite_store(path: Path) -> list[Trace]:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         tables = {r[0] for r in db.execute("select name from sqlite_master where type='table'")}
     except sqlite3.Error as exc:
-        raise ValueError(f"{path}: not an MLflow sqlite store ({exc})") from exc
+        raise InputError(f"{path}: not an MLflow sqlite store ({exc})") from exc
     missing = [t for t in STORE_TABLES if t not in tables]
     if missing:
-        raise ValueError(f"{path}: not an MLflow 3 tracking store: no table {', '.join(missing)}")
+        raise InputError(f"{path}: not an MLflow 3 tracking store: no table {', '.join(missing)}")
     try:
         columns = {r[1] for r in db.execute("pragma table_info(trace_info)")}
         # newer stores keep the trace name in a column, not in the mlflow.traceName tag
@@ -257,7 +258,7 @@ def read_sqlite_store(path: Path) -> list[Trace]:
                 )
             )  # fmt: skip
     except (sqlite3.Error, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path}: an MLflow store this importer cannot read ({exc})") from exc
+        raise InputError(f"{path}: an MLflow store this importer cannot read ({exc})") from exc
     finally:
         db.close()
     for trace in traces.values():
@@ -275,7 +276,7 @@ def read_tracking_uri(uri: str) -> list[Trace]:
         ids = [e.experiment_id for e in mlflow.search_experiments()]
         found = mlflow.search_traces(locations=ids, return_type="list") if ids else []
     except Exception as exc:  # MLflow's client errors are long; keep the first line
-        raise ValueError(f"{uri}: MLflow could not list its traces ({exc})") from exc
+        raise InputError(f"{uri}: MLflow could not list its traces ({exc})") from exc
     finally:
         mlflow.set_tracking_uri(previous)
     return [trace_from_record(t.to_dict()) for t in found]

@@ -54,6 +54,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from judge_bias.errors import InputError
 from judge_bias.inputs.importers._write import (
     parse_json,
     read_text,
@@ -127,11 +128,11 @@ def read_results(path: Path) -> tuple[list[dict], dict, str]:
         results = data.get("results") if isinstance(data, dict) else None
         rows = results.get("results") if isinstance(results, dict) else None
         if not isinstance(data, dict) or not isinstance(rows, list):
-            raise ValueError(f"{path}: not {WHAT}: no results.results list")
+            raise InputError(f"{path}: not {WHAT}: no results.results list")
         config = data["config"] if isinstance(data.get("config"), dict) else {}
         source = str(data.get("evalId") or path.stem)
     if not isinstance(rows, list) or not rows or not all(_is_result(r) for r in rows):
-        raise ValueError(f"{path}: not {WHAT}: a row without testIdx and provider")
+        raise InputError(f"{path}: not {WHAT}: a row without testIdx and provider")
     return rows, config, source
 
 

@@ -1,0 +1,155 @@
+"""Read input kinds from relations instead of files: the dbt source ``judge_bias_inputs``.
+
+The relation route (docs/dbt-package.md): the dbt var ``judge_bias_input_relations``
+lists the input kinds read from relations (``all``: every kind), and each comes
+from the table, view or external location (a DuckDB table function over files)
+that the source ``judge_bias_inputs`` declares for it, whose database, schema and
+identifier are dbt vars. Every other kind is absent (an empty table, as an absent
+optional file): a build reads its inputs from one place, files or relations.
+
+The loader makes a relation look exactly like a file as the file loader reads it
+(judge_bias.inputs.loading), so every later check is the same: the contract's
+columns as text (a number or a date in a typed column becomes its text), the
+relation's other columns kept as they are, ``_row_number`` the 1-based position
+of the row in the relation's scan order (a DuckDB table's insertion order; the
+first of two rows with the same key is the one kept), ``_source_file`` the
+relation as dbt renders it. Relation-level problems (the relation does not exist,
+a required column is missing) raise InputError with one line naming the source.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+
+import duckdb
+
+from judge_bias.inputs.contract import KINDS
+from judge_bias.inputs.loading import (
+    META_COLUMNS,
+    InputError,
+    _empty_relation,
+    load_input,
+    map_columns,
+    quote_ident,
+)
+
+# The dbt source (models/staging/inputs/_inputs__sources.yml) and the dbt var naming
+# the kinds read from it; the source's vars are documented there and in the docs.
+SOURCE = "judge_bias_inputs"
+KINDS_VAR = "judge_bias_input_relations"
+ALL = "all"
+# What a Python model of dbt-duckdb runs to read a source (its load_df_function).
+_SELECT_FROM = re.compile(r"^\s*select\s+\*\s+from\s+", re.IGNORECASE)
+
+
+def relation_kinds(value: object) -> tuple[str, ...]:
+    """The input kinds read from relations, from the dbt var judge_bias_input_relations:
+    empty ('' or [], the default) for none (every kind from files), ``all``, a list of
+    kinds, or their comma-separated names. InputError for an unknown kind, or a list
+    without judge_ratings (the one required input)."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):  # a list as dbt renders it into a config value
+            import ast
+
+            try:
+                value = ast.literal_eval(text)
+            except (ValueError, SyntaxError) as exc:
+                raise InputError(f"{KINDS_VAR}: {value!r} is not a list of input kinds") from exc
+        elif text.lower() == ALL:
+            return tuple(KINDS)
+        else:
+            value = text.split(",")
+    if not isinstance(value, Iterable):
+        raise InputError(f"{KINDS_VAR}: {value!r} is neither 'all' nor a list of input kinds")
+    kinds = [str(k).strip() for k in value if str(k).strip()]
+    if kinds == [ALL]:
+        return tuple(KINDS)
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown:
+        raise InputError(
+            f"{KINDS_VAR}: {', '.join(unknown)} is not an input kind; "
+            f"use all or some of {', '.join(KINDS)}"
+        )
+    if kinds and "judge_ratings" not in kinds:
+        raise InputError(
+            f"{KINDS_VAR}: judge_ratings, the one required input, is not in the list; add it "
+            "(the kinds not listed are absent: a build reads its inputs from relations or files)"
+        )
+    return tuple(k for k in KINDS if k in kinds)
+
+
+def relation_name(relation: duckdb.DuckDBPyRelation) -> str:
+    """The relation as dbt rendered the source (``"db"."schema"."table"``, or the
+    external location's table function), from the query dbt-duckdb reads it with."""
+    return _SELECT_FROM.sub("", relation.sql_query(), count=1).strip()
+
+
+def load_relation(
+    con: duckdb.DuckDBPyConnection,
+    kind: str,
+    read: Callable[[], duckdb.DuckDBPyRelation],
+) -> duckdb.DuckDBPyRelation:
+    """Read ``kind`` from its relation as the file loader reads a file: an all-text
+    relation with ``_row_number``, ``_source_file`` (the relation), ``_parse_error``
+    and ``_raw_line`` (always null: a relation has no unparseable record), every
+    contract column (null when the relation lacks an optional one), then the
+    relation's other columns. ``read``: dbt's source() for the kind."""
+    label = f"source {SOURCE}.{kind}"
+    try:
+        source = read()
+        name = relation_name(source)
+        columns = list(source.columns)
+    except duckdb.Error as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(
+            f"{label}: cannot be read ({first}); point the vars judge_bias_input_database, "
+            f"judge_bias_input_schema, judge_bias_{kind}_identifier (or "
+            f"judge_bias_input_location) at it, or leave {kind} out of {KINDS_VAR}"
+        ) from exc
+    spec = KINDS[kind]
+    mapping = map_columns(f"{label} ({name})", spec, columns)
+    # numbered in scan order: a temp table keeps the order rows are inserted in
+    # (DuckDB preserves insertion order), and its rowid counts them from 0
+    tmp = f"_jb_relation_{kind}"
+    con.execute(f"create or replace temp table {tmp} as select * from {name}")
+    literal = "'" + name.replace("'", "''") + "'"
+    parts = [
+        "rowid + 1 as _row_number",
+        f"cast({literal} as varchar) as _source_file",
+        "cast(null as varchar) as _parse_error",
+        "cast(null as varchar) as _raw_line",
+    ]
+    for col in spec.columns:
+        if col in mapping:
+            parts.append(f"cast({quote_ident(mapping[col])} as varchar) as {quote_ident(col)}")
+        else:
+            parts.append(f"cast(null as varchar) as {quote_ident(col)}")
+    for norm, orig in mapping.items():
+        if norm not in spec.columns and norm not in META_COLUMNS:
+            parts.append(f"{quote_ident(orig)} as {quote_ident(norm)}")
+    return con.sql(f"select {', '.join(parts)} from {tmp}")
+
+
+def load_kind(
+    con: duckdb.DuckDBPyConnection,
+    kind: str,
+    source: Callable[[], duckdb.DuckDBPyRelation],
+    relations: object,
+    data_dir: str | Path,
+    dialects: Mapping[str, object] | str | None,
+) -> duckdb.DuckDBPyRelation:
+    """The loader of a base_inputs__<kind> model: ``relations``, ``data_dir`` and
+    ``dialects`` are its config (the vars judge_bias_input_relations, data_dir,
+    csv_dialects); ``source``: dbt's source() for the kind, called only on the
+    relation route. The file route is load_input's, unchanged."""
+    kinds = relation_kinds(relations)
+    if not kinds:
+        return load_input(con, data_dir, kind, dialects)
+    if kind not in kinds:  # a build reads relations or files, never both
+        return _empty_relation(con, KINDS[kind])
+    return load_relation(con, kind, source)

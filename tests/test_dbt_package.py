@@ -1,0 +1,191 @@
+"""judge_bias installed as a dbt package in a team's own dbt project.
+
+A consumer project is written in a temporary folder: its own dbt_project.yml (the
+source vars scoped to the package), profile, a model of its own that reads one of
+our marts, and its evaluation logs as typed tables created in SQL in its DuckDB
+(the embedded demo data). packages.yml names this repository by local path; `dbt
+deps` then `dbt build` build our marts into its warehouse from those relations.
+Every table the standalone judge-bias build writes on the same data (the demo
+build) must be in the consumer's warehouse with the same rows: text exact, numbers
+to 1e-9 (only the file or relation each input row came from differs). Then
+`judge-bias validate --publish` gives the consumer's build a BI snapshot with our
+marts, not the team's own.
+
+The Python package is importable as it is here (pip install in a team's project;
+PYTHONPATH in this test), and the GLMs are off (JUDGE_BIAS_GLM_MODELS=none).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import duckdb
+import pytest
+
+import judge_bias
+from judge_bias.inputs.contract import KINDS
+from judge_bias.warehouse.build import PROJECT_DIR, BuildResult
+from judge_bias.warehouse.plain_dbt import publish_after_dbt
+from tests.conftest import DEMO_DIR
+from tests.warehouse_compare import assert_same_warehouse, table_names
+
+# what differs between two builds whatever the route: the dbt invocation record; and
+# what the relation route has of its own: a count(*) of each relation
+NOT_COMPARED = {"dbt_last_run", "stg_inputs__relation_counts"}
+# the path of the file, or the name of the relation, each input row came from
+SOURCE_COLUMNS = {"source_file", "_source_file"}
+
+
+def _input_text_columns(db: Path) -> set[str]:
+    """The columns of the checked inputs that repeat an input value's text as given
+    (*_input): a typed column's text is DuckDB's (DOUBLE 6 is '6.0' where the file
+    has '6'); every value computed from it is compared."""
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.execute(
+            "select distinct column_name from information_schema.columns "
+            "where table_schema = 'main'"
+        ).fetchall()
+    return {column for (column,) in rows if column.endswith("_input")}
+
+
+def _rows(db: Path, table: str) -> int:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return int(con.execute(f"select count(*) from main.{table}").fetchall()[0][0])
+
+
+def _write(folder: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+
+
+def _dbt(project: Path, *args: str) -> None:
+    env = dict(os.environ)
+    env.update(
+        DBT_SEND_ANONYMOUS_USAGE_STATS="false",
+        DO_NOT_TRACK="1",
+        # the package as pip installs it: importable, wherever dbt runs
+        PYTHONPATH=str(Path(judge_bias.__file__).resolve().parents[1]),
+    )
+    env.pop("JUDGE_BIAS_DATA_DIR", None)
+    env.pop("JUDGE_BIAS_DB", None)
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("dbt")), *args, "--profiles-dir", str(project)],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+
+
+@pytest.fixture(scope="module")
+def consumer(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    project = tmp_path_factory.mktemp("team_project")
+    _write(
+        project,
+        {
+            "dbt_project.yml": """
+                name: team_analytics
+                version: "1.0.0"
+                config-version: 2
+                profile: team
+                vars:
+                  # scoped to the package: the team's own vars stay its own
+                  judge_bias:
+                    judge_bias_input_relations: all
+                    judge_bias_input_schema: raw_evals
+                    judge_bias_judge_ratings_identifier: llm_judge_ratings
+                models:
+                  team_analytics:
+                    +materialized: table
+            """,
+            "packages.yml": f"""
+                packages:
+                  - local: {PROJECT_DIR}
+            """,
+            "profiles.yml": """
+                team:
+                  target: dev
+                  outputs:
+                    dev:
+                      type: duckdb
+                      path: team.duckdb
+                      threads: 2
+            """,
+            # the team's own mart, in a folder named like ours
+            "models/marts/team_judge_summary.sql": """
+                select judge, count(*) as n_terms
+                from {{ ref('judge_bias', 'bias_estimates') }}
+                group by judge
+            """,
+        },
+    )
+    # the team's evaluation logs: typed tables, created in SQL
+    with duckdb.connect(str(project / "team.duckdb")) as con:
+        con.execute("create schema raw_evals")
+        for kind in KINDS:
+            table = "llm_judge_ratings" if kind == "judge_ratings" else kind
+            con.execute(
+                f"create table raw_evals.{table} as select * from "
+                f"read_csv('{DEMO_DIR / f'{kind}.csv'}', header = true)"
+            )
+    _dbt(project, "deps")
+    _dbt(project, "build")
+    return project
+
+
+def test_consumer_project_builds_the_same_marts(consumer: Path, demo_build: BuildResult) -> None:
+    db = consumer / "team.duckdb"
+    with duckdb.connect(str(db), read_only=True) as con:
+        typed = con.execute(
+            "select data_type from information_schema.columns where table_schema = 'raw_evals' "
+            "and table_name = 'rating_scales' and column_name = 'score'"
+        ).fetchall()
+        ours = table_names(con) - {"team_judge_summary"}
+        teams = con.execute("select count(*) from main.team_judge_summary").fetchall()
+    assert typed == [("BIGINT",)]  # the relation route reads typed columns too
+    assert teams[0][0] > 0  # the team's own model read our mart
+    with duckdb.connect(str(demo_build.db_path), read_only=True) as con:
+        standalone = table_names(con)
+    assert ours == standalone
+    typed_text = _input_text_columns(db)
+    assert typed_text >= {"p_first_input", "score_input"}
+    # the loaders' tables hold the input's text: the same rows, typed text aside
+    loaders = {t for t in standalone if t.startswith("base_inputs__")}
+    assert {t: _rows(db, t) for t in loaders} == {t: _rows(demo_build.db_path, t) for t in loaders}
+    assert_same_warehouse(
+        demo_build.db_path,
+        db,
+        sorted(standalone - NOT_COMPARED - loaders),
+        drop_columns=SOURCE_COLUMNS | typed_text,
+    )
+    # the relations' own count(*), which input_row_counts.rows_read reports
+    with duckdb.connect(str(db), read_only=True) as con:
+        counted = dict(con.execute("select * from stg_inputs__relation_counts").fetchall())
+        read = dict(con.execute("select source, rows_read from input_row_counts").fetchall())
+        names = {k: "llm_judge_ratings" if k == "judge_ratings" else k for k in KINDS}
+        plain = {
+            kind: con.execute(f"select count(*) from raw_evals.{name}").fetchall()[0][0]
+            for kind, name in names.items()
+        }
+    assert counted == read == plain
+
+
+def test_validate_publish_snapshots_our_marts_only(consumer: Path, demo_build: BuildResult) -> None:
+    db = consumer / "team.duckdb"
+    result = publish_after_dbt(
+        db, consumer / "team_bi.duckdb", consumer / "target" / "manifest.json"
+    )
+    assert result.validation.success and result.bi_path is not None
+    with duckdb.connect(str(result.bi_path), read_only=True) as con:
+        published = table_names(con)
+    assert demo_build.bi_path is not None
+    with duckdb.connect(str(demo_build.bi_path), read_only=True) as con:
+        standalone = table_names(con)
+    assert "team_judge_summary" not in published
+    assert published == standalone

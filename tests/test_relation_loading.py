@@ -1,0 +1,191 @@
+"""The relation route's loader (judge_bias.inputs.relations): a table, a view or a
+file read by DuckDB becomes the same all-text, numbered input as a file of the same
+rows (judge_bias.inputs.loading), and relation-level problems are one-line errors.
+
+No dbt here: test_input_relations.py builds through dbt on each kind of relation.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import pytest
+
+from judge_bias.inputs.contract import KINDS
+from judge_bias.inputs.loading import InputError, load_input
+from judge_bias.inputs.relations import load_kind, load_relation, relation_kinds
+
+ROWS = [
+    # judge, prompt_id, model, dimension, label, note (an extra column)
+    ("j1", "p1", "m1", "helpfulness", "Generally yes", "first"),
+    ("j2", "p1", 'm "quoted"; drop table x;', "helpfulness", "3", None),
+    ("j1", "p2", "m2", " helpfulness ", None, "third"),
+    ("j1", "p1", "m1", "helpfulness", "Generally yes", "duplicate of row 1"),
+]
+COLUMNS = ["judge", "prompt_id", "model", "dimension", "label", "note"]
+
+
+def _table(con: duckdb.DuckDBPyConnection, name: str = "ratings") -> None:
+    con.execute(
+        f"create table {name} (Judge varchar, prompt_id varchar, MODEL varchar, "
+        "dimension varchar, label varchar, note varchar)"
+    )
+    con.executemany(f"insert into {name} values (?, ?, ?, ?, ?, ?)", ROWS)
+
+
+def _reader(con: duckdb.DuckDBPyConnection, name: str):
+    """What dbt-duckdb's Python models run for dbt.source(...)."""
+    return lambda: con.query(f"select * from {name}")
+
+
+def _values(column: pd.Series) -> list[object]:
+    return [None if pd.isna(v) else v for v in column]
+
+
+def _frame(rel: duckdb.DuckDBPyRelation) -> pd.DataFrame:
+    return rel.df().sort_values("_row_number").reset_index(drop=True)
+
+
+def test_a_table_reads_as_the_same_file(tmp_path: Path) -> None:
+    con = duckdb.connect()
+    _table(con)
+    got = _frame(load_relation(con, "judge_ratings", _reader(con, '"memory"."main"."ratings"')))
+    # the same rows written as a contract CSV file, read by the file loader
+    pd.DataFrame(ROWS, columns=COLUMNS).to_csv(tmp_path / "judge_ratings.csv", index=False)
+    want = _frame(load_input(con, tmp_path, "judge_ratings"))
+    assert list(got.columns) == list(want.columns)  # contract columns, then the extra one
+    assert got["_source_file"].unique().tolist() == ['"memory"."main"."ratings"']
+    compared = [c for c in want.columns if c != "_source_file"]
+    pd.testing.assert_frame_equal(got[compared], want[compared], check_dtype=False)
+    # insertion order numbers the rows, from 1: the duplicate is the fourth row
+    assert got["_row_number"].tolist() == [1, 2, 3, 4]
+    assert _values(got["note"]) == ["first", None, "third", "duplicate of row 1"]
+
+
+def test_typed_columns_become_their_text() -> None:
+    con = duckdb.connect()
+    con.execute(
+        "create table scales as select * from (values "
+        "('d', 'yes', 1.0::double, true, 7::integer), ('d', 'no', 0.25::double, null, 8)) "
+        "as t(dimension, label, score, is_na, extra_number)"
+    )
+    got = _frame(load_relation(con, "rating_scales", _reader(con, "scales")))
+    assert got["score"].tolist() == ["1.0", "0.25"]
+    assert _values(got["is_na"]) == ["true", None]
+    assert got["scale_level"].isna().all()  # an optional column the relation lacks
+    assert got["extra_number"].tolist() == [7, 8]  # extra columns keep their type
+
+
+def test_a_parquet_glob_is_numbered_in_file_order(tmp_path: Path) -> None:
+    con = duckdb.connect()
+    _table(con)
+    folder = tmp_path / "judge_ratings"
+    folder.mkdir()
+    # two files of two rows each: read in name order, rows in file order
+    con.execute(
+        f"copy (select * from ratings limit 2) to '{folder / 'part-0.parquet'}' (format parquet)"
+    )
+    con.execute(
+        f"copy (select * from ratings offset 2) to '{folder / 'part-1.parquet'}' (format parquet)"
+    )
+    name = f"read_parquet('{folder}/*.parquet')"
+    got = _frame(load_relation(con, "judge_ratings", _reader(con, name)))
+    assert got["_row_number"].tolist() == [1, 2, 3, 4]
+    assert _values(got["note"]) == ["first", None, "third", "duplicate of row 1"]
+    assert got["_source_file"].unique().tolist() == [name]
+
+
+def test_order_of_a_large_table_is_its_insertion_order() -> None:
+    """Numbering follows the scan order even where DuckDB scans in parallel."""
+    con = duckdb.connect()
+    con.execute("set threads = 4")
+    con.execute(
+        "create table r as select 'j' as judge, 'p' || (599999 - i) as prompt_id, 'm' as model, "
+        "'d' as dimension, cast(i as varchar) as label from range(600000) as t(i)"
+    )
+    got = load_relation(con, "judge_ratings", _reader(con, "r"))
+    assert got.filter("cast(label as bigint) <> _row_number - 1").fetchall() == []
+    assert got.aggregate("count(*)").fetchall() == [(600000,)]
+
+
+def test_missing_required_column_is_one_line() -> None:
+    con = duckdb.connect()
+    con.execute("create table r (judge varchar, prompt_id varchar, dimension varchar, label int)")
+    with pytest.raises(InputError, match=r"^source judge_bias_inputs\.judge_ratings \(r\): "
+                       r"missing required column\(s\) 'model'") as info:  # fmt: skip
+        load_relation(con, "judge_ratings", _reader(con, "r"))
+    assert "\n" not in str(info.value)
+
+
+def test_absent_relation_is_one_line() -> None:
+    con = duckdb.connect()
+    with pytest.raises(InputError, match=r"^source judge_bias_inputs\.models: cannot be read "
+                       r"\(Catalog Error: Table with name nope does not exist!\); point the vars "
+                       r"judge_bias_input_database") as info:  # fmt: skip
+        load_relation(con, "models", _reader(con, "nope"))
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("value", "kinds"),
+    [
+        ("", ()),
+        ([], ()),
+        (None, ()),
+        ("all", tuple(KINDS)),
+        ("ALL", tuple(KINDS)),
+        (["all"], tuple(KINDS)),
+        ("models, judge_ratings", ("judge_ratings", "models")),
+        (["judge_ratings", "rating_scales"], ("judge_ratings", "rating_scales")),
+        ("['judge_ratings', 'models']", ("judge_ratings", "models")),  # dbt's rendering
+    ],
+)
+def test_relation_kinds(value: object, kinds: tuple[str, ...]) -> None:
+    assert relation_kinds(value) == kinds
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (["judge_ratings", "ratings"], "ratings is not an input kind"),
+        (["models"], "judge_ratings, the one required input, is not in the list"),
+        (3, "neither 'all' nor a list"),
+    ],
+)
+def test_relation_kinds_errors(value: object, message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        relation_kinds(value)
+
+
+def test_kinds_not_listed_are_absent_and_files_are_not_read(tmp_path: Path) -> None:
+    con = duckdb.connect()
+    _table(con)
+
+    def never() -> duckdb.DuckDBPyRelation:
+        raise AssertionError("the source of a kind not listed is never read")
+
+    # data_dir is not even a folder: the relation route reads no file
+    empty = load_kind(con, "prompts", never, ["judge_ratings"], tmp_path / "nope", None)
+    assert empty.fetchall() == []
+    assert set(KINDS["prompts"].columns) <= set(empty.columns)
+    read = load_kind(con, "judge_ratings", _reader(con, "ratings"), "judge_ratings", "x", None)
+    assert len(read.fetchall()) == len(ROWS)
+
+
+@pytest.mark.parametrize(
+    ("source_file", "name"),
+    [
+        ("/data/judge_ratings.csv", "judge_ratings.csv"),
+        ('"evals"."main"."ratings"', 'judge_ratings from "evals"."main"."ratings"'),
+        (
+            "read_parquet('/lake/r/*.parquet')",
+            "judge_ratings from read_parquet('/lake/r/*.parquet')",
+        ),
+    ],
+)
+def test_the_build_summary_names_the_relation(source_file: str, name: str) -> None:
+    from judge_bias.inputs.summary import FileCounts
+
+    assert FileCounts("judge_ratings", source_file, 1, 1, 0, 0.0, 0.01, 0.5).name == name

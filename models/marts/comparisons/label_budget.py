@@ -1,7 +1,8 @@
-from judge_bias.comparisons.marts import budget_mart
+from judge_bias.comparisons.marts import label_budget
 
 
 def model(dbt, session):
+    # human labels needed for a target half-width
     # dbt passes only the config keys and parents it sees as literal calls
     config = {
         "memory_budget": dbt.config.get("memory_budget"),
@@ -10,5 +11,7 @@ def model(dbt, session):
         "comparison_power": dbt.config.get("comparison_power"),
         "budget_half_width": dbt.config.get("budget_half_width"),
     }
-    moments = dbt.ref("int_ppi_stratum_moments")
-    return budget_mart(moments, config.get)
+    relations = {
+        "int_ppi_stratum_moments": dbt.ref("int_ppi_stratum_moments"),
+    }
+    return label_budget(relations.__getitem__, config.get, session)

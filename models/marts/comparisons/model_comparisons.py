@@ -1,7 +1,8 @@
-from judge_bias.comparisons.marts import comparisons_mart
+from judge_bias.comparisons.marts import model_comparisons
 
 
 def model(dbt, session):
+    # the paired PPI++ difference of two models' mean human scores
     # dbt passes only the config keys and parents it sees as literal calls
     config = {
         "memory_budget": dbt.config.get("memory_budget"),
@@ -10,6 +11,8 @@ def model(dbt, session):
         "comparison_power": dbt.config.get("comparison_power"),
         "budget_half_width": dbt.config.get("budget_half_width"),
     }
-    moments = dbt.ref("int_ppi_stratum_moments")
-    cross = dbt.ref("int_comparison_cross_moments")
-    return comparisons_mart(moments, cross, config.get)
+    relations = {
+        "int_ppi_stratum_moments": dbt.ref("int_ppi_stratum_moments"),
+        "int_comparison_cross_moments": dbt.ref("int_comparison_cross_moments"),
+    }
+    return model_comparisons(relations.__getitem__, config.get, session)

@@ -1,7 +1,8 @@
-from judge_bias.comparisons.marts import win_rates_mart
+from judge_bias.comparisons.marts import model_win_rates
 
 
 def model(dbt, session):
+    # judge vs human pairwise win rates per model
     # dbt passes only the config keys and parents it sees as literal calls
     config = {
         "memory_budget": dbt.config.get("memory_budget"),
@@ -10,5 +11,7 @@ def model(dbt, session):
         "comparison_power": dbt.config.get("comparison_power"),
         "budget_half_width": dbt.config.get("budget_half_width"),
     }
-    sums = dbt.ref("int_win_rate_prompt_sums")
-    return win_rates_mart(sums, config.get)
+    relations = {
+        "int_win_rate_prompt_sums": dbt.ref("int_win_rate_prompt_sums"),
+    }
+    return model_win_rates(relations.__getitem__, config.get, session)

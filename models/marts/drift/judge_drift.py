@@ -1,10 +1,9 @@
-from judge_bias.drift.settings import settings_from_config
-from judge_bias.drift.versions import judge_drift_mart
-from judge_bias.warehouse.frames import to_pandas
+from judge_bias.drift.marts import judge_drift
 
 
 def model(dbt, session):
-    # dbt passes only the config keys it sees as literal calls
+    # two versions of a judge on the items both rated
+    # dbt passes only the config keys and parents it sees as literal calls
     config = {
         "ci_level": dbt.config.get("ci_level"),
         "pass_threshold": dbt.config.get("pass_threshold"),
@@ -12,6 +11,8 @@ def model(dbt, session):
         "drift_max_flip_rate": dbt.config.get("drift_max_flip_rate"),
         "n_boot": dbt.config.get("drift_n_boot"),
     }
-    items = to_pandas(dbt.ref("int_drift_items"))
-    pairs = to_pandas(dbt.ref("int_judge_versions"))
-    return judge_drift_mart(items, pairs, settings_from_config(config.get))
+    relations = {
+        "int_drift_items": dbt.ref("int_drift_items"),
+        "int_judge_versions": dbt.ref("int_judge_versions"),
+    }
+    return judge_drift(relations.__getitem__, config.get, session)

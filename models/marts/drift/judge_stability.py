@@ -1,13 +1,14 @@
-from judge_bias.drift.settings import settings_from_config
-from judge_bias.drift.stability import judge_stability_mart
-from judge_bias.warehouse.frames import to_pandas
+from judge_bias.drift.marts import judge_stability
 
 
 def model(dbt, session):
-    # dbt passes only the config keys it sees as literal calls
+    # reruns of a judge on the same item
+    # dbt passes only the config keys and parents it sees as literal calls
     config = {
         "ci_level": dbt.config.get("ci_level"),
         "pass_threshold": dbt.config.get("pass_threshold"),
     }
-    items = to_pandas(dbt.ref("int_stability_items"))
-    return judge_stability_mart(items, settings_from_config(config.get))
+    relations = {
+        "int_stability_items": dbt.ref("int_stability_items"),
+    }
+    return judge_stability(relations.__getitem__, config.get, session)

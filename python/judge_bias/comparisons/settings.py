@@ -62,5 +62,5 @@ def settings_from_config(config_get: Callable[[str], object]) -> Settings:
         ci_level=_float("ci_level", defaults.ci_level),
         power=_float("comparison_power", defaults.power),
         target_half_width=_float("budget_half_width", defaults.target_half_width),
-        ppi_lambda=parse_lambda(config_get("ppi_lambda")),
+        ppi_lambda=setting(config_get, "ppi_lambda", defaults.ppi_lambda, parse_lambda),
     )

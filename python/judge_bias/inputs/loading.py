@@ -82,7 +82,7 @@ def find_input_file(data_dir: str | Path, kind: str) -> Path | None:
     return found[0] if found else None
 
 
-def _empty_relation(con: duckdb.DuckDBPyConnection, spec: InputKind) -> duckdb.DuckDBPyRelation:
+def empty_relation(con: duckdb.DuckDBPyConnection, spec: InputKind) -> duckdb.DuckDBPyRelation:
     cols = [
         "cast(null as bigint) as _row_number",
         "cast(null as varchar) as _source_file",
@@ -244,7 +244,7 @@ def load_input(
     spec = KINDS[kind]
     path = input_file(data_dir, kind)
     if path is None:
-        return _empty_relation(con, spec)
+        return empty_relation(con, spec)
     if path.suffix == ".parquet":
         return _load_parquet(con, path, spec)
     return _load_csv(con, path, spec, dialect_for(dialects, kind))

@@ -29,7 +29,7 @@ from judge_bias.inputs.contract import KINDS
 from judge_bias.inputs.loading import (
     META_COLUMNS,
     InputError,
-    _empty_relation,
+    empty_relation,
     load_input,
     map_columns,
     quote_ident,
@@ -151,5 +151,5 @@ def load_kind(
     if not kinds:
         return load_input(con, data_dir, kind, dialects)
     if kind not in kinds:  # a build reads relations or files, never both
-        return _empty_relation(con, KINDS[kind])
+        return empty_relation(con, KINDS[kind])
     return load_relation(con, kind, source)

@@ -1,5 +1,5 @@
 {#- Comparisons of computed doubles, with the one tolerance of the project's
-    checks (README, "Validation"). Two values computed by different routes (a
+    checks (docs/build.md). Two values computed by different routes (a
     weighted mean sum(x * k) / sum(k) against the labels' max, a difference
     stored against its recomputation) may differ in the last bits: 0.667 * 3 / 3
     is 0.6670000000000001. A check compares them within

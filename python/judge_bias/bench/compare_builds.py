@@ -28,7 +28,7 @@ ABS_TOL = 1e-12
 # column names that record when, where or how long a build ran
 VOLATILE = re.compile(
     r"(^|_)(built_at|started_at|finished_at|loaded_at|created_at|run_at|generated_at|"
-    r"timestamp|seconds|elapsed|duration|wall|path|db_path|invocation_id|hostname)($|_)"
+    r"timestamp|seconds|elapsed|duration|wall|path|db_path|source_file|invocation_id|hostname)($|_)"
 )
 FLOAT_TYPES = ("DOUBLE", "FLOAT", "REAL", "DECIMAL")
 

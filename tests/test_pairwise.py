@@ -392,11 +392,13 @@ def test_dbt_models_drop_rejected_rows_and_call_the_functions() -> None:
         kept_as_invalid=True, prompt_id="unparsed",
     )  # fmt: skip
     tables = {"int_pairwise_checked": pd.concat([checked, bad, unparsed], ignore_index=True)}
-    got = run_model("models/marts/pairwise/pairwise_bias.py", tables)
+    got = run_model("models/intermediate/pairwise/int_pairwise_bias_results.py", tables)
     expected = pd.concat([rows, unparsed.assign(verdict="invalid")[rows.columns]])
     pd.testing.assert_frame_equal(got, pairwise_bias_with_human(expected.reset_index(drop=True)))
     assert got.loc[got["opponent"] == "all", "n_invalid"].sum() == 7
-    got_bins = run_model("models/marts/pairwise/pairwise_perplexity_bins.py", tables)
+    got_bins = run_model(
+        "models/intermediate/pairwise/int_pairwise_perplexity_bins_results.py", tables
+    )
     pd.testing.assert_frame_equal(got_bins, perplexity_bins(rows))
 
 
@@ -409,16 +411,22 @@ def test_over_the_memory_budget_each_judge_gets_a_note_not_a_kill() -> None:
     }
     # the logit cells of 2,000 judgments (about one per judgment) cannot fit in 100 kB
     tiny = {"memory_budget": "100kB"}
-    got = run_model("models/marts/pairwise/pairwise_bias.py", tables, tiny)
+    got = run_model("models/intermediate/pairwise/int_pairwise_bias_results.py", tables, tiny)
     assert sorted(got["judge"]) == sorted(rows["judge"].unique())
     assert (got["opponent"] == "all").all() and got["first_slot_rate"].isna().all()
     assert got["notes"].str.contains("pairwise logit cells").all()
     assert got["notes"].str.contains("memory_budget").all()
     assert list(got.columns) == list(WITH_HUMAN_COLUMNS)
-    bins = run_model("models/marts/pairwise/pairwise_perplexity_bins.py", tables, tiny)
+    bins = run_model(
+        "models/intermediate/pairwise/int_pairwise_perplexity_bins_results.py", tables, tiny
+    )
     assert bins.empty and list(bins.columns) == list(PERPLEXITY_BIN_COLUMNS)
     # the same rows fit in 10 MB
-    roomy = run_model("models/marts/pairwise/pairwise_bias.py", tables, {"memory_budget": "10MB"})
+    roomy = run_model(
+        "models/intermediate/pairwise/int_pairwise_bias_results.py",
+        tables,
+        {"memory_budget": "10MB"},
+    )
     pd.testing.assert_frame_equal(roomy, pairwise_bias_with_human(rows))
 
 

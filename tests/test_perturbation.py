@@ -207,7 +207,9 @@ def test_empty_input_and_the_dbt_model() -> None:
             assert name == "int_perturbation_item_sums"
             return run_model(con, name, int_perturbation_checked=checked)
 
-    model = runpy.run_path(str(PROJECT_DIR / "models/marts/perturbation/perturbation_bias.py"))
+    model = runpy.run_path(
+        str(PROJECT_DIR / "models/intermediate/perturbation/int_perturbation_bias_results.py")
+    )
     pd.testing.assert_frame_equal(model["model"](FakeDbt(), None), perturbation_bias(rows))
 
 
@@ -230,7 +232,9 @@ def test_dbt_model_over_the_memory_budget_writes_a_note_per_judge_and_bias_type(
         def ref(self, name: str) -> duckdb.DuckDBPyRelation:
             return run_model(con, name, int_perturbation_checked=rows)
 
-    model = runpy.run_path(str(PROJECT_DIR / "models/marts/perturbation/perturbation_bias.py"))
+    model = runpy.run_path(
+        str(PROJECT_DIR / "models/intermediate/perturbation/int_perturbation_bias_results.py")
+    )
     got = model["model"](TinyBudgetDbt(), None)
     pairs = rows[["judge", "bias_type"]].drop_duplicates()
     n_items = len(rows[["judge", "bias_type", "item_id"]].drop_duplicates())

@@ -57,6 +57,18 @@ def test_every_mart_and_mart_column_is_documented(manifest: dict, demo_build) ->
         assert set(built) <= documented, (mart["name"], set(built) - documented)
 
 
+def test_every_mart_is_contracted(manifest: dict) -> None:
+    # dbt enforces contracts on SQL models only: a Python step is an int_*_results
+    # model and its mart an SQL select with the contract's types
+    marts = _marts(manifest)
+    assert len(marts) > 20
+    uncontracted = sorted(m["name"] for m in marts.values() if not m["contract"]["enforced"])
+    assert not uncontracted, uncontracted
+    assert all(m["language"] == "sql" for m in marts.values())
+    for mart in marts.values():
+        assert all(c.get("data_type") for c in mart["columns"].values()), mart["name"]
+
+
 def test_fan_out_and_view_chains(manifest: dict) -> None:
     models = _models(manifest)
     children = {k: [c for c in manifest["child_map"].get(k, []) if c in models] for k in models}

@@ -152,17 +152,17 @@ __all__ = ["PAIR", "budget_mart", "comparisons_mart", "win_rates_mart"]
 
 # The dbt models' entry points: (ref, get, session), the one shape of every model file.
 def model_comparisons(ref: Callable[[str], object], get: Callable[[str], object], session=None):
-    """The model_comparisons mart (models/marts/comparisons/model_comparisons.py)."""
+    """The model_comparisons mart's rows (int_model_comparisons_results.py)."""
     return comparisons_mart(
         ref("int_ppi_stratum_moments"), ref("int_comparison_cross_moments"), get
     )
 
 
 def label_budget(ref: Callable[[str], object], get: Callable[[str], object], session=None):
-    """The label_budget mart (models/marts/comparisons/label_budget.py)."""
+    """The label_budget mart's rows (int_label_budget_results.py)."""
     return budget_mart(ref("int_ppi_stratum_moments"), get)
 
 
 def model_win_rates(ref: Callable[[str], object], get: Callable[[str], object], session=None):
-    """The model_win_rates mart (models/marts/comparisons/model_win_rates.py)."""
+    """The model_win_rates mart's rows (int_model_win_rates_results.py)."""
     return win_rates_mart(ref("int_win_rate_prompt_sums"), get)

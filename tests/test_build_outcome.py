@@ -254,7 +254,7 @@ def test_failed_dbt_build_keeps_record_and_snapshot(
         lambda rows: [r[:2] + r[3:] for r in rows],  # column 3 is model
     )
     # The file-level check would stop this before dbt: let the loader inside dbt find it.
-    monkeypatch.setattr(loading, "check_inputs", lambda data_dir: [])
+    monkeypatch.setattr(loading, "check_inputs", lambda data_dir, dialects=None: [])
     assert main(["build", "--data", str(demo_copy), "--db", str(db)]) == 2
     out, err = capfd.readouterr()
     assert "Traceback" not in out + err and "Python model failed" not in out + err

@@ -301,3 +301,21 @@ def test_budget_rows_reach_the_target_by_simulation() -> None:
         s = score_table(m[m["dimension"] == "d"], 0.90, None, "wald").iloc[0]
         widths.append(stats.norm.ppf(0.95) * s["std_error"])
     assert np.mean(widths) == pytest.approx(0.02, rel=0.10)
+
+
+def test_budget_rows_without_labels_enough_are_notes_not_errors() -> None:
+    """A model whose strata hold fewer than 2 human labels each (a DeepEval run: no
+    human labels at all) gets label_budget rows with a note and null counts; the mart
+    raised KeyError('labels_needed_human_only') on such data."""
+    rng = np.random.default_rng(3)
+    n = 50
+    y = rng.normal(0.6, 0.2, n)
+    f = y + rng.normal(0, 0.1, n)
+    one = np.zeros(n, bool)
+    one[0] = True
+    units = _units({("A", "d"): (y, f)}, {("A", "d"): one}).assign(is_panel=True)
+    moments, _ = statistics(units)
+    out = budget_rows(moments, 0.05, 0.90)
+    row = out.set_index(["model", "dimension"]).loc[("A", "d")]
+    assert "fewer than 2 human labels" in str(row["note"])
+    assert pd.isna(row["labels_needed"]) and pd.isna(row["labels_needed_human_only"])

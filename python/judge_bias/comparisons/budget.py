@@ -75,6 +75,20 @@ def human_only_needed(strata: pd.DataFrame, half_width: float, z: float) -> int:
     return int(np.ceil(z**2 * float(np.sum(w * vy)) / half_width**2))
 
 
+ROW_VALUES = (
+    "labels_needed",
+    "best_half_width",
+    "feasible",
+    "labels_needed_human_only",
+    "n_labelled",
+    "n_units",
+    "half_width_now",
+    "human_only_half_width_now",
+    "min_detectable_difference",
+    "human_only_min_detectable_difference",
+)
+
+
 def budget_rows(
     moments: pd.DataFrame,
     half_width: float,
@@ -110,7 +124,8 @@ def budget_rows(
             "human_only_min_detectable_difference": (z + z_power) * np.sqrt(2.0) * cls_now,
         }
         per_judge.append(row)
-    pj = pd.DataFrame(per_judge)
+    # every column, also when no group had labels enough (its rows carry only a note)
+    pj = pd.DataFrame(per_judge).reindex(columns=[*GROUP, "note", *ROW_VALUES])
     if pj.empty:
         return pd.DataFrame(columns=["model", "dimension"])
     return _rows(pj, half_width, ci_level, power)

@@ -377,3 +377,24 @@ def test_gold_spearman_ties_equal_means_whatever_the_float_rounding() -> None:
         stats.rankdata([float(x) for x in gold_f.reindex(means.index)]),
     ).statistic
     assert got["gold_spearman"] == pytest.approx(ref, abs=1e-12)
+
+
+def test_judge_human_agreement_has_every_column_for_a_constant_judge() -> None:
+    """A judge that gives one score to everything has no finite Pearson, so no row gets
+    the clustered interval's columns; the frame still has them (null): the contracted
+    mart selects every column, and the build failed on such data (Binder Error)."""
+    from judge_bias.agreement.measures import JUDGE_HUMAN_COLUMNS, judge_human_agreement
+
+    pairs = pd.DataFrame(
+        {
+            "judge": ["j"] * 4,
+            "dimension": ["d"] * 4,
+            "prompt_id": ["p1", "p2", "p3", "p4"],
+            "judge_score_norm": [1.0] * 4,
+            "human_score_norm": [0.0, 1.0, 0.0, 1.0],
+            "n_rows": [1, 1, 1, 1],
+        }
+    )
+    out = judge_human_agreement(pairs)
+    assert set(JUDGE_HUMAN_COLUMNS) <= set(out.columns)
+    assert out["n_prompts"].isna().all()

@@ -72,11 +72,18 @@ COUNTERFACTUAL_COLUMNS: dict[str, str] = {
 
 
 def frame(rows: list[dict[str, object]], columns: dict[str, str]) -> pd.DataFrame:
-    """rows as a DataFrame; with no rows, an empty one with the typed columns (a
-    warehouse without judge ratings still gets every mart, with its columns)."""
-    if rows:
-        return pd.DataFrame(rows)
-    return pd.DataFrame({c: pd.Series(dtype=t) for c, t in columns.items()})
+    """rows as a DataFrame with every column of ``columns`` (typed, null where no row
+    has it); with no rows, an empty one with the typed columns (a warehouse without
+    judge ratings still gets every mart, with its columns)."""
+    if not rows:
+        return pd.DataFrame({c: pd.Series(dtype=t) for c, t in columns.items()})
+    out = pd.DataFrame(rows)
+    # a statistic left out of every row (no finite Pearson: no clustered interval, no
+    # n_prompts) is still a column, null: the contracted mart selects every column
+    for c, t in columns.items():
+        if c not in out:
+            out[c] = pd.Series(pd.NA if t == "Int64" else None, index=out.index, dtype=t)
+    return out
 
 
 def value_counts(

@@ -63,8 +63,11 @@ def test_contract_writer_uses_the_contract_columns(tmp_path: Path) -> None:
     n = write_contract_file(tmp_path, "models", [{"alias": "a", "model": None, "family": True}])
     assert n == 1
     lines = (tmp_path / "models.csv").read_text(encoding="utf-8").splitlines()
-    empty_optional = "," * (len(KINDS["models"].columns) - 3)  # previous_version, ...
-    assert lines == [",".join(KINDS["models"].columns), "a,,true" + empty_optional]
+    # the optional previous_version is written only when a row carries it
+    assert lines == ["alias,model,family", "a,,true"]
+    write_contract_file(tmp_path, "models", [{"alias": "b", "previous_version": "a"}])
+    lines = (tmp_path / "models.csv").read_text(encoding="utf-8").splitlines()
+    assert lines == [",".join(KINDS["models"].columns), "b,,," + "a"]
     with pytest.raises(ValueError, match="not declared"):
         write_contract_file(tmp_path, "models", [{"alias": "a", "colour": "red"}])
     assert default_family("Mixtral-8x7B-Instruct-v0.1") == "Mistral"

@@ -80,6 +80,13 @@ def write_contract_file(
     ``extra_columns``; a column a row does not carry is empty. Returns the number of
     rows written."""
     columns = [*KINDS[kind].columns, *(c for c in extra_columns if c not in KINDS[kind].columns)]
+    if kind == "models":
+        # a models file is small; its optional columns (previous_version) are written
+        # only when a row carries one, so the file stays the three columns the README
+        # shows and rows a user appends to it keep the header's field count
+        rows = list(rows)
+        carried = {c for row in rows for c, v in row.items() if v not in (None, "")}
+        columns = [c for c in columns if c not in KINDS[kind].optional or c in carried]
 
     def values(rows: Iterable[Mapping[str, object]]) -> Iterable[list[object]]:
         for row in rows:

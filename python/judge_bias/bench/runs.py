@@ -345,28 +345,9 @@ def run_pairwise_bench(n_rows: int = 1_000_000) -> int:
     return 0
 
 
-def run_scale_build_bench(n_ratings: int = 10_000_000, seconds: float = 300.0) -> int:
-    """`judge-bias build` (dbt build with every test, all analyses, validation, BI
-    snapshot) on n_ratings simulated ratings (and one human label per completion);
-    prints wall time and peak memory of the build's processes (targets < 300 s, < 4 GB)."""
-    import resource
-    import subprocess
-    import sys
+def run_scale_build_bench(n_ratings: int = 10_000_000) -> int:
+    """`judge-bias build` on n_ratings simulated ratings, profiled per step against the
+    DuckDB floor (judge_bias.bench.profile)."""
+    from judge_bias.bench.profile import run_profile_bench
 
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp_path = Path(tmp)
-        write_agreement_bench_data(tmp_path / "data", n_ratings, n_ratings // 6)
-        cmd = [str(Path(sys.executable).with_name("judge-bias")), "build", "--data",
-               str(tmp_path / "data"), "--db", str(tmp_path / "scale.duckdb")]  # fmt: skip
-        start = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        wall = time.perf_counter() - start
-        peak_gb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024**2
-        if proc.returncode != 0:
-            print(proc.stdout[-3000:], proc.stderr[-3000:])
-            return proc.returncode
-        print(
-            f"judge-bias build on {n_ratings:,} ratings: {wall:.0f} s (target < {seconds:.0f} s, "
-            f"ratio {wall / seconds:.2f}); peak memory {peak_gb:.2f} GB (target < 4 GB)"
-        )
-    return 0
+    return run_profile_bench(n_ratings)

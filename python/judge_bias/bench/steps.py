@@ -104,3 +104,27 @@ def reference(db: str, sql: str) -> dict:
         "params": res.params.to_dict(),
         "bse": res.bse.to_dict(),
     }
+
+
+def ratings_floor(path: str, sql: str) -> dict:
+    """The floor of `judge-bias bench --scale-build`: one DuckDB scan of the ratings
+    file computing the bias sufficient statistics (per judge x model x dimension:
+    count, sum and sum of squares of the score), in a fresh process."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("set enable_progress_bar = false")
+    start, cpu = time.perf_counter(), time.process_time()
+    cells = con.execute(
+        "select judge, model, dimension, count(*), sum(x), sum(x * x) from "
+        "(select judge, model, dimension, try_cast(label as double) as x "
+        "from read_parquet(?)) group by all",
+        [path],
+    ).fetchall()
+    return {
+        "seconds": time.perf_counter() - start,
+        "cpu": time.process_time() - cpu,
+        "peak_mb": peak_rss_mb(),
+        "cells": len(cells),
+        "rows": sum(c[3] for c in cells),
+    }

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -195,6 +196,11 @@ class BuildRecord:
     stage: str = STAGES[0]
     message: str | None = None
     warnings: list[str] = field(default_factory=list)
+    # (stage, Unix time it began), in order: `judge-bias bench --scale-build` times
+    # each stage from them (judge_bias.bench.profile)
+    stage_times: list[tuple[str, float]] = field(
+        default_factory=lambda: [(STAGES[0], time.time())]
+    )
 
     def write(self, finished: bool = False) -> Path:
         pid = os.getpid()
@@ -213,17 +219,20 @@ class BuildRecord:
                 "bi_snapshot": str(self.bi_path) if self.bi_path else None,
                 "message": self.message,
                 "warnings": self.warnings,
+                "stage_times": [[s, t] for s, t in self.stage_times],
             },
         )
 
     def reach(self, stage: str) -> None:
         self.stage = stage
+        self.stage_times.append((stage, time.time()))
         self.write()
 
     def finish(self, state: str, message: str | None = None) -> None:
         self.state, self.message = state, message
         if state == OK:
             self.stage = STAGES[-1]
+        self.stage_times.append((STAGES[-1], time.time()))
         self.write(finished=True)
 
 

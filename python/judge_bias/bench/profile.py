@@ -266,7 +266,7 @@ def format_profile(profile: BuildProfile, top: int = 40) -> list[str]:
     lines.append(
         f"| **whole build** | {sum(s.nodes for s in steps)} | {profile.wall:.1f} | "
         f"{profile.cpu:.1f} | {profile.peak_mb:,.0f} | (steps sum to "
-        f"{sum(s.wall for s in steps):.1f} s) |"
+        f"{sum(s.wall for s in steps):.1f} s, {sum(s.cpu for s in steps):.1f} CPU s) |"
     )
     return lines
 

@@ -29,6 +29,9 @@ sens + spec <= 1 or a human class is empty.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
 
@@ -166,8 +169,10 @@ def binary_agreement(
     level: float = 0.90,
     n_boot: int = 500,
     seed: int = 0,
+    boot_counts: Callable[[int, int, int], np.ndarray] = cluster_bootstrap_counts,
 ) -> dict[str, object]:
-    """Every statistic of one judge x dimension; ``human_score`` NaN where unlabelled."""
+    """Every statistic of one judge x dimension; ``human_score`` NaN where unlabelled.
+    ``boot_counts``: cluster_bootstrap_counts, or a memo of it (agreement_binary_mart)."""
     js = np.asarray(judge_score, dtype=float)
     hs = np.asarray(human_score, dtype=float)
     prompts = np.asarray(prompts, dtype=object)
@@ -207,7 +212,7 @@ def binary_agreement(
             + [np.bincount(codes, weights=w, minlength=g) for w in (x * x, y * y, x * y)]
         )
         tot = sums.sum(axis=1)
-        boot = cluster_bootstrap_counts(g, n_boot, seed) @ sums.T if g >= 2 else None
+        boot = boot_counts(g, n_boot, seed) @ sums.T if g >= 2 else None
         ac1_point = float(gwet_ac1_binary(*tot[:4]))
         qwk_point = qwk_moments(*tot[4:])
         if boot is None:
@@ -251,6 +256,11 @@ def agreement_binary_mart(
     multi = rows.groupby("judge")["dimension"].transform("nunique") > 1
     if multi.any():
         groups.append(rows[multi].assign(dimension="all"))
+    # The B x G resample counts depend only on G (and n_boot, seed): judges that rate
+    # the same prompts share them. Drawn once per G, not once per judge x dimension
+    # (at 10M ratings each draw is 500 x 139k multinomial counts, ~15 s and 0.5 GB);
+    # the same draws, so the same intervals.
+    boot_counts = functools.lru_cache(maxsize=1)(cluster_bootstrap_counts)
     out = []
     for (judge, dimension), g in pd.concat(groups).groupby(["judge", "dimension"], sort=True):
         stats_row = binary_agreement(
@@ -261,6 +271,7 @@ def agreement_binary_mart(
             level=level,
             n_boot=n_boot,
             seed=seed,
+            boot_counts=boot_counts,
         )
         out.append({"judge": judge, "dimension": dimension, **stats_row})
     frame = pd.DataFrame(out)

@@ -1,0 +1,106 @@
+"""The per-step profile of `judge-bias bench --scale-build` (judge_bias.bench.profile)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from judge_bias.bench.profile import attribute, format_profile, profile_build, stage_windows
+from judge_bias.bench.runs import write_agreement_bench_data
+
+
+def _by_name(steps):
+    return {s.name: s for s in steps}
+
+
+def test_attribute_shares_overlapping_nodes_and_partitions_time():
+    # stages: start-up 0-1, pre-flight 1-2, dbt phase 1 from 2 to 12, validation 12-15.
+    stages = [("start-up", 0.0, 1.0), ("pre-flight", 1.0, 2.0), ("dbt phase 1", 2.0, 12.0)]
+    stages.append(("validation", 12.0, 15.0))
+    # two nodes on two threads: a runs 4-8, b 6-10; alone 2 s each, together 2 s
+    nodes = {1: [("a", 4.0, 8.0), ("b", 6.0, 10.0)]}
+    # CPU grows at 0.5 s per second; memory 100 MB except one sample of 700 MB at t = 7
+    samples = [(t / 2, 700.0 if t == 14 else 100.0, t / 4) for t in range(31)]
+    steps = _by_name(attribute(stages, nodes, samples))
+    # closed form: a = 2 alone + 2 / 2 shared = 3 s; likewise b; 2 s before a starts,
+    # 2 s after b ends
+    assert steps["a"].wall == pytest.approx(3.0)
+    assert steps["b"].wall == pytest.approx(3.0)
+    assert steps["dbt phase 1: start-up, parse (to the first node)"].wall == pytest.approx(2.0)
+    assert steps["dbt phase 1: after the last node"].wall == pytest.approx(2.0)
+    assert steps["validation"].wall == pytest.approx(3.0)
+    assert steps["a"].cpu == pytest.approx(1.5)
+    assert steps["validation"].cpu == pytest.approx(1.5)
+    assert sum(s.wall for s in steps.values()) == pytest.approx(15.0)
+    assert sum(s.cpu for s in steps.values()) == pytest.approx(7.5)
+    # the 700 MB sample at t = 7 falls where a and b both run; not in validation
+    assert steps["a"].peak_mb == steps["b"].peak_mb == 700.0
+    assert steps["validation"].peak_mb == 100.0
+    assert steps["a"].nodes == steps["b"].nodes == 1
+
+
+def test_stage_windows_cover_the_process():
+    times = [["checking inputs", 1.0], ["dbt build", 2.0], ["input gates", 5.0]]
+    times += [["dbt build", 6.0], ["validation", 9.0], ["publishing", 10.0], ["done", 11.0]]
+    windows = stage_windows(times, 0.5, 11.5)
+    assert [w[0] for w in windows] == [
+        "start-up (interpreter, imports)",
+        "pre-flight (input folder check)",
+        "dbt phase 1",
+        "input gates (SQL check)",
+        "dbt phase 2",
+        "Great Expectations validation",
+        "BI snapshot",
+        "exit",
+    ]
+    assert sum(b - a for _, a, b in windows) == pytest.approx(11.0)
+
+
+def test_profile_of_a_small_build_has_every_step(tmp_path):
+    """20k ratings, GLMs off: a row for every step the issue names, and the steps'
+    times sum to the build's wall time measured around it (within 2% + 1 s: the
+    bench's own start and end of the child process)."""
+    write_agreement_bench_data(tmp_path / "data", 20_000, 20_000 // 6)
+    env = dict(os.environ, JUDGE_BIAS_GLM_MODELS="none")
+    start = time.perf_counter()
+    profile = profile_build(tmp_path / "data", tmp_path / "s.duckdb", env)
+    wall = time.perf_counter() - start
+    steps = _by_name(profile.steps)
+    manifest = json.loads((tmp_path / "s.dbt" / "target" / "manifest.json").read_text())
+    python_models = {
+        n["name"]
+        for n in manifest["nodes"].values()
+        if n["resource_type"] == "model" and n.get("language") == "python"
+    }
+    loaders = {n.removeprefix("base_inputs__") for n in python_models if "base_inputs__" in n}
+    assert len(loaders) == 8
+    expected = {
+        "start-up (interpreter, imports)",
+        "pre-flight (input folder check)",
+        "staging and checks (models, tests)",
+        "input gates (SQL check)",
+        "SQL models",
+        "dbt tests",
+        "Great Expectations validation",
+        "BI snapshot",
+        "dbt phase 1: start-up, parse (to the first node)",
+        "dbt phase 2: start-up, parse (to the first node)",
+        *(f"loader {n}" for n in loaders),
+        *(f"python model {n}" for n in python_models if "base_inputs__" not in n),
+    }
+    assert expected <= set(steps), expected - set(steps)
+    total = sum(s.wall for s in profile.steps)
+    assert abs(total - wall) <= 0.02 * wall + 1.0, (total, wall)
+    assert abs(total - profile.wall) <= 1e-6 * profile.wall
+    # CPU from /proc samples against getrusage's (the last 0.1 s sample may miss a little)
+    cpu = sum(s.cpu for s in profile.steps)
+    assert abs(cpu - profile.cpu) <= 0.1 * profile.cpu + 1.0, (cpu, profile.cpu)
+    assert all(s.peak_mb > 0 for s in profile.steps)
+    table = format_profile(profile)
+    assert table[0].startswith("| step |") and table[-1].startswith("| **whole build**")
+    record = json.loads(Path(tmp_path / "s.build.json").read_text())
+    assert [s for s, _ in record["stage_times"]][-1] == "done"

@@ -318,3 +318,51 @@ def test_settings_from_config_defaults_and_errors() -> None:
     assert got.ci_level == 0.95 and got.n_boot == 100 and got.pass_threshold == 0.5
     with pytest.raises(ValueError, match="ci_level"):
         DriftSettings(ci_level=1.5)
+
+
+def test_agreement_binary_mart_draws_the_bootstrap_once_per_prompt_count(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The B x G resample counts are drawn once per distinct number of prompts G (at
+    10M ratings each draw is 500 x 139k counts), and each judge x dimension's row is
+    the one binary_agreement gives alone, with its own draw."""
+    import judge_bias.stats.binary_agreement as ba
+
+    rng = np.random.default_rng(3)
+    n = 600
+    frame = pd.DataFrame(
+        {
+            "judge": np.repeat(["j1", "j2", "j3"], n // 3),
+            "dimension": np.tile(["d1", "d2"], n // 2),
+            "prompt_id": np.tile([f"p{i}" for i in range(50)], n // 50),
+            "judge_score_norm": rng.integers(0, 5, n) / 4,
+            "human_score_norm": rng.integers(0, 5, n) / 4,
+            "n_rows": rng.integers(1, 4, n),
+        }
+    )
+    frame = frame[~((frame["judge"] == "j3") & (frame["prompt_id"] < "p2"))]  # fewer prompts
+    calls: list[int] = []
+    real = ba.cluster_bootstrap_counts
+
+    def counting(g: int, n_boot: int, seed: int) -> np.ndarray:
+        calls.append(g)
+        return real(g, n_boot, seed)
+
+    monkeypatch.setattr(ba, "cluster_bootstrap_counts", counting)
+    mart = ba.agreement_binary_mart(frame, n_boot=200)
+    assert len(mart) == 3 * 3  # each judge: d1, d2, all
+    assert sorted(set(calls)) == sorted(calls)  # one draw per G
+    sizes = {len(set(g["prompt_id"])) for _, g in frame.groupby(["judge", "dimension"])}
+    sizes |= {len(set(g["prompt_id"])) for _, g in frame.groupby("judge")}  # "all"
+    assert sorted(calls) == sorted(sizes)
+    monkeypatch.setattr(ba, "cluster_bootstrap_counts", real)
+    for _, row in mart.iterrows():
+        sub = frame if row["dimension"] == "all" else frame[frame["dimension"] == row["dimension"]]
+        sub = sub[sub["judge"] == row["judge"]]
+        rows = sub.loc[sub.index.repeat(sub["n_rows"])]
+        alone = ba.binary_agreement(
+            rows["judge_score_norm"].to_numpy(),
+            rows["human_score_norm"].to_numpy(),
+            rows["prompt_id"].to_numpy(dtype=object),
+            n_boot=200,
+        )
+        for key in ("gwet_ac1_ci_low", "gwet_ac1_ci_high", "qwk_ci_low", "qwk_ci_high"):
+            assert row[key] == pytest.approx(alone[key], rel=1e-12, abs=1e-12), key

@@ -258,11 +258,19 @@ def agreement_binary_mart(
         groups.append(rows[multi].assign(dimension="all"))
     # The B x G resample counts depend only on G (and n_boot, seed): judges that rate
     # the same prompts share them. Drawn once per G, not once per judge x dimension
-    # (at 10M ratings each draw is 500 x 139k multinomial counts, ~15 s and 0.5 GB);
-    # the same draws, so the same intervals.
+    # (at 10M ratings each draw is 500 x 139k multinomial counts, ~15 s and 0.5 GB):
+    # the groups run in order of their labelled prompts' count, one draw kept at a
+    # time; the same draws, so the same intervals, and the rows in (judge, dimension)
+    # order as before.
     boot_counts = functools.lru_cache(maxsize=1)(cluster_bootstrap_counts)
-    out = []
-    for (judge, dimension), g in pd.concat(groups).groupby(["judge", "dimension"], sort=True):
+    parts = list(pd.concat(groups).groupby(["judge", "dimension"], sort=True))
+    labelled_prompts = [
+        g.loc[np.isfinite(g["human_score_norm"].to_numpy(dtype=float)), "prompt_id"].nunique()
+        for _, g in parts
+    ]
+    out: list[dict[str, object]] = [{} for _ in parts]
+    for i in sorted(range(len(parts)), key=labelled_prompts.__getitem__):
+        (judge, dimension), g = parts[i]
         stats_row = binary_agreement(
             g["judge_score_norm"].to_numpy(dtype=float),
             g["human_score_norm"].to_numpy(dtype=float),
@@ -273,7 +281,7 @@ def agreement_binary_mart(
             seed=seed,
             boot_counts=boot_counts,
         )
-        out.append({"judge": judge, "dimension": dimension, **stats_row})
+        out[i] = {"judge": judge, "dimension": dimension, **stats_row}
     frame = pd.DataFrame(out)
     frame["pass_threshold"] = pass_threshold
     frame["ci_level"] = level

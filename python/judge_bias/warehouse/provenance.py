@@ -198,9 +198,7 @@ class BuildRecord:
     warnings: list[str] = field(default_factory=list)
     # (stage, Unix time it began), in order: `judge-bias bench --scale-build` times
     # each stage from them (judge_bias.bench.profile)
-    stage_times: list[tuple[str, float]] = field(
-        default_factory=lambda: [(STAGES[0], time.time())]
-    )
+    stage_times: list[tuple[str, float]] = field(default_factory=lambda: [(STAGES[0], time.time())])
 
     def write(self, finished: bool = False) -> Path:
         pid = os.getpid()

@@ -100,6 +100,7 @@ def test_profile_of_a_small_build_has_every_step(tmp_path):
     cpu = sum(s.cpu for s in profile.steps)
     assert abs(cpu - profile.cpu) <= 0.1 * profile.cpu + 1.0, (cpu, profile.cpu)
     assert all(s.peak_mb > 0 for s in profile.steps)
+    assert len(profile.slowest) == 10 and all(secs >= 0 for _, secs in profile.slowest)
     table = format_profile(profile)
     assert table[0].startswith("| step |") and table[-1].startswith("| **whole build**")
     record = json.loads(Path(tmp_path / "s.build.json").read_text())

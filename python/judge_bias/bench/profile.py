@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -208,6 +208,9 @@ class BuildProfile:
     cpu: float  # its CPU time and its descendants' (getrusage)
     peak_mb: float  # the largest sample of the process tree
     largest_process_mb: float  # the largest single process's peak (ru_maxrss)
+    # the slowest single dbt nodes: (name, seconds from compile start to execute end;
+    # wall, shared with the node running beside it)
+    slowest: list[tuple[str, float]] = field(default_factory=list)
 
 
 def profile_build(data: Path, db: Path, env: dict[str, str] | None = None) -> BuildProfile:
@@ -235,8 +238,22 @@ def profile_build(data: Path, db: Path, env: dict[str, str] | None = None) -> Bu
         2: node_windows(target / "run_results.json", manifest, 2),
     }
     steps = attribute(stage_windows(record["stage_times"], start, end), nodes, samples)
+    spans = [span for phase in (1, 2) for span in _node_spans(target, phase)]
+    slowest = sorted(((uid.split(".")[2], b - a) for uid, a, b in spans), key=lambda kv: -kv[1])
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
-    return BuildProfile(steps, end - start, cpu, max(s[1] for s in samples), after.ru_maxrss / 1024)
+    peak = max(s[1] for s in samples)
+    return BuildProfile(steps, end - start, cpu, peak, after.ru_maxrss / 1024, slowest[:10])
+
+
+def _node_spans(target: Path, phase: int) -> list[tuple[str, float, float]]:
+    """(unique id, start, end) of each node of one phase's run_results."""
+    name = "run_results.gates.json" if phase == 1 else "run_results.json"
+    out = []
+    for r in json.loads((target / name).read_text())["results"]:
+        stamps = [(_epoch(t["started_at"]), _epoch(t["completed_at"])) for t in r["timing"]]
+        if stamps:
+            out.append((r["unique_id"], min(a for a, _ in stamps), max(b for _, b in stamps)))
+    return out
 
 
 def format_profile(profile: BuildProfile, top: int = 40) -> list[str]:
@@ -301,6 +318,10 @@ def run_profile_bench(n_ratings: int, seconds: float = 90.0, gb: float = 3.0) ->
         floor = ratings_floor(tmp_path / "data" / "judge_ratings.parquet")
     print(f"judge-bias build on {n_ratings:,} ratings (GLMs: {glms}), per step:")
     print("\n".join(format_profile(profile)))
+    print(
+        "slowest single dbt nodes (wall, shared with the node beside them): "
+        + ", ".join(f"{name} {secs:.1f} s" for name, secs in profile.slowest)
+    )
     print(
         f"floor (one DuckDB scan of judge_ratings.parquet: count, sum, sum of squares per "
         f"judge x model x dimension, {floor['cells']} cells, {floor['rows']:,} rows): "

@@ -32,14 +32,11 @@ def correlation_notes(
             reason = "undefined on these data"
         return f"correlations null: {reason}"
     notes = []
-    at_one = [nm for nm in names if abs(stats_.get(nm, 0.0)) >= 1]
+    no_ci = [nm for nm in names if not np.isfinite(stats_.get(f"{nm}_ci_low", np.nan))]
+    at_one = [nm for nm in no_ci if abs(stats_.get(nm, 0.0)) >= 1]
     if at_one:
         notes.append(f"{', '.join(at_one)} at +-1: no Fisher interval")
-    no_ci = [
-        nm
-        for nm in names
-        if nm not in at_one and not np.isfinite(stats_.get(f"{nm}_ci_low", np.nan))
-    ]
+    no_ci = [nm for nm in no_ci if nm not in at_one]
     if no_ci:
         notes.append(f"no interval for {', '.join(no_ci)}")
     deff = [c for c in ("pearson", "spearman") if f"{c}_design_effect" in stats_]

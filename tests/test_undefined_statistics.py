@@ -93,3 +93,47 @@ def test_judge_human_null_correlations_say_why() -> None:
     assert "design effect null (one prompt)" in out["one prompt"]
     assert out["perfect"].startswith("spearman, pearson, kendall_tau_b at +-1: no Fisher interval")
     assert pd.isna(out["fine"])
+
+
+def test_model_comparisons_with_constant_scores_build_with_a_note() -> None:
+    """Two judges and two models, every judge and human score 3 (as int_ppi_stratum_
+    moments and int_comparison_cross_moments hold them for that folder): the
+    difference is 0 with standard error 0 (closed form: two constant means). Old code:
+    ZeroDivisionError on 0 / 0 in pairing_variance_ratio (the own-model cross terms
+    are absent, their column of Python floats), and the build failed."""
+    import duckdb
+
+    from judge_bias.comparisons.marts import model_comparisons
+
+    con = duckdb.connect()
+    con.execute(
+        """create table int_ppi_stratum_moments as
+        select judge, judge = 'panel' as is_panel, model, dimension,
+            'dimension=d, same_family=' || (judge <> 'jb')::varchar as stratum,
+            case when model = 'all' then 8 else 4 end as n_labelled, 0.5 as mean_y,
+            0.5 as mean_yhat_labelled, 0.0 as var_y, 0.0 as var_yhat_labelled,
+            0.0 as cov_y_yhat, 0 as n_unlabelled, null::double as mean_yhat_unlabelled,
+            null::double as var_yhat_unlabelled, 0.0 as m3_y, 0.0 as m3_y_y_yhat,
+            0.0 as m3_y_yhat_yhat, 0.0 as m3_yhat_labelled,
+            null::double as m3_yhat_unlabelled, 0 as n_human_na, 0 as n_judge_na
+        from (values ('ja'), ('jb'), ('panel')) j(judge)
+        cross join (values ('ja'), ('mb'), ('all')) m(model)
+        cross join (values ('d'), ('all')) d(dimension)"""
+    )
+    con.execute(
+        """create table int_comparison_cross_moments as
+        select judge, judge = 'panel' as is_panel, dimension, 'ja' as first_model,
+            'dimension=d, same_family=' || (judge <> 'jb')::varchar as first_stratum,
+            'mb' as second_model,
+            'dimension=d, same_family=' || (judge <> 'jb')::varchar as second_stratum,
+            4 as n_pairs, 0.0 as ll_yy, 0.0 as ll_yh, 0.0 as ll_hy, 0.0 as ll_hh,
+            0.0 as lu_yu, 0.0 as lu_hu, 0.0 as ul_uy, 0.0 as ul_uh, 0.0 as uu_uu, 0.0 as gg
+        from (values ('ja'), ('jb'), ('panel')) j(judge)
+        cross join (values ('d'), ('all')) d(dimension)"""
+    )
+    out = model_comparisons(con.table, {}.get)
+    con.close()
+    assert len(out) == 6, out
+    assert (out["difference"] == 0).all() and (out["std_error"] == 0).all()
+    assert out["p_value"].isna().all() and out["pairing_variance_ratio"].isna().all()
+    assert out["notes"].str.startswith("no variance in the scores (constant)").all()

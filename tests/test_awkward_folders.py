@@ -18,12 +18,11 @@ import csv
 import random
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from judge_bias.warehouse.build import build
 from tests.conftest import query
-from tests.importing import assert_reconciled
+from tests.importing import assert_reconciled, nonfinite_columns
 
 pytestmark = pytest.mark.dbt
 
@@ -107,20 +106,7 @@ def test_the_awkward_folder_builds_green_with_every_row_accepted(awkward) -> Non
 def test_no_table_holds_nan_or_infinity(awkward) -> None:
     """Old code: bias_estimates.z = inf for the constant judge's offset."""
     _, result = awkward
-    con = duckdb.connect(str(result.db_path), read_only=True)
-    try:
-        columns = con.execute(
-            "select table_name, column_name from information_schema.columns "
-            "where table_schema = 'main' and data_type in ('DOUBLE', 'FLOAT')"
-        ).fetchall()
-        bad = []
-        for table, column in columns:
-            sql = f'select count(*) from main."{table}" where not isfinite("{column}")'
-            n = con.execute(sql).fetchall()[0][0]
-            if n:
-                bad.append(f"{table}.{column}: {n}")
-    finally:
-        con.close()
+    bad = nonfinite_columns(result.db_path)
     assert not bad, bad
 
 

@@ -41,3 +41,26 @@ def assert_reconciled(out: Path, result: BuildResult) -> dict[str, tuple[int, in
         assert row["rows_read"] == row["rows_accepted"] + row["rows_rejected"], path.name
         got[path.stem] = (int(row["rows_read"]), int(row["rows_rejected"]))
     return got
+
+
+def nonfinite_columns(db: Path) -> list[str]:
+    """`table.column: count` of every DOUBLE/FLOAT column of the warehouse's main
+    schema holding NaN or infinity (a statistic undefined on the data must be null
+    with a note, never NaN or inf)."""
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        columns = con.execute(
+            "select table_name, column_name from information_schema.columns "
+            "where table_schema = 'main' and data_type in ('DOUBLE', 'FLOAT')"
+        ).fetchall()
+        bad = []
+        for table, column in columns:
+            sql = f'select count(*) from main."{table}" where not isfinite("{column}")'
+            n = con.execute(sql).fetchall()[0][0]
+            if n:
+                bad.append(f"{table}.{column}: {n}")
+        return bad
+    finally:
+        con.close()

@@ -27,8 +27,8 @@ skew). Measured on pairwise_no_length: the largest gap 0.045 sds, 0.57 of
 its allowance; with the effects' prior scale 0.3 instead of 10 (a prior
 read from the wrong field) the grader effects move up to 0.33 sds, 4.1
 times the allowance, and the test fails (the old claim, within 2 posterior
-sds, passed it). grader_model on Play Favorites keeps the old claim for now
-(see its test).
+sds, passed it). grader_model on Play Favorites is compared on the cells'
+cumulative logits: one cell is separated (see its test).
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.api as sm
+from scipy.special import expit
 from scipy.stats import skew
 from statsmodels.miscmodels.ordinal_model import OrderedModel
 
@@ -122,17 +123,13 @@ def assert_near_mle(
     ours: dict[str, tuple[float, float, float, float]],
     mle: pd.Series,
     pooling: dict[str, float] | None = None,
-    sds: float | None = None,
 ) -> int:
     """``ours``: name -> ``stats``; every MLE coefficient named and within
     ``allowed`` of its posterior mean, plus ``pooling[name]`` for a
-    partially pooled coefficient (its expected pull toward the group mean);
-    ``sds``: within that many posterior sds instead (see grader_model)."""
+    partially pooled coefficient (its expected pull toward the group mean)."""
     assert set(mle.index) <= set(ours), sorted(set(mle.index) - set(ours))[:5]
     gap = pd.Series({k: abs(ours[k][0] - mle[k]) for k in mle.index})
     limit = pd.Series({k: allowed(*ours[k][1:]) + (pooling or {}).get(k, 0.0) for k in mle.index})
-    if sds is not None:
-        limit = pd.Series({k: sds * ours[k][1] for k in mle.index})
     ratio = gap / limit
     print(
         f"{len(gap)} coefficients: max |posterior mean - MLE| / sd "
@@ -218,31 +215,130 @@ def test_grader_type_equals_ordered_logit_mle(faithfulness):
     assert assert_near_mle(ours, mle) == 1 + 8 + 4
 
 
+def separated_cells(rows: pd.DataFrame) -> set[tuple[str, str]]:
+    """(grader, model) cells whose every rating is the same score at an end of the
+    scale: the cell's own interaction makes its likelihood monotone, so the MLE
+    of its linear predictor is infinite (quasi-complete separation)."""
+    ends = rows.groupby(["grader", "model"])["score"].agg(["min", "max"])
+    one = ends[(ends["min"] == ends["max"]) & ends["min"].isin([SCALE[0], SCALE[-1]])]
+    return set(one.index)
+
+
+def ordinal_score(theta: np.ndarray, X: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """The analytic score of the counted ordered-logit log-likelihood in (beta,
+    thresholds): P(y = k) = F(c_k - x'b) - F(c_(k-1) - x'b), F logistic."""
+    k = X.shape[1]
+    c = np.concatenate([[-np.inf], theta[k:], [np.inf]])
+    eta = X @ theta[:k]
+    up, lo = c[y + 1] - eta, c[y] - eta
+    f_up, f_lo = expit(up), expit(lo)
+    d_up = np.where(np.isfinite(up), f_up * (1 - f_up), 0.0)
+    d_lo = np.where(np.isfinite(lo), f_lo * (1 - f_lo), 0.0)
+    p = f_up - f_lo
+    grad_c = np.zeros(len(c) - 2)
+    top = y < len(c) - 2
+    np.add.at(grad_c, y[top], (w * d_up / p)[top])
+    np.add.at(grad_c, y[y > 0] - 1, (-w * d_lo / p)[y > 0])
+    return np.concatenate([X.T @ (-w * (d_up - d_lo) / p), grad_c])
+
+
+def cell_logits_mle(rows: pd.DataFrame, cells: list[tuple[str, str]], ours: dict) -> pd.Series:
+    """The MLE of the cumulative logits thr_k - eta of every cell: cell-means coding
+    (one column per cell but the first), Newton steps on the analytic score (its
+    Jacobian by central differences) from our posterior means to a zero score.
+    statsmodels' OrderedModel is the reference at the optimum: its log-likelihood
+    there equals ours, and its own (numerical) score is zero there."""
+    key = pd.MultiIndex.from_frame(rows[["grader", "model"]])
+    exog = pd.DataFrame(
+        {f"c{i}": (key == cell).astype(float) for i, cell in enumerate(cells) if i},
+        index=rows.index,
+    )
+    design = pd.concat([exog, rows["score"].rename("_score")], axis=1)
+    counted = design.groupby(list(design.columns), sort=False).size().rename("_n").reset_index()
+    X = counted[list(exog.columns)].to_numpy(float)
+    y = pd.Categorical(counted["_score"], categories=SCALE, ordered=True).codes.astype(int)
+    w = counted["_n"].to_numpy(float)
+    n_thr = len(SCALE) - 1
+    logits = np.array([[ours[f"{g}|{m}|{j}"][0] for j in range(n_thr)] for g, m in cells])
+    theta = np.concatenate([(logits[0] - logits[1:]).mean(axis=1), logits[0]])
+    for _ in range(50):
+        g = ordinal_score(theta, X, y, w)
+        if np.abs(g).max() < 1e-8:
+            break
+        h = 1e-6
+        jac = np.column_stack(
+            [
+                (ordinal_score(theta + e, X, y, w) - ordinal_score(theta - e, X, y, w)) / (2 * h)
+                for e in np.eye(theta.size) * h
+            ]
+        )
+        theta = theta - np.linalg.solve((jac + jac.T) / 2, g)
+    assert np.abs(ordinal_score(theta, X, y, w)).max() < 1e-8
+    model = CountedOrderedModel(
+        pd.Series(pd.Categorical.from_codes(y, SCALE)), counted[list(exog.columns)], distr="logit"
+    )
+    model.counts = w
+    k = X.shape[1]
+    sm_params = np.concatenate([theta[:k], theta[k : k + 1], np.log(np.diff(theta[k:]))])
+    lo, hi = np.concatenate([[-np.inf], theta[k:], [np.inf]])[[y, y + 1]]
+    eta = X @ theta[:k]
+    ours_ll = float(w @ np.log(expit(hi - eta) - expit(lo - eta)))
+    assert model.loglike(sm_params) == pytest.approx(ours_ll, rel=1e-12)
+    assert np.abs(model.score(sm_params)).max() < 1e-3
+    eta_cells = np.concatenate([[0.0], theta[:k]])
+    return pd.Series(
+        {
+            f"{g}|{m}|{j}": theta[k + j] - eta_cells[i]
+            for i, (g, m) in enumerate(cells)
+            for j in range(n_thr)
+        }
+    )
+
+
 @needs_shared
 @pytest.mark.shared
 def test_grader_model_equals_ordered_logit_mle(faithfulness):
+    """Issue 29 defect 7: the coefficients were compared with sds = 2 because 43 of
+    93 left the allowance. Cause: the human grader gave all 143 completions of
+    Claude 3 Sonnet the top score; that cell's MLE is at infinity (Newton's
+    interaction coefficient reaches 19.6 with the Hessian's smallest eigenvalue
+    1e-10), and with sum coding that one direction moves every coefficient, so
+    BFGS stopped anywhere along it. The likelihood identifies every other cell's
+    cumulative logits thr_k - eta (the separated cell's ratings inform only its own
+    eta); those are compared, with the same allowance as everywhere (4 MCSE +
+    skewness x sd / 2), to statsmodels on the data without the separated cell."""
     rows = faithfulness
+    separated = separated_cells(rows)
+    assert separated == {("gt_mean", "anthropic.claude-3-sonnet-20240229-v1:0")}
     data, fit = fitted(rows, "grader_model")
-    graders, models = data.levels["grader"], data.levels["model"]
-    g, m = sum_coded(rows["grader"], "grader"), sum_coded(rows["model"], "model")
-    exog = pd.concat([g, m, products(g, m)], axis=1)
-    ours = {
-        **posterior(fit, "grader_effects", [f"grader[{x}]" for x in graders]),
-        **posterior(fit, "model_effects", [f"model[{x}]" for x in models]),
-        **posterior(
-            fit,
-            "grader_model_effects",
-            [f"grader[{x}]:model[{y}]" for x in graders for y in models],
-        ),
-        **thresholds(fit),
-    }
-    mle = ordinal_mle(rows, exog, ours)
-    # Still the old claim here (issue 29 defect 7, open): against this MLE 43
-    # of the 93 coefficients are outside the 4 MCSE + skew allowance (gaps up
-    # to 0.67 sds), and statsmodels' BFGS answer moves with its start; Newton
-    # steps from it raised the likelihood and put the gaps at up to 1.79 sds.
-    # Which of the MLE and the posterior is off is not settled yet.
-    assert assert_near_mle(ours, mle, sds=2.0) == 9 + 8 + 72 + 4
+    graders, models = list(data.levels["grader"]), list(data.levels["model"])
+    s = fit.settings
+    n = s.chains * s.draws
+
+    def flat(name: str) -> np.ndarray:
+        return np.asarray(fit.samples[name]).reshape(n, -1)
+
+    gm = flat("grader_model_effects").reshape(n, len(graders), len(models))
+    eta = flat("intercept")[:, :, None] + flat("grader_effects")[:, :, None]
+    eta = eta + flat("model_effects")[:, None, :] + gm
+    cut = flat("cutpoints")
+    cells = [(g, m) for g in graders for m in models if (g, m) not in separated]
+    ours = {}
+    for g, m in cells:
+        logits = cut - eta[:, graders.index(g), models.index(m), None]
+        for j in range(logits.shape[1]):
+            ours[f"{g}|{m}|{j}"] = stats(logits[:, j].reshape(s.chains, s.draws))
+    kept = rows[
+        [(g, m) not in separated for g, m in zip(rows["grader"], rows["model"], strict=True)]
+    ]
+    mle = cell_logits_mle(kept.reset_index(drop=True), cells, ours)
+    # A cumulative logit is a sum of ~5 correlated parameters; Pearson's skewness
+    # term (a one-dimensional approximation) leaves 12 of the 356 up to 1.9 times
+    # their allowance, gaps 0.07-0.16 sds, in the sparse lower categories (score 1:
+    # 89 of 17,500 ratings). Each gets a further 0.25 posterior sds (largest gap
+    # overall 0.43 sds, within its skewness allowance); the old claim was 2 sds.
+    slack = {k: 0.25 * ours[k][1] for k in mle.index}
+    assert assert_near_mle(ours, mle, slack) == 89 * 4
 
 
 def demo_pairs() -> pd.DataFrame:

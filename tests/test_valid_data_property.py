@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from judge_bias.warehouse.build import build
 from tests.conftest import query
-from tests.importing import assert_reconciled
+from tests.importing import assert_reconciled, nonfinite_columns
 
 N_EXAMPLES = int(os.environ.get("JUDGE_BIAS_PROPERTY_EXAMPLES", "5"))
 
@@ -186,4 +186,6 @@ def test_valid_folders_build_green_with_every_row_accepted(workdir: Path, folder
     assert_reconciled(data, result)
     rejected = query(result.db_path, "select source, reason from rejected_rows")
     assert rejected.empty, rejected.head(10).to_string()
+    bad = nonfinite_columns(result.db_path)  # undefined statistics are null, never NaN/inf
+    assert not bad, bad
     print(f"build {len(TIMES)}: {TIMES[-1]:.1f} s")

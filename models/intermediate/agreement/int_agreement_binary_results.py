@@ -5,6 +5,7 @@ def model(dbt, session):
     # pass/fail and graded agreement with the humans
     # dbt passes only the config keys and parents it sees as literal calls
     config = {
+        "memory_budget": dbt.config.get("memory_budget"),
         "ci_level": dbt.config.get("ci_level"),
         "pass_threshold": dbt.config.get("pass_threshold"),
         "n_boot": dbt.config.get("drift_n_boot"),

@@ -24,7 +24,8 @@ final as (
         cast(gk_gamma_ci_high as double) as gk_gamma_ci_high,
         cast(n_prompts as bigint) as n_prompts,
         cast(pearson_design_effect as double) as pearson_design_effect,
-        cast(spearman_design_effect as double) as spearman_design_effect
+        cast(spearman_design_effect as double) as spearman_design_effect,
+        cast(notes as {{ string_type() }}) as notes
     from results
 )
 

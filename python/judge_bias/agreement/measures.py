@@ -23,6 +23,7 @@ import scipy.sparse
 from scipy import stats
 
 from judge_bias.agreement.clustered_correlation import clustered_correlation_intervals
+from judge_bias.agreement.correlation_notes import correlation_notes
 from judge_bias.agreement.headline_alpha import LEVELS, with_headline_alpha
 
 Z95 = stats.norm.ppf(0.975)
@@ -36,6 +37,7 @@ JUDGE_HUMAN_COLUMNS: dict[str, str] = (
     | {k: "float64" for nm in CORRELATIONS for k in (nm, f"{nm}_ci_low", f"{nm}_ci_high")}
     | {"n_prompts": "Int64"}
     | dict.fromkeys(("pearson_design_effect", "spearman_design_effect"), "float64")
+    | {"notes": "string"}
 )
 
 
@@ -328,7 +330,8 @@ def judge_human_agreement(fct: pd.DataFrame) -> pd.DataFrame:
                 x[a:b], y[a:b], prompt[a:b], weights,
                 stats_["pearson"], stats_["spearman"], stats_["n"], Z95,
             )  # fmt: skip
-        return {"judge": judges[judge_code], "dimension": dimension} | stats_
+        notes = correlation_notes(stats_, x[a:b], y[a:b], weights, CORRELATIONS)
+        return {"judge": judges[judge_code], "dimension": dimension} | stats_ | {"notes": notes}
 
     rows = []
     i = 0

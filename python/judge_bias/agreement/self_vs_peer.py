@@ -74,16 +74,46 @@ def _clustered_mean(x: np.ndarray, clusters: np.ndarray) -> tuple[float, float, 
     return mean, float(np.sqrt(g / (g - 1) * (scores**2).sum()) / n), g
 
 
-def _paired(a: np.ndarray, b: np.ndarray, clusters: np.ndarray):
-    """Mean of a - b, t, p and the 95% interval, prompt-clustered (t with G - 1 df)."""
+def _paired(
+    a: np.ndarray,
+    b: np.ndarray,
+    clusters: np.ndarray,
+    what: str = "a - b",
+    notes: list[str] | None = None,
+):
+    """Mean of a - b, t, p and the 95% interval, prompt-clustered (t with G - 1 df);
+    where a statistic is undefined it is null and ``notes`` gets the reason."""
+    notes = [] if notes is None else notes
     mean, se, g = _clustered_mean(a - b, clusters)
     if not np.isfinite(se):
-        return (np.nan,) * 5
-    if se == 0:
+        reason = "no item" if not len(a) else f"{g} prompt" if g < 2 else f"{len(a)} item"
+        notes.append(f"{what}: {reason}, no clustered standard error; t, p and interval null")
+        return mean, np.nan, np.nan, np.nan, np.nan
+    if se <= 1e-12 * max(1.0, abs(mean)):  # rounding leaves ~1e-17 on equal differences
+        notes.append(f"{what}: the same on every item (standard error 0); t and p null")
         return mean, np.nan, np.nan, mean, mean
     t = mean / se
     crit = stats.t.ppf(0.975, g - 1)
     return mean, t, float(2 * stats.t.sf(abs(t), g - 1)), mean - crit * se, mean + crit * se
+
+
+def self_enhancement_error_rate(s: np.ndarray, r: np.ndarray, notes: list[str]) -> float:
+    """CALM's |self - other| / other on the means; null (with a note) when the
+    peers' mean score is 0 or there is no item."""
+    if not len(s):
+        return np.nan
+    if r.mean() == 0:
+        notes.append("self_enhancement_error_rate null: the peers' mean score is 0")
+        return np.nan
+    return float(abs(s.mean() - r.mean()) / r.mean())
+
+
+def _mean(x: np.ndarray) -> float:
+    return float(np.mean(x)) if len(x) else np.nan
+
+
+def _note(notes: list[str]) -> str | None:
+    return "; ".join(notes) if notes else None
 
 
 def _se(x: np.ndarray, clusters: np.ndarray) -> float:
@@ -98,10 +128,11 @@ def self_vs_peer_tests(fct: pd.DataFrame | None = None, items: pd.DataFrame | No
     for (judge, framing), it in items.groupby(["judge", "framing"]):
         s, r, g = (it[c].to_numpy() for c in ("s", "r", "g"))
         c = it["prompt_id"].to_numpy()
+        notes: list[str] = []
         rows.append(
             [judge, framing, len(it), s.mean(), _se(s, c), r.mean(), _se(r, c), g.mean(),
-             _se(g, c), *_paired(s, r, c), *_paired(s, g, c),
-             abs(s.mean() - r.mean()) / r.mean() if r.mean() else np.nan, None]
+             _se(g, c), *_paired(s, r, c, "S - R", notes), *_paired(s, g, c, "S - G", notes),
+             self_enhancement_error_rate(s, r, notes), _note(notes)]
         )  # fmt: skip
     for judge, it in items.groupby("judge"):
         if set(it["framing"]) < {"positive", "inverted"}:
@@ -111,10 +142,10 @@ def self_vs_peer_tests(fct: pd.DataFrame | None = None, items: pd.DataFrame | No
         # an item scored under one frame only has no frame difference: left out, counted
         n_one_frame = int(wide.isna().any(axis=1).sum())
         wide = wide.dropna()
-        note = (
-            f"{n_one_frame} items (prompt x dimension) scored under one frame only: left out"
+        notes = (
+            [f"{n_one_frame} items (prompt x dimension) scored under one frame only: left out"]
             if n_one_frame
-            else None
+            else []
         )
         s_r = {f: (wide[("s", f)] - wide[("r", f)]).to_numpy() for f in ("positive", "inverted")}
         s_g = {f: (wide[("s", f)] - wide[("g", f)]).to_numpy() for f in ("positive", "inverted")}
@@ -124,10 +155,11 @@ def self_vs_peer_tests(fct: pd.DataFrame | None = None, items: pd.DataFrame | No
         # R is the positive-frame peer view in both frames: its change is 0 by
         # construction, so mean_received and se_received are null on this row
         rows.append(
-            [judge, FRAME_DIFFERENCE, len(wide), ds.mean(), _se(ds.to_numpy(), c), np.nan,
-             np.nan, dg.mean(), _se(dg.to_numpy(), c),
-             *_paired(s_r["inverted"], s_r["positive"], c),
-             *_paired(s_g["inverted"], s_g["positive"], c), np.nan, note]
+            [judge, FRAME_DIFFERENCE, len(wide), _mean(ds.to_numpy()), _se(ds.to_numpy(), c),
+             np.nan, np.nan, _mean(dg.to_numpy()), _se(dg.to_numpy(), c),
+             *_paired(s_r["inverted"], s_r["positive"], c, "change of S - R", notes),
+             *_paired(s_g["inverted"], s_g["positive"], c, "change of S - G", notes), np.nan,
+             _note(notes)]
         )  # fmt: skip
     out = pd.DataFrame(rows, columns=COLUMNS)
     out["notes"] = out["notes"].astype("string")

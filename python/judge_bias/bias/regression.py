@@ -110,6 +110,9 @@ def dense_design(
     return X[:, keep], [design.terms[i] for i in keep], notes
 
 
+EXACT_FIT_SE = 1e-12  # a standard error below this (relative to the estimate) is 0
+
+
 def wald_table(
     terms: list[Term],
     params: np.ndarray,
@@ -124,8 +127,12 @@ def wald_table(
     ``support``: ratings behind each term (n_support); a term with fewer than
     ``min_support`` is not marked significant."""
     se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    # a standard error of 0 (every rating behind the term fitted exactly, e.g. a
+    # judge's constant scores; rounding leaves ~1e-17) leaves z and p undefined:
+    # null, named in the notes
+    se = np.where(se <= EXACT_FIT_SE * np.maximum(1.0, np.abs(params)), 0.0, se)
     with np.errstate(divide="ignore", invalid="ignore"):
-        z = params / se
+        z = np.where(se > 0, params / se, np.nan)
     crit = NormalDist().inv_cdf(0.5 + ci_level / 2.0)
     p_value = np.array(
         [math.erfc(abs(v) / math.sqrt(2.0)) if np.isfinite(v) else np.nan for v in z]
@@ -167,7 +174,14 @@ def support_notes(table: pd.DataFrame, min_support: int) -> list[str]:
             f"not marked significant, fewer than min_term_support = {min_support} ratings "
             f"behind the term: {listed}"
         )
-    undefined = table.loc[~np.isfinite(table["std_error"].astype(float)), "term"]
+    se = table["std_error"].astype(float)
+    exact = table.loc[se == 0, "term"]
+    if len(exact):
+        notes.append(
+            f"standard error 0 for {', '.join(exact)}: every rating behind the term is "
+            "fitted exactly (e.g. constant scores); z and p_value are null"
+        )
+    undefined = table.loc[~np.isfinite(se), "term"]
     if len(undefined):
         notes.append(
             f"standard error undefined for {', '.join(undefined)} (with HC3, a rating of "

@@ -197,9 +197,14 @@ def differences(
         rows[f"{name}ci_low"] = est - z * se
         rows[f"{name}ci_high"] = est + z * se
         rows[f"{name}p_value"] = np.where(se > 0, p, np.nan)
+    # each model's variance, no pairing; float64: a column of Python floats (object
+    # dtype after the merges) raised ZeroDivisionError on constant scores (0 / 0)
+    independent = (out["var"] + out["own_iv"]).to_numpy(dtype=float)
+    paired_var = (out["var"] + out["cross_iv"]).to_numpy(dtype=float)
+    no_variance = ok & (independent <= 0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        independent = out["var"] + out["own_iv"]  # each model's variance, no pairing
-        rows["pairing_variance_ratio"] = ((out["var"] + out["cross_iv"]) / independent).where(ok)
+        ratio = np.where(independent > 0, paired_var / independent, np.nan)
+    rows["pairing_variance_ratio"] = pd.Series(ratio, index=rows.index).where(ok)
     rows["min_detectable_difference"] = (z + z_power) * rows["std_error"]
     rows["judge_minus_human_gap"] = rows["judge_only_difference"] - rows["difference"]
     for c in ("n_labelled_a", "n_labelled_b", "n_units_a", "n_units_b", "n_paired_units"):
@@ -208,6 +213,9 @@ def differences(
         "a stratum of one of the models has fewer than 2 human labels: no estimate",
         index=rows.index,
     ).where(~ok)
+    rows.loc[no_variance, "notes"] = (
+        "no variance in the scores (constant): pairing_variance_ratio null, p_value null"
+    )
     rows = adjust_within(rows, KEYS)
     for flag, col in (("", "p_value"), ("_holm", "p_value_holm"), ("_bh", "p_value_bh")):
         p = rows[col]

@@ -1,0 +1,139 @@
+"""A statistic undefined on valid data is null with a note, never NaN or inf and
+never null without a reason: the unit cases of the awkward folders
+(tests/test_awkward_folders.py builds them whole)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from judge_bias.agreement.measures import judge_human_agreement
+from judge_bias.agreement.self_vs_peer import self_vs_peer_tests
+from judge_bias.bias.regression import support_notes, wald_table
+from judge_bias.bias.sufficient import Term
+
+
+def test_an_exactly_fitted_term_has_null_z_and_p_and_a_note() -> None:
+    """A judge with constant scores on a constant reference: its offset is fitted
+    exactly and every White standard error is 0 (statsmodels gives 0 too: z = inf
+    there). Old code: z = inf in bias_estimates and no note."""
+    terms = [Term("judge[A]", "judge_offset", judge="A"), Term("judge[B]", "judge_offset", "B")]
+    params = np.array([1.0, 0.4])
+    cov = np.diag([0.0, 0.01])
+    table = wald_table(terms, params, cov, 0.9)
+    assert np.isnan(table["z"].iloc[0]) and np.isnan(table["p_value"].iloc[0])
+    assert table["z"].iloc[1] == pytest.approx(4.0, rel=1e-12)
+    assert table["p_value"].iloc[1] == pytest.approx(2 * stats.norm.sf(4.0), rel=1e-9)
+    assert (table["ci_low"].iloc[0], table["ci_high"].iloc[0]) == (1.0, 1.0)
+    notes = support_notes(table, 0)
+    assert any("standard error 0 for judge[A]" in n for n in notes), notes
+    # rounding of an exact fit (se 1e-17) counts as 0, not as z = 1e17
+    rounded = wald_table(terms, params, np.diag([1e-34, 0.01]), 0.9)
+    assert np.isnan(rounded["z"].iloc[0])
+
+
+def _items(rows: list[tuple[str, str, str, float, float, float]]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=["judge", "framing", "prompt_id", "s", "r", "g"]).assign(
+        dimension="d"
+    )
+
+
+def test_self_vs_peer_null_statistics_say_why() -> None:
+    """One prompt: no clustered standard error; S - G equal on every item: t and p
+    undefined; peers' mean 0: no error rate. Old code: NaN without a note, and the
+    mean difference of one prompt dropped too."""
+    items = _items(
+        [("one", "positive", "p0", 0.8, 0.5, 0.4)]
+        + [("flat", "positive", f"p{i}", 0.6 + i / 10, 0.0, 0.4 + i / 10) for i in range(4)]
+    )
+    out = self_vs_peer_tests(items=items).set_index("judge")
+    one, flat = out.loc["one"], out.loc["flat"]
+    assert one["mean_self_minus_received"] == pytest.approx(0.3)
+    assert pd.isna(one["t_self_received"]) and pd.isna(one["ci_low_self_received"])
+    assert "S - R: 1 prompt, no clustered standard error" in one["notes"]
+    assert flat["mean_self_minus_given"] == pytest.approx(0.2)
+    assert pd.isna(flat["t_self_given"]) and pd.isna(flat["p_self_given"])
+    assert flat["ci_low_self_given"] == flat["ci_high_self_given"] == pytest.approx(0.2)
+    assert "S - G: the same on every item" in flat["notes"]
+    assert pd.isna(flat["self_enhancement_error_rate"])
+    assert "peers' mean score is 0" in flat["notes"]
+    # S - R varies: its test is there and equals scipy's paired t-test
+    ref = stats.ttest_rel([0.6, 0.7, 0.8, 0.9], [0.0] * 4)
+    assert flat["t_self_received"] == pytest.approx(ref.statistic, rel=1e-10)
+
+
+def _pairs(judge: str, xs, ys, prompts) -> pd.DataFrame:
+    return pd.DataFrame(
+        {"judge": judge, "dimension": "d", "prompt_id": prompts,
+         "judge_score_norm": xs, "human_score_norm": ys, "n_rows": 1}
+    )  # fmt: skip
+
+
+def test_judge_human_null_correlations_say_why() -> None:
+    """Constant judge, fewer than 5 pairs, one prompt, r = 1: each null cell is named
+    in notes; a row with every statistic has none (old code: no notes column, the
+    contracted mart had no way to say why)."""
+    rng = np.random.default_rng(3)
+    x, y = rng.random(12), rng.random(12)
+    frame = pd.concat(
+        [
+            _pairs("constant", np.full(12, 0.5), y, np.arange(12) // 3),
+            _pairs("few", x[:4], y[:4], np.arange(4)),
+            _pairs("one prompt", x, y, np.zeros(12)),
+            _pairs("perfect", x, 2 * x, np.arange(12) // 3),
+            _pairs("fine", x, y + x, np.arange(12) // 3),
+        ]
+    )
+    out = judge_human_agreement(frame)
+    out = out[out["dimension"] == "d"].set_index("judge")["notes"]
+    assert out["constant"] == "correlations null: the judge's scores are constant"
+    assert out["few"] == "correlations null: 4 rated pairs (at least 5 needed)"
+    assert "design effect null (one prompt)" in out["one prompt"]
+    assert out["perfect"].startswith("spearman, pearson, kendall_tau_b at +-1: no Fisher interval")
+    assert pd.isna(out["fine"])
+
+
+def test_model_comparisons_with_constant_scores_build_with_a_note() -> None:
+    """Two judges and two models, every judge and human score 3 (as int_ppi_stratum_
+    moments and int_comparison_cross_moments hold them for that folder): the
+    difference is 0 with standard error 0 (closed form: two constant means). Old code:
+    ZeroDivisionError on 0 / 0 in pairing_variance_ratio (the own-model cross terms
+    are absent, their column of Python floats), and the build failed."""
+    import duckdb
+
+    from judge_bias.comparisons.marts import model_comparisons
+
+    con = duckdb.connect()
+    con.execute(
+        """create table int_ppi_stratum_moments as
+        select judge, judge = 'panel' as is_panel, model, dimension,
+            'dimension=d, same_family=' || (judge <> 'jb')::varchar as stratum,
+            case when model = 'all' then 8 else 4 end as n_labelled, 0.5 as mean_y,
+            0.5 as mean_yhat_labelled, 0.0 as var_y, 0.0 as var_yhat_labelled,
+            0.0 as cov_y_yhat, 0 as n_unlabelled, null::double as mean_yhat_unlabelled,
+            null::double as var_yhat_unlabelled, 0.0 as m3_y, 0.0 as m3_y_y_yhat,
+            0.0 as m3_y_yhat_yhat, 0.0 as m3_yhat_labelled,
+            null::double as m3_yhat_unlabelled, 0 as n_human_na, 0 as n_judge_na
+        from (values ('ja'), ('jb'), ('panel')) j(judge)
+        cross join (values ('ja'), ('mb'), ('all')) m(model)
+        cross join (values ('d'), ('all')) d(dimension)"""
+    )
+    con.execute(
+        """create table int_comparison_cross_moments as
+        select judge, judge = 'panel' as is_panel, dimension, 'ja' as first_model,
+            'dimension=d, same_family=' || (judge <> 'jb')::varchar as first_stratum,
+            'mb' as second_model,
+            'dimension=d, same_family=' || (judge <> 'jb')::varchar as second_stratum,
+            4 as n_pairs, 0.0 as ll_yy, 0.0 as ll_yh, 0.0 as ll_hy, 0.0 as ll_hh,
+            0.0 as lu_yu, 0.0 as lu_hu, 0.0 as ul_uy, 0.0 as ul_uh, 0.0 as uu_uu, 0.0 as gg
+        from (values ('ja'), ('jb'), ('panel')) j(judge)
+        cross join (values ('d'), ('all')) d(dimension)"""
+    )
+    out = model_comparisons(con.table, {}.get)
+    con.close()
+    assert len(out) == 6, out
+    assert (out["difference"] == 0).all() and (out["std_error"] == 0).all()
+    assert out["p_value"].isna().all() and out["pairing_variance_ratio"].isna().all()
+    assert out["notes"].str.startswith("no variance in the scores (constant)").all()

@@ -104,8 +104,9 @@ def _cmd_build(args: argparse.Namespace) -> int:
         data = str(build_mod.PROJECT_DIR / build_mod.DEFAULT_DATA)
         print(f"no --data given: building the embedded demo data ({data})", flush=True)
     result = build_mod.build(
-        data, args.db, bi_path=args.bi, debug=args.debug, engine=args.engine, dbt_vars=rest
-    )
+        data, args.db, bi_path=args.bi, debug=args.debug, engine=args.engine, dbt_vars=rest,
+        incremental=args.incremental, full_refresh=args.full_refresh,
+    )  # fmt: skip
     _print_outcome(result)
     return EXIT_OK
 
@@ -314,6 +315,14 @@ def parser() -> argparse.ArgumentParser:
         "--vars", default=None,
         help="dbt vars, YAML or JSON as dbt build --vars takes them (e.g. '{ci_level: 0.95}'): "
         "given to dbt and to the input checks (docs/dbt-package.md)",
+    )  # fmt: skip
+    s.add_argument(
+        "--incremental", action="store_true",
+        help="the folder is one load appended to the warehouse's inputs (docs/incremental.md)",
+    )  # fmt: skip
+    s.add_argument(
+        "--full-refresh", action="store_true",
+        help="dbt's --full-refresh: with --incremental the inputs start again from this folder",
     )  # fmt: skip
     s.set_defaults(func=_cmd_build)
 

@@ -190,6 +190,10 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         return bench.run_pairwise_bench(one or 1_000_000)
     if args.scale_build:
         return bench.run_scale_build_bench(one or 10_000_000)
+    if args.incremental:
+        from judge_bias.bench.incremental import run_incremental_bench
+
+        return run_incremental_bench(one or 1_000_000)
     if args.glm:
         from judge_bias.bench.glm import run_glm_bench
 
@@ -376,6 +380,10 @@ def parser() -> argparse.ArgumentParser:
     mode.add_argument("--agreement", action="store_true", help="agreement marts (1M + 1M)")
     mode.add_argument("--pairwise", action="store_true", help="pairwise_bias in dbt (1M rows)")
     mode.add_argument("--scale-build", action="store_true", help="judge-bias build on 10M")
+    mode.add_argument(
+        "--incremental", action="store_true",
+        help="append 1%% new ratings vs the full build (--rows N, default 1M; docs/incremental.md)",
+    )  # fmt: skip
     mode.add_argument("--hostile", action="store_true", help="50k judges, 100k models, 1k labels")
     mode.add_argument("--glm", action="store_true", help="GLM counts vs raw rows (10k 100k 1M)")
     mode.add_argument("--glm-sbc", action="store_true", help="GLM SBC (--rows N: replications)")

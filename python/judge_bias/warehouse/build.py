@@ -24,7 +24,7 @@ from judge_bias.inputs import loading
 from judge_bias.inputs.summary import FileCounts, gate_failures, summarise_inputs
 from judge_bias.warehouse.dbt_vars import VarsError, dbt_args, input_relations, split_data_dir
 from judge_bias.warehouse.glm_fit_status import glm_fit_summary_of
-from judge_bias.warehouse.incremental import guard_load, incremental_vars
+from judge_bias.warehouse.incremental import drop_load_temps, guard_load, incremental_vars
 from judge_bias.warehouse.locks import lock_message
 from judge_bias.warehouse.provenance import (
     FAILED,
@@ -391,6 +391,7 @@ def build(
             run_dbt(first, db, data, quiet=quiet, debug=debug, dbt_vars=extra)
             results = target_dir(db) / "run_results.json"
             shutil.copyfile(results, results.with_name(GATE_RESULTS))
+            drop_load_temps(db)
             record.reach("input gates")
             inputs = summarise_inputs(db)
             # the gates in SQL first (instant); a file failing them is confirmed by the

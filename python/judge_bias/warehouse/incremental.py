@@ -66,6 +66,25 @@ def holds_loads(db: Path) -> bool | None:
     return set(LOAD_COLUMNS) <= cols
 
 
+def drop_load_temps(db: Path) -> list[str]:
+    """Drop the staging tables dbt-duckdb leaves behind after an incremental Python
+    model (base_inputs__<kind>__dbt_tmp<time>); returns their names."""
+    con = duckdb.connect(str(db))
+    try:
+        names = [
+            r[0]
+            for r in con.execute(
+                "select table_name from information_schema.tables where table_schema = 'main' "
+                "and table_name like 'base\\_inputs\\_\\_%\\_\\_dbt\\_tmp%' escape '\\'"
+            ).fetchall()
+        ]
+        for name in names:
+            con.execute(f'drop table if exists main."{name}"')
+        return names
+    finally:
+        con.close()
+
+
 @dataclass
 class LoadGuard:
     """The warehouse copied aside before a load; ``restore`` on failure,

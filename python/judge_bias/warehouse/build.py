@@ -391,7 +391,8 @@ def build(
             run_dbt(first, db, data, quiet=quiet, debug=debug, dbt_vars=extra)
             results = target_dir(db) / "run_results.json"
             shutil.copyfile(results, results.with_name(GATE_RESULTS))
-            drop_load_temps(db)
+            if guard.loads:
+                drop_load_temps(db)
             record.reach("input gates")
             inputs = summarise_inputs(db)
             # the gates in SQL first (instant); a file failing them is confirmed by the

@@ -92,6 +92,7 @@ class LoadGuard:
 
     db: Path
     backup: Path | None
+    loads: bool = False  # the build's inputs are loads (var judge_bias_incremental)
 
     def restore(self) -> None:
         if self.backup is not None and self.backup.exists():
@@ -107,11 +108,13 @@ def guard_load(db: Path, dbt_vars: Mapping[str, Any], full_refresh: bool) -> Loa
     """Before an incremental build: check the warehouse can take a load and copy it
     aside (nothing to do without the var, or with --full-refresh, which replaces
     the inputs by the folder's)."""
-    if not is_on(dbt_vars.get(INCREMENTAL_VAR, False)) or full_refresh:
+    if not is_on(dbt_vars.get(INCREMENTAL_VAR, False)):
         return LoadGuard(db, None)
+    if full_refresh:
+        return LoadGuard(db, None, loads=True)
     holds = holds_loads(db)
     if holds is None:
-        return LoadGuard(db, None)
+        return LoadGuard(db, None, loads=True)
     if not holds:
         raise IncrementalError(
             f"{db} was built without --incremental: its inputs are not loads; build it "
@@ -119,4 +122,4 @@ def guard_load(db: Path, dbt_vars: Mapping[str, Any], full_refresh: bool) -> Loa
         )
     backup = db.with_name(db.name + ".before-load")
     shutil.copyfile(db, backup)
-    return LoadGuard(db, backup)
+    return LoadGuard(db, backup, loads=True)

@@ -111,10 +111,15 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
     assert result.equal, result.differences[:10]
     assert result.rows > 100_000
 
-    # a load that fails the gates (every row rejected) is rolled back: the
-    # warehouse file is the one before it, and the load's rows are gone
+    # a load that fails the gates is rolled back: the warehouse file is the one
+    # before it. The gates apply to the accumulated inputs (docs/incremental.md):
+    # 17,000 rejected rows against 16,120 accepted exceed max_rejected_share 0.5.
     before = inc.read_bytes()
-    bad = [dict(r, dimension="no_such_dimension", run_id="3") for r in ratings[:100]]
+    bad = [
+        dict(r, dimension="no_such_dimension", run_id=run)
+        for run in ("3", "4")
+        for r in ratings[:8500]
+    ]
     _write(tmp_path / "bad" / "judge_ratings.csv", bad)
     failed = build(tmp_path / "bad", inc, quiet=True, incremental=True)
     assert failed.bi_path is None

@@ -104,8 +104,9 @@ def _cmd_build(args: argparse.Namespace) -> int:
         data = str(build_mod.PROJECT_DIR / build_mod.DEFAULT_DATA)
         print(f"no --data given: building the embedded demo data ({data})", flush=True)
     result = build_mod.build(
-        data, args.db, bi_path=args.bi, debug=args.debug, engine=args.engine, dbt_vars=rest
-    )
+        data, args.db, bi_path=args.bi, debug=args.debug, engine=args.engine, dbt_vars=rest,
+        incremental=args.incremental, full_refresh=args.full_refresh,
+    )  # fmt: skip
     _print_outcome(result)
     return EXIT_OK
 
@@ -189,6 +190,10 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         return bench.run_pairwise_bench(one or 1_000_000)
     if args.scale_build:
         return bench.run_scale_build_bench(one or 10_000_000)
+    if args.incremental:
+        from judge_bias.bench.incremental import run_incremental_bench
+
+        return run_incremental_bench(one or 1_000_000)
     if args.glm:
         from judge_bias.bench.glm import run_glm_bench
 
@@ -315,6 +320,14 @@ def parser() -> argparse.ArgumentParser:
         help="dbt vars, YAML or JSON as dbt build --vars takes them (e.g. '{ci_level: 0.95}'): "
         "given to dbt and to the input checks (docs/dbt-package.md)",
     )  # fmt: skip
+    s.add_argument(
+        "--incremental", action="store_true",
+        help="the folder is one load appended to the warehouse's inputs (docs/incremental.md)",
+    )  # fmt: skip
+    s.add_argument(
+        "--full-refresh", action="store_true",
+        help="dbt's --full-refresh: with --incremental the inputs start again from this folder",
+    )  # fmt: skip
     s.set_defaults(func=_cmd_build)
 
     s = sub.add_parser("validate", **common, help="run the validation suites on a built warehouse")
@@ -367,6 +380,10 @@ def parser() -> argparse.ArgumentParser:
     mode.add_argument("--agreement", action="store_true", help="agreement marts (1M + 1M)")
     mode.add_argument("--pairwise", action="store_true", help="pairwise_bias in dbt (1M rows)")
     mode.add_argument("--scale-build", action="store_true", help="judge-bias build on 10M")
+    mode.add_argument(
+        "--incremental", action="store_true",
+        help="append 1%% new ratings vs the full build (--rows N, default 1M; docs/incremental.md)",
+    )  # fmt: skip
     mode.add_argument("--hostile", action="store_true", help="50k judges, 100k models, 1k labels")
     mode.add_argument("--glm", action="store_true", help="GLM counts vs raw rows (10k 100k 1M)")
     mode.add_argument("--glm-sbc", action="store_true", help="GLM SBC (--rows N: replications)")

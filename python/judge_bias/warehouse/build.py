@@ -24,6 +24,7 @@ from judge_bias.inputs import loading
 from judge_bias.inputs.summary import FileCounts, gate_failures, summarise_inputs
 from judge_bias.warehouse.dbt_vars import VarsError, dbt_args, input_relations, split_data_dir
 from judge_bias.warehouse.glm_fit_status import glm_fit_summary_of
+from judge_bias.warehouse.incremental import drop_load_temps, guard_load, incremental_vars
 from judge_bias.warehouse.locks import lock_message
 from judge_bias.warehouse.provenance import (
     FAILED,
@@ -323,6 +324,8 @@ def build(
     debug: bool = False,
     engine: str = "duckdb",
     dbt_vars: Mapping[str, Any] | None = None,
+    incremental: bool = False,
+    full_refresh: bool = False,
 ) -> BuildResult:
     """Check the input folder, dbt build on ``data_dir`` into ``db_path``, the
     validation suites, then, only when they pass, the BI snapshot. ``engine``
@@ -330,12 +333,15 @@ def build(
     on DuckDB; the same warehouse, validation and snapshot follow. ``dbt_vars``:
     given to every dbt command and to the pre-flight (judge_bias.warehouse.dbt_vars);
     with judge_bias_input_relations among them the inputs are relations and
-    ``data_dir`` is None.
+    ``data_dir`` is None. ``incremental``: the folder is one load appended to the
+    warehouse's inputs (judge_bias.warehouse.incremental); ``full_refresh``: dbt's
+    --full-refresh (the inputs start again from this folder).
 
     A failure at any stage (an exception) or a kill keeps the previous validation
     record and BI snapshot; the build record beside the warehouse says the stage
     reached and the outcome."""
     data_dir, extra = split_data_dir(data_dir, dbt_vars or {})
+    extra = incremental_vars(extra, incremental)
     if input_relations(extra):
         if data_dir is not None:
             raise VarsError(
@@ -361,12 +367,15 @@ def build(
     db.parent.mkdir(parents=True, exist_ok=True)
     record = BuildRecord(db, data, bi)
     record.write()
+    guard = None
     try:
         record.warnings = preflight(data, extra)
         for warning in record.warnings:  # now, and again in the CLI's closing summary
             print(f"warning: {warning}", flush=True)
         remove_stale_tmp(bi)
         _check_not_locked(db)
+        guard = guard_load(db, extra, full_refresh)
+        refresh = ["--full-refresh"] if full_refresh else []
         record.reach("dbt build")
         if engine == "spark":
             assert data is not None
@@ -378,10 +387,12 @@ def build(
             # (eager would drop it from both); together they run every node once
             # (tests/test_build_outcome.py)
             cautious = ["--indirect-selection", "cautious"]
-            first = ["build", "--select", *GATE_SELECTION, *cautious]
+            first = ["build", "--select", *GATE_SELECTION, *cautious, *refresh]
             run_dbt(first, db, data, quiet=quiet, debug=debug, dbt_vars=extra)
             results = target_dir(db) / "run_results.json"
             shutil.copyfile(results, results.with_name(GATE_RESULTS))
+            if guard.loads:
+                drop_load_temps(db)
             record.reach("input gates")
             inputs = summarise_inputs(db)
             # the gates in SQL first (instant); a file failing them is confirmed by the
@@ -389,16 +400,24 @@ def build(
             gates = validate_gates(db) if any(f.fails for f in inputs) else None
             if gates is not None and not gates.success:
                 drop_unbuilt_models(db, _executed(results))
+                guard.restore()  # a rejected load is not kept
                 write_validation_record(db, data, gates, None)
                 record.finish(VALIDATION_FAILED, validation_failure(gates, inputs))
                 return BuildResult(db, gates, None, inputs, record.warnings)
             if not quiet:
                 print("input gates passed: building the rest", flush=True)
             record.reach("dbt build")
-            rest = ["build", "--exclude", *GATE_SELECTION, *cautious]
+            rest = ["build", "--exclude", *GATE_SELECTION, *cautious, *refresh]
             run_dbt(rest, db, data, quiet=quiet, debug=debug, dbt_vars=extra)
-        return validate_and_publish(db, data, bi, record, target_dir(db) / "manifest.json")
+        result = validate_and_publish(db, data, bi, record, target_dir(db) / "manifest.json")
+        if result.bi_path is None:
+            guard.restore()  # the validation failed: the load is not kept
+        else:
+            guard.discard()
+        return result
     except BaseException as exc:
+        if guard is not None:
+            guard.restore()
         record.finish(FAILED, " ".join(str(exc).split()) or type(exc).__name__)
         raise
 

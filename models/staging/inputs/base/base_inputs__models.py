@@ -1,3 +1,4 @@
+from judge_bias.inputs.loads import as_load, is_on
 from judge_bias.inputs.relations import load_kind
 
 
@@ -7,7 +8,7 @@ def model(dbt, session):
     def source():
         return dbt.source("judge_bias_inputs", "models")
 
-    return load_kind(
+    rows = load_kind(
         session,
         "models",
         source,
@@ -15,3 +16,8 @@ def model(dbt, session):
         data_dir=dbt.config.get("data_dir"),
         dialects=dbt.config.get("csv_dialects"),
     )
+    if not is_on(dbt.config.get("incremental_inputs")):
+        return rows
+    # one load appended to the previous ones (docs/incremental.md)
+    previous = repr(dbt.this) if dbt.is_incremental else None
+    return as_load(session, rows, "models", dbt.config.get("load_id"), previous)

@@ -1,0 +1,114 @@
+"""`judge-bias bench --incremental --rows N` (docs/incremental.md): in one run, the
+build that appends 1% of new ratings (a new run) to a warehouse of N ratings built
+with --incremental, against the full build of the same union of data. Prints wall
+time, CPU seconds and peak memory of each and their ratio (issue target: the
+append under 10% of the full build), then compares the two warehouses table by
+table (compare_builds, 1e-9). It asserts nothing: timing noise never fails a run.
+"""
+
+from __future__ import annotations
+
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from judge_bias.bench.compare_builds import compare_warehouses
+from judge_bias.bench.runs import write_agreement_bench_data
+
+TARGET_RATIO = 0.10
+NEW_SHARE = 0.01
+NEW_RUN = "bench_new"
+
+
+@dataclass
+class Timed:
+    wall: float
+    cpu: float  # user + system seconds of the build's processes
+
+
+def _build(args: list[str]) -> Timed:
+    """One `judge-bias build` in a child process, timed."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    cmd = [str(Path(sys.executable).with_name("judge-bias")), "build", *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        print(proc.stdout[-3000:], proc.stderr[-3000:])
+        raise SystemExit(f"judge-bias build {' '.join(args)} failed ({proc.returncode})")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return Timed(wall, cpu)
+
+
+def write_append_data(base: Path, new: Path, union: Path, n_ratings: int) -> int:
+    """The bench's three folders: ``base`` (n_ratings), ``new`` (NEW_SHARE of them
+    again as the new run NEW_RUN: judge_ratings only) and ``union`` (both, the new
+    rows last). Returns the new rows."""
+    import pandas as pd
+
+    write_agreement_bench_data(base, n_ratings, n_ratings // 6)
+    ratings = pd.read_parquet(base / "judge_ratings.parquet")
+    ratings["run_id"] = None
+    fresh = ratings.sample(frac=NEW_SHARE, random_state=1).assign(run_id=NEW_RUN)
+    new.mkdir(parents=True)
+    fresh.to_parquet(new / "judge_ratings.parquet", index=False)
+    union.mkdir(parents=True)
+    for path in base.iterdir():
+        if path.name != "judge_ratings.parquet":
+            (union / path.name).write_bytes(path.read_bytes())
+    pd.concat([ratings, fresh]).to_parquet(union / "judge_ratings.parquet", index=False)
+    return len(fresh)
+
+
+def run_incremental_bench(n_ratings: int = 1_000_000) -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        n_new = write_append_data(root / "base", root / "new", root / "union", n_ratings)
+        inc, full = root / "incremental.duckdb", root / "full.duckdb"
+        print(f"setup: the first --incremental build on {n_ratings:,} ratings", flush=True)
+        first = _build(["--incremental", "--data", str(root / "base"), "--db", str(inc)])
+        print(f"  {first.wall:.0f} s wall, {first.cpu:.0f} CPU s", flush=True)
+        appended = _build(["--incremental", "--data", str(root / "new"), "--db", str(inc)])
+        rebuilt = _build(["--data", str(root / "union"), "--db", str(full)])
+        peak_gb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024**2
+        ratio = appended.wall / rebuilt.wall
+        print(
+            f"append {n_new:,} new ratings (a new run) to {n_ratings:,}: "
+            f"{appended.wall:.0f} s wall, {appended.cpu:.0f} CPU s\n"
+            f"full build of the union: {rebuilt.wall:.0f} s wall, {rebuilt.cpu:.0f} CPU s\n"
+            f"ratio append / full: {ratio:.2f} wall, {appended.cpu / rebuilt.cpu:.2f} CPU "
+            f"(target < {TARGET_RATIO:.2f}); peak memory of a build {peak_gb:.2f} GB"
+        )
+        result = compare_warehouses(
+            inc, full, ignore_tables=_row_tables(full), ignore_columns=IGNORED_COLUMNS
+        )
+        print(
+            "append equals the full build (compare_builds on the marts, 1e-9): "
+            + ("yes" if result.equal else "NO\n  " + "\n  ".join(result.differences[:10]))
+        )
+        return 0 if result.equal else 1
+
+
+def _row_tables(db: Path) -> list[str]:
+    """The loaders', staging and intermediate tables: row-level copies of the inputs
+    that compare_builds sorts in Python (minutes at 1M); the test compares them on
+    the demo, the bench compares the marts."""
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        sql = "select table_name from information_schema.tables"
+        names = [r[0] for r in con.execute(sql).fetchall()]
+    finally:
+        con.close()
+    return [n for n in names if n.startswith(("base_inputs__", "stg_", "int_"))]
+
+
+# Columns that differ by construction between an incremental warehouse and a full
+# build: the loads' own columns, and the record of the dbt invocation's vars/folder.
+IGNORED_COLUMNS = ("_load_id", "_load_key", "data_dir", "dbt_vars")

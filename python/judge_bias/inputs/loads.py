@@ -1,0 +1,76 @@
+"""Incremental inputs (docs/incremental.md): with the dbt var
+``judge_bias_incremental`` each build's data folder is one *load* appended to the
+warehouse's inputs, not a replacement of them.
+
+A base_inputs__<kind> table then keeps every load's rows with three more columns:
+``_load_id`` (the build's load, var ``judge_bias_load_id``), ``_loaded_at`` (when
+it was read) and ``_load_key``, the kind's documented key (contract.InputKind.key)
+as sent. dbt's delete+insert on ``_load_key`` replaces a row whose key arrives
+again (a re-sent row: the latest load wins), so a row is never counted twice;
+rows within one load that share a key are kept and rejected as duplicate_key,
+exactly as in a full build. ``_row_number`` continues after the previous loads'
+rows: it is the row's number in the accumulated log (a full build on the loads'
+files concatenated in load order numbers the rows the same way)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import duckdb
+
+from judge_bias.inputs.contract import KINDS
+from judge_bias.inputs.loading import quote_ident
+
+# The columns a load adds to a base table (left out of rejected_rows.raw_values).
+LOAD_COLUMNS = ("_load_id", "_loaded_at", "_load_key")
+# What an empty key column means in staging (stg_inputs__*): the same row.
+KEY_DEFAULTS = {"framing": "positive", "run_id": "1"}
+KEY_SEPARATOR = "\x1f"  # the ASCII unit separator: never part of a trimmed value
+
+
+def is_on(value: object) -> bool:
+    """The var ``judge_bias_incremental`` as dbt renders it (a bool or its text)."""
+    return str(value).strip().lower() in ("true", "1", "yes", "on")
+
+
+def key_expression(kind: str) -> str:
+    """SQL for the documented key of ``kind``: its key columns trimmed (an empty
+    value as null, then the staging default), joined by KEY_SEPARATOR."""
+    parts = []
+    for col in KINDS[kind].key:
+        value = f"nullif(trim({quote_ident(col)}), '')"
+        default = KEY_DEFAULTS.get(col, "")
+        parts.append(f"coalesce({value}, '{default}')")
+    return f"concat_ws('{KEY_SEPARATOR}', {', '.join(parts)})"
+
+
+def as_load(
+    con: duckdb.DuckDBPyConnection,
+    rows: duckdb.DuckDBPyRelation,
+    kind: str,
+    load_id: str,
+    previous: str | None,
+) -> duckdb.DuckDBPyRelation:
+    """``rows`` (a loader's relation) as one load of ``kind``: the bookkeeping and
+    contract columns (a file's extra columns are not kept across loads), the load
+    columns, and row numbers after those of ``previous`` (the existing base table,
+    on an incremental run)."""
+    offset = 0
+    if previous is not None:
+        sql = f"select coalesce(max(_row_number), 0) from {previous}"
+        offset = con.sql(sql).fetchall()[0][0]
+    loaded_at = datetime.now(UTC).replace(tzinfo=None).isoformat(sep=" ")
+    columns = ", ".join(quote_ident(c) for c in KINDS[kind].columns)
+    name = f"_judge_bias_load_{kind}"
+    con.register(name, rows)
+    return con.sql(
+        f"select _row_number + {int(offset)} as _row_number, _source_file, _parse_error, "
+        f"_raw_line, {columns}, '{load_id.replace(chr(39), '')}' as _load_id, "
+        f"timestamp '{loaded_at}' as _loaded_at, {key_expression(kind)} as _load_key "
+        f"from {name}"
+    )
+
+
+def new_load_id() -> str:
+    """A load id: the UTC time of the build, to the microsecond (sorts in load order)."""
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")

@@ -1,0 +1,125 @@
+"""``judge-bias build --incremental`` (docs/incremental.md): the build's folder is
+one load appended to the warehouse's inputs (judge_bias.inputs.loads). The load
+is kept only when the build passes: the warehouse as it was before is copied
+aside and put back when the build fails or its validation does, so a rejected
+load never stays in the accumulated inputs."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from judge_bias.inputs.loads import LOAD_COLUMNS, is_on, new_load_id
+from judge_bias.warehouse.dbt_vars import VarsError, input_relations
+
+INCREMENTAL_VAR = "judge_bias_incremental"
+LOAD_ID_VAR = "judge_bias_load_id"
+# The base table whose columns say whether a warehouse holds loads.
+PROBE_TABLE = "base_inputs__judge_ratings"
+
+
+class IncrementalError(VarsError):
+    """The warehouse cannot take a load (built without --incremental); one line."""
+
+
+def incremental_vars(dbt_vars: Mapping[str, Any], incremental: bool) -> dict[str, Any]:
+    """The vars of the build: with ``incremental`` (or the var already on) the
+    var on and a new load id (unless one is given)."""
+    out = dict(dbt_vars)
+    if incremental:
+        out[INCREMENTAL_VAR] = True
+    if not is_on(out.get(INCREMENTAL_VAR, False)):
+        return out
+    if input_relations(out):
+        raise VarsError(
+            "--incremental reads the data folder's files; the relation route "
+            "(judge_bias_input_relations) reads whole relations on every build"
+        )
+    out.setdefault(LOAD_ID_VAR, new_load_id())
+    return out
+
+
+def holds_loads(db: Path) -> bool | None:
+    """Whether the warehouse's inputs are loads: True, False (built without
+    --incremental), or None (no inputs yet: the first build creates them)."""
+    if not db.exists():
+        return None
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        cols = {
+            r[0]
+            for r in con.execute(
+                "select column_name from information_schema.columns "
+                "where table_schema = 'main' and table_name = ?",
+                [PROBE_TABLE],
+            ).fetchall()
+        }
+    finally:
+        con.close()
+    if not cols:
+        return None
+    return set(LOAD_COLUMNS) <= cols
+
+
+def drop_load_temps(db: Path) -> list[str]:
+    """Drop the staging tables dbt-duckdb leaves behind after an incremental Python
+    model (base_inputs__<kind>__dbt_tmp<time>); returns their names."""
+    con = duckdb.connect(str(db))
+    try:
+        names = [
+            r[0]
+            for r in con.execute(
+                "select table_name from information_schema.tables where table_schema = 'main' "
+                "and table_name like 'base\\_inputs\\_\\_%\\_\\_dbt\\_tmp%' escape '\\'"
+            ).fetchall()
+        ]
+        for name in names:
+            con.execute(f'drop table if exists main."{name}"')
+        return names
+    finally:
+        con.close()
+
+
+@dataclass
+class LoadGuard:
+    """The warehouse copied aside before a load; ``restore`` on failure,
+    ``discard`` on success."""
+
+    db: Path
+    backup: Path | None
+    loads: bool = False  # the build's inputs are loads (var judge_bias_incremental)
+
+    def restore(self) -> None:
+        if self.backup is not None and self.backup.exists():
+            shutil.copyfile(self.backup, self.db)
+            self.backup.unlink()
+
+    def discard(self) -> None:
+        if self.backup is not None:
+            self.backup.unlink(missing_ok=True)
+
+
+def guard_load(db: Path, dbt_vars: Mapping[str, Any], full_refresh: bool) -> LoadGuard:
+    """Before an incremental build: check the warehouse can take a load and copy it
+    aside (nothing to do without the var, or with --full-refresh, which replaces
+    the inputs by the folder's)."""
+    if not is_on(dbt_vars.get(INCREMENTAL_VAR, False)):
+        return LoadGuard(db, None)
+    if full_refresh:
+        return LoadGuard(db, None, loads=True)
+    holds = holds_loads(db)
+    if holds is None:
+        return LoadGuard(db, None, loads=True)
+    if not holds:
+        raise IncrementalError(
+            f"{db} was built without --incremental: its inputs are not loads; build it "
+            "once with --incremental --full-refresh, then append"
+        )
+    backup = db.with_name(db.name + ".before-load")
+    shutil.copyfile(db, backup)
+    return LoadGuard(db, backup, loads=True)

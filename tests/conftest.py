@@ -45,6 +45,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # run on one worker, so a module fixture's build is made once; here loadfile also
 # keeps the files of each group below on one worker.
 XDIST_GROUPS = {
+    # they share the session's broken-input build
+    "broken": ("test_bad_inputs", "test_scorecard"),
     # they share the session's pf_build (the Play Favorites import and build)
     "pf_build": ("test_agreement_marts", "test_gam", "test_play_favorites", "test_regression",
                  "test_sufficient"),
@@ -102,6 +104,15 @@ def pf_build(tmp_path_factory: pytest.TempPathFactory) -> BuildResult:
     args = ["import", "play-favorites", str(FAITHFULNESS), str(prompts), "--out", str(out)]
     assert main(args) == 0
     return build(out, tmp_path_factory.mktemp("pf_db") / "pf.duckdb")
+
+
+@pytest.fixture(scope="session")
+def broken(tmp_path_factory: pytest.TempPathFactory) -> tuple[BuildResult, set, Path]:
+    """The warehouse built on the demo with bad rows appended (tests/test_bad_inputs.py,
+    read by it and test_scorecard): (BuildResult, expected rejections, data folder)."""
+    from tests.test_bad_inputs import build_broken
+
+    return build_broken(tmp_path_factory)
 
 
 @pytest.fixture()

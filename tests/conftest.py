@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 from pathlib import Path
@@ -40,6 +41,47 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+# `make test` runs `pytest -n 2 --dist loadfile` (pytest-xdist): the tests of one file
+# run on one worker, so a module fixture's build is made once; here loadfile also
+# keeps the files of each group below on one worker.
+XDIST_GROUPS = {
+    # they share the session's broken-input build
+    "broken": ("test_bad_inputs", "test_scorecard"),
+    # they share the session's pf_build (the Play Favorites import and build)
+    "pf_build": ("test_agreement_marts", "test_gam", "test_play_favorites", "test_regression",
+                 "test_sufficient"),
+    # they share imported_build's warehouses (alpaca-eval, llmbar, self-recognition,
+    # ...), and they are the tests that hold 2-3 GB at once (a Spark JVM, chromium, a
+    # large simulation, a second dbt project): one at a time keeps two workers < 4 GB
+    "imported_and_large": ("test_alpaca_eval", "test_judge_bench", "test_llmbar",
+                           "test_pairwise_human", "test_report_browser", "test_scorecard_planted",
+                           "test_win_rates", "test_spark", "test_spark_route",
+                           "test_spark_aggregates", "test_dbt_package", "test_comparisons"),
+}  # fmt: skip
+GROUP_OF = {module: group for group, modules in XDIST_GROUPS.items() for module in modules}
+
+
+def xdist_scope(nodeid: str) -> str:
+    """The unit --dist loadfile sends to one worker: the test's group, else its file."""
+    path = nodeid.split("::", 1)[0]
+    return GROUP_OF.get(Path(path).stem, path)
+
+
+if importlib.util.find_spec("xdist") is not None:
+
+    def pytest_xdist_make_scheduler(config: pytest.Config, log):
+        """--dist loadfile with the groups above; any other --dist is xdist's own."""
+        if config.getvalue("dist") != "loadfile":
+            return None
+        from xdist.scheduler import LoadFileScheduling
+
+        class GroupedFiles(LoadFileScheduling):
+            def _split_scope(self, nodeid: str) -> str:
+                return xdist_scope(nodeid)
+
+        return GroupedFiles(config, log)
+
+
 @pytest.fixture(scope="session")
 def demo_build(tmp_path_factory: pytest.TempPathFactory) -> BuildResult:
     """The warehouse built on the embedded demo data (dbt build + dbt tests + GE)."""
@@ -62,6 +104,15 @@ def pf_build(tmp_path_factory: pytest.TempPathFactory) -> BuildResult:
     args = ["import", "play-favorites", str(FAITHFULNESS), str(prompts), "--out", str(out)]
     assert main(args) == 0
     return build(out, tmp_path_factory.mktemp("pf_db") / "pf.duckdb")
+
+
+@pytest.fixture(scope="session")
+def broken(tmp_path_factory: pytest.TempPathFactory) -> tuple[BuildResult, set, Path]:
+    """The warehouse built on the demo with bad rows appended (tests/test_bad_inputs.py,
+    read by it and test_scorecard): (BuildResult, expected rejections, data folder)."""
+    from tests.test_bad_inputs import build_broken
+
+    return build_broken(tmp_path_factory)
 
 
 @pytest.fixture()
@@ -91,10 +142,14 @@ def imported_build(tmp_path_factory: pytest.TempPathFactory):
 
 
 _PEAKS = {"self": 0, "children": 0}
-# test node id -> CPU seconds (user + system, this process and its finished
-# children: dbt, Spark, chromium) spent in its setup, call and teardown; a session
-# fixture's build is charged to the first test that asks for it
+# test node id -> CPU seconds (user + system, the process running the test and its
+# finished children: dbt, Spark, chromium) spent in its setup, call and teardown; a
+# session fixture's build is charged to the first test that asks for it. Measured
+# where the test runs (a pytest-xdist worker or pytest itself), carried in the
+# teardown report's user_properties, collected where reports are logged.
 _CPU: dict[str, float] = {}
+_CPU_START = pytest.StashKey[float]()
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")  # "gw0", "gw1"; "" without xdist
 
 
 def _cpu_seconds() -> float:
@@ -111,35 +166,53 @@ def _cpu_seconds() -> float:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
-    """Charge each test the CPU time its protocol used (wall time misleads on a
-    shared machine); JUDGE_BIAS_CPULOG=FILE also appends "seconds<TAB>node id"."""
-    start = _cpu_seconds()
+    """Start each test's CPU clock (wall time misleads on a shared machine)."""
+    item.stash[_CPU_START] = _cpu_seconds()
     yield
-    spent = _cpu_seconds() - start
-    _CPU[item.nodeid] = spent
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """The teardown report carries the CPU seconds of the test's whole protocol."""
+    outcome = yield
+    if call.when == "teardown" and _CPU_START in item.stash:
+        spent = _cpu_seconds() - item.stash[_CPU_START]
+        outcome.get_result().user_properties.append(("cpu_seconds", spent))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Collect each test's CPU seconds (in pytest, not in a worker);
+    JUDGE_BIAS_CPULOG=FILE also appends "seconds<TAB>node id"."""
+    if _WORKER or report.when != "teardown":
+        return
+    spent = dict(report.user_properties).get("cpu_seconds")
+    if not isinstance(spent, float):
+        return
+    nodeid = report.nodeid
+    _CPU[nodeid] = spent
     if path := os.environ.get("JUDGE_BIAS_CPULOG"):
         with open(path, "a", encoding="utf-8") as fh:
-            fh.write(f"{spent:.1f}\t{item.nodeid}\n")
+            fh.write(f"{spent:.1f}\t{nodeid}\n")
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
-    """The CPU time of the session (this process and its finished children) and
-    the tests that used most of it, beside pytest's own --durations (wall time)."""
+    """The CPU time of the tests (with their finished children) and the tests that
+    used most of it, beside pytest's own --durations (wall time)."""
     if not _CPU:
         return
     top = sorted(_CPU.items(), key=lambda kv: -kv[1])[:15]
     terminalreporter.write_sep("=", "most CPU (user + system, with child processes)")
     for nodeid, spent in top:
         terminalreporter.write_line(f"{spent:8.1f} s  {nodeid}")
-    total = _cpu_seconds()
-    terminalreporter.write_line(f"CPU time of the session: {total:.0f} s over {len(_CPU)} tests")
+    total = sum(_CPU.values())
+    terminalreporter.write_line(f"CPU time of the tests: {total:.0f} s over {len(_CPU)} tests")
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_runtest_teardown(item: pytest.Item) -> None:
     """JUDGE_BIAS_MEMLOG=FILE: append a line each time a test raises the peak resident
-    memory of the pytest process or of its finished children by 100 MB or more
-    (which test makes CI's peak)."""
+    memory of the process running it (pytest or an xdist worker, named after "self")
+    or of its finished children by 100 MB or more (which test makes CI's peak)."""
     path = os.environ.get("JUDGE_BIAS_MEMLOG")
     if not path:
         return
@@ -149,5 +222,6 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
         peak = resource.getrusage(flag).ru_maxrss  # KiB on Linux
         if peak - _PEAKS[who] >= 100 * 1024:
             _PEAKS[who] = peak
+            name = f"{who} {_WORKER}".strip()
             with open(path, "a", encoding="utf-8") as fh:
-                fh.write(f"{who}\t{peak / 1024**2:.2f} GB\t{item.nodeid}\n")
+                fh.write(f"{name}\t{peak / 1024**2:.2f} GB\t{item.nodeid}\n")

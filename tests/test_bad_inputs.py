@@ -222,8 +222,9 @@ def _append(path: Path, rows: list[tuple[list[str], str | None]], header: list[s
     return [(n_existing + i + 1, code) for i, (_, code) in enumerate(rows)]
 
 
-@pytest.fixture(scope="module")
-def broken(tmp_path_factory: pytest.TempPathFactory) -> tuple[BuildResult, set, Path]:
+def build_broken(tmp_path_factory: pytest.TempPathFactory) -> tuple[BuildResult, set, Path]:
+    """The `broken` session fixture (tests/conftest.py; test_scorecard reads it too):
+    the demo with the rows above appended, built; (result, expected rejections, data)."""
     import shutil
 
     from tests.conftest import DEMO_DIR

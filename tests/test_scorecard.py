@@ -17,7 +17,6 @@ from statsmodels.stats.proportion import proportion_confint
 
 from judge_bias.warehouse.build import BuildResult, build
 from tests.conftest import query
-from tests.test_bad_inputs import broken  # noqa: F401, F811  (the broken-input warehouse)
 
 pytestmark = pytest.mark.dbt
 
@@ -99,7 +98,7 @@ def test_invalid_output_rate_counts_the_unreadable_outputs(demo_build, card) -> 
         assert pooled.loc[judge, "n_invalid"] == bad[rows["judge"] == judge].sum()
 
 
-def test_invalid_output_interval_is_wilson(broken) -> None:  # noqa: F811
+def test_invalid_output_interval_is_wilson(broken) -> None:
     """On the broken-input warehouse (unparseable outputs, unknown labels, scores out of
     range), the rate and its interval against statsmodels' Wilson interval."""
     build, _, _ = broken

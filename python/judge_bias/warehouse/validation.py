@@ -15,11 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
-import great_expectations as gx
-import great_expectations.expectations as gxe
 import pandas as pd
-from great_expectations.data_context.types.base import ProgressBarsConfig
-from great_expectations.expectations.metadata_types import FailureSeverity
 
 from judge_bias.bias.analyses import ANALYSES
 from judge_bias.bias.regression import TERM_TYPES
@@ -27,6 +23,7 @@ from judge_bias.inputs.contract import KINDS, REASON_CODES
 from judge_bias.pairwise.columns import RATES as PAIRWISE_RATE_NAMES
 from judge_bias.perturbation.calm import RATES as PERTURBATION_RATE_NAMES
 from judge_bias.warehouse.floats import float_tolerance
+from judge_bias.warehouse.gx import FailureSeverity, ProgressBarsConfig, gx, gxe
 from judge_bias.warehouse.provenance import read_last_run
 
 # Finding.severity is the plain string; the expectations take GX's enum (same value).

@@ -1,0 +1,30 @@
+"""Great Expectations, imported so that pyspark cannot end the process.
+
+With pyspark installed (the Spark lock) and grpc absent, importing Great
+Expectations imports ``pyspark.sql.connect.utils``, whose doctest guard calls
+``sys.exit(0)`` when ``__main__`` looks uninitialised (no ``__file__``, no
+``__spec__``, not interactive): ``python -c``, ``python - < script`` and
+pytest-xdist's workers. A green build then ended with the build record
+``state: failed, stage: validation, message: "0"``. While Great Expectations is
+imported here, ``sys.ps1`` is set as in an interactive session, so pyspark takes
+its ordinary route (grpc missing: an ImportError, which Great Expectations
+catches) as it does under a script.
+"""
+
+from __future__ import annotations
+
+import sys
+
+_ADDED_PS1 = not hasattr(sys, "ps1")
+if _ADDED_PS1:
+    sys.ps1 = ""
+try:
+    import great_expectations as gx
+    import great_expectations.expectations as gxe
+    from great_expectations.data_context.types.base import ProgressBarsConfig
+    from great_expectations.expectations.metadata_types import FailureSeverity
+finally:
+    if _ADDED_PS1:
+        del sys.ps1
+
+__all__ = ["FailureSeverity", "ProgressBarsConfig", "gx", "gxe"]

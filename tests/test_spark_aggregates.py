@@ -80,11 +80,11 @@ PREREQUISITES = {name: ["int_pairwise_flags"] for name in MODELS if "pairwise" i
 
 @pytest.fixture(scope="module")
 def spark(tmp_path_factory: pytest.TempPathFactory):
-    from judge_bias.warehouse.spark import start_session
+    from judge_bias.warehouse.spark import start_session, stop_session
 
     session = start_session(tmp_path_factory.mktemp("spark"))
     yield session
-    session.stop()
+    stop_session(session)
 
 
 def _view(spark, name: str, frame: pd.DataFrame, folder: Path) -> None:

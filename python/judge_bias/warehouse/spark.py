@@ -122,6 +122,31 @@ def start_session(spark_dir: Path) -> Any:
     return spark
 
 
+def stop_session(spark: Any) -> None:
+    """Stop the session and end its JVM. ``SparkSession.stop`` leaves the JVM that
+    pyspark launched running until this process exits (1-2 GB); a long-lived
+    process (a test worker) that starts another Spark process after it would hold
+    both. The JVM exits when its stdin closes (PythonGatewayServer); the next
+    session in this process launches a new one."""
+    from pyspark import SparkContext
+
+    spark.stop()
+    gateway = SparkContext._gateway
+    if gateway is None:
+        return
+    proc = getattr(gateway, "proc", None)
+    gateway.shutdown()
+    SparkContext._gateway = None
+    SparkContext._jvm = None
+    if proc is not None:
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=60)
+        except Exception:  # noqa: BLE001  (a JVM that ignores EOF is killed)
+            proc.kill()
+            proc.wait()
+
+
 def build_spark(
     data_dirs: list[Path],
     spark_dir: Path,
@@ -162,7 +187,7 @@ def build_spark(
                 export_tables(spark, schema, tables, export / str(number), export_views)
         return 0
     finally:
-        spark.stop()
+        stop_session(spark)
 
 
 def write_parquet(frame: Any, path: Path) -> None:

@@ -22,7 +22,10 @@ ratings as {{ not_materialized() }} (
 -- Nearly every (dimension, grader, unit) holds one row: the keys that repeat are
 -- found by one narrow aggregation and only their rows are ranked (a window over
 -- every row, which DuckDB runs as an arg_min of the whole row per key, took
--- twice the CPU at 1M ratings). The same rows as ranking all of them.
+-- twice the CPU at 1M ratings). The same rows as ranking all of them. Rows that
+-- tie on run_id (a judge and an annotator of the same name; never two of one
+-- grader, as the checked models reject duplicate keys) are taken in grader_type
+-- then score order, so that DuckDB and Spark keep the same one.
 repeated as (
     select
         dimension,
@@ -51,7 +54,7 @@ ranked as (
         *,
         row_number() over (
             partition by dimension, grader, unit
-            order by run_id
+            order by run_id, grader_type, score
         ) as run_rank
     from keyed
     where is_repeated

@@ -33,8 +33,9 @@ from tests.warehouse_compare import assert_same_warehouse, table_names
 
 VARS = {"ci_level": 0.95}
 # what two routes to the same warehouse may differ in
+# stage_times: when each stage began; validate --publish reaches no dbt stage of its own
 RECORD_VARIES = {"build_id", "started_at", "finished_at", "pid", "pid_started", "database",
-                 "bi_snapshot"}  # fmt: skip
+                 "bi_snapshot", "stage_times"}  # fmt: skip
 VALIDATION_VARIES = {"validated_at", "validated_by", "database", "bi_snapshot",
                      "dbt_invocation_id"}  # fmt: skip
 
@@ -104,6 +105,10 @@ def test_plain_dbt_then_validate_publish_ends_in_the_same_state(
     plain = json.loads(build_record_path(plain_dbt).read_text())
     assert built["state"] == plain["state"] == "ok"
     assert _without(plain, RECORD_VARIES) == _without(built, RECORD_VARIES)
+    assert [s for s, _ in built["stage_times"]][-3:] == ["validation", "publishing", "done"]
+    assert [s for s, _ in plain["stage_times"]] == [
+        "checking inputs", "validation", "publishing", "done"
+    ]  # fmt: skip
 
     built_v = json.loads(validation_path(front_door).read_text())
     plain_v = json.loads(validation_path(plain_dbt).read_text())

@@ -238,3 +238,18 @@
         else ({{ numerator }}) / ({{ denominator }})
     end
 {%- endmacro %}
+
+{% macro not_materialized() -%}
+    {#- A CTE read twice is inlined into each reader instead of being written out
+        whole (DuckDB materialises such a CTE by default: every row and column in
+        its buffer, spilling past memory_limit); each reader then scans only the
+        columns it needs. Spark SQL inlines CTEs and has no such keyword. -#}
+    {{ return(adapter.dispatch('not_materialized', 'judge_bias')()) }}
+{%- endmacro %}
+
+{% macro default__not_materialized() -%}
+    not materialized
+{%- endmacro %}
+
+{% macro spark__not_materialized() -%}
+{%- endmacro %}

@@ -1,6 +1,7 @@
 """Run one of the project's SQL models on DuckDB outside dbt: its Jinja rendered with
-``ref`` naming a registered table (models that call no other macro). Tests use it
-to compare a SQL aggregate with the pandas computation of the same figures."""
+``ref`` naming a registered table (models that call no other macro but
+``not_materialized``, rendered per engine). Tests use it to compare a SQL
+aggregate with the pandas computation of the same figures."""
 
 from __future__ import annotations
 
@@ -12,14 +13,20 @@ import pandas as pd
 
 from judge_bias.warehouse.build import PROJECT_DIR
 
+# macros/engine.sql's not_materialized, per engine
+MACROS = {
+    "duckdb": {"not_materialized": lambda: "not materialized"},
+    "spark": {"not_materialized": lambda: ""},
+}
 
-def render(model: str, tables: dict[str, str] | None = None) -> str:
+
+def render(model: str, tables: dict[str, str] | None = None, engine: str = "duckdb") -> str:
     """The SQL of ``models/**/<model>.sql`` with ``ref('x')`` rendered as ``x`` (or
-    ``tables[x]``)."""
+    ``tables[x]``), for ``engine`` (duckdb or spark)."""
     (path,) = Path(PROJECT_DIR, "models").rglob(f"{model}.sql")
     env = jinja2.Environment(undefined=jinja2.StrictUndefined)
     template = env.from_string(path.read_text(encoding="utf-8"))
-    return template.render(ref=lambda name: (tables or {}).get(name, name))
+    return template.render(ref=lambda name: (tables or {}).get(name, name), **MACROS[engine])
 
 
 def run_model(con: duckdb.DuckDBPyConnection, model: str, **inputs: pd.DataFrame):
@@ -47,4 +54,6 @@ def model_relation(con: duckdb.DuckDBPyConnection, model: str, tables: dict[str,
 
     (path,) = Path(PROJECT_DIR, "models").rglob(f"{model}.sql")
     env = jinja2.Environment(undefined=jinja2.StrictUndefined)
-    return con.sql(env.from_string(path.read_text(encoding="utf-8")).render(ref=ref))
+    return con.sql(
+        env.from_string(path.read_text(encoding="utf-8")).render(ref=ref, **MACROS["duckdb"])
+    )

@@ -164,3 +164,17 @@ def test_bad_vars_are_one_line_usage_errors(
     assert code == 2
     assert message in err[-1] and err[-1].startswith("judge-bias build: ")
     assert not (tmp_path / "w.duckdb").exists()
+
+
+@pytest.mark.parametrize("name", ["main.duckdb", "temp.duckdb", "System.db"])
+def test_a_warehouse_named_like_a_duckdb_catalog_is_refused(
+    data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """DuckDB opens main.duckdb as catalog main_db (main, temp and system are its own),
+    so dbt-duckdb's Python models could not find their tables: refused in one line
+    before anything is written, not a failed build after minutes."""
+    code = main(["build", "--data", str(data), "--db", str(tmp_path / name)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert "DuckDB reserves the name" in err[-1] and err[-1].startswith("judge-bias build: ")
+    assert list(tmp_path.iterdir()) == []

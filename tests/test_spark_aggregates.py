@@ -114,8 +114,8 @@ def test_aggregate_is_the_same_on_spark_and_duckdb(spark, model: str, tmp_path: 
     for name, frame in inputs.items():
         _view(spark, name, frame, tmp_path)
     for name in PREREQUISITES.get(model, []):
-        spark.sql(render(name)).createOrReplaceTempView(name)
-    relation = spark.sql(render(model))
+        spark.sql(render(name, engine="spark")).createOrReplaceTempView(name)
+    relation = spark.sql(render(model, engine="spark"))
     assert count_rows(relation) == len(duck) > 0
     got = to_pandas(relation)
     assert list(got.columns) == list(duck.columns)

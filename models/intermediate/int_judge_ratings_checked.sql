@@ -2,9 +2,13 @@
 -- scored on its dimension's scale, with the reason when it is rejected.
 -- Numbers given under the inverted frame ("1 is best") are mapped back with
 -- min + max - score; text labels mean the same under both frames.
+-- The CTEs read more than once (ratings by each lookup, joined and checked by
+-- the duplicate-key check) are not materialised: DuckDB would otherwise buffer
+-- every row and column of each (1 GB at 1M ratings: past the 2 GB
+-- memory_limit, so spilling, at 10M); inlined, each reader scans only the columns it needs.
 with
 
-ratings as (
+ratings as {{ not_materialized() }} (
     select * from {{ ref('stg_inputs__judge_ratings') }}
 ),
 
@@ -25,7 +29,7 @@ answers as (
     {{ answer_lookup('ratings', 'answer') }}
 ),
 
-joined as (
+joined as {{ not_materialized() }} (
     select
         {{ star_except('ratings', ['reject_code', 'reject_reason']) }},
         ratings.reject_code as staging_reject_code,
@@ -57,7 +61,7 @@ joined as (
         on ratings.prompt_id = prompts.prompt_id
 ),
 
-checked as (
+checked as {{ not_materialized() }} (
     select
         *,
         {{ reject_columns(

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
+from judge_bias.errors import InputError
 from judge_bias.inputs import loading
 from judge_bias.inputs.summary import FileCounts, gate_failures, summarise_inputs
 from judge_bias.warehouse.dbt_vars import VarsError, dbt_args, input_relations, split_data_dir
@@ -316,6 +317,21 @@ def preflight(data: Path | None, dbt_vars: Mapping[str, Any]) -> list[str]:
     return list(loading.check_inputs(data, dbt_vars.get("csv_dialects")))
 
 
+# DuckDB names a database after its file's stem, but renames these (main -> main_db):
+# dbt-duckdb then addresses a catalog that does not exist and every Python model fails
+RESERVED_STEMS = ("main", "temp", "system")
+
+
+def check_warehouse_name(db: Path) -> None:
+    """Refuse a warehouse file whose stem DuckDB reserves, in one line."""
+    if db.stem.lower() in RESERVED_STEMS:
+        raise InputError(
+            f"--db {db.name}: DuckDB reserves the name {db.stem!r} for its own catalog "
+            f"(it would open the file as {db.stem}_db and the dbt models could not find it); "
+            "give the warehouse file another name, e.g. judge_bias.duckdb"
+        )
+
+
 def build(
     data_dir: str | Path | None,
     db_path: str | Path | None = None,
@@ -358,6 +374,7 @@ def build(
     if extra and engine == "spark":
         raise VarsError("--vars is given to the DuckDB engine's dbt only; leave out --engine spark")
     db = Path(db_path).resolve() if db_path else (PROJECT_DIR / DEFAULT_DB)
+    check_warehouse_name(db)
     bi = Path(bi_path).resolve() if bi_path else default_bi_path(db)
     if other := running_build(db):
         raise BuildError(

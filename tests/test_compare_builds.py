@@ -67,3 +67,29 @@ def test_float_tolerance_is_the_stated_one() -> None:
     assert floats_equal(0.0, 1e-13) and not floats_equal(0.0, 1e-11)
     assert floats_equal(None, None) and not floats_equal(None, 0.0)
     assert floats_equal(float("inf"), float("inf")) and not floats_equal(float("inf"), 1e308)
+
+
+def test_exactly_equal_tables_are_not_fetched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Same rows in another order (nulls, NaN and a list column included): equal on the
+    fingerprints alone; one changed cell still sends the table to the row comparison."""
+    extra = "alter table t add column l integer[]; update t set l = [n, n + 1]"
+    a = _db(tmp_path / "a.duckdb", ROWS, extra)
+    b = _db(tmp_path / "b.duckdb", list(reversed(ROWS)), extra)
+    c = _db(tmp_path / "c.duckdb", ROWS, extra + "; update t set l = [0] where k = 'a'")
+    import judge_bias.bench.compare_builds as cb
+
+    fetched: list[str] = []
+    real_rows = cb._rows
+
+    def spy(con: duckdb.DuckDBPyConnection, table: str, columns: list[str]) -> list:
+        fetched.append(table)
+        return real_rows(con, table, columns)
+
+    monkeypatch.setattr(cb, "_rows", spy)
+    res = compare_warehouses(a, b)
+    assert res.equal and res.rows == 4 and fetched == []
+    res = compare_warehouses(a, c)
+    assert fetched == ["t", "t"]
+    assert any("t.l" in d for d in res.differences), res.differences

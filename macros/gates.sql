@@ -12,3 +12,11 @@
     {%- endif -%}
     cast({{ value }} as double)
 {%- endmacro %}
+
+{% macro current_load_id() -%}
+    {#- This build's load id on an incremental build (docs/incremental.md): the var
+        judge_bias_load_id, else the run's start time, as the loaders write it in
+        _load_id (dbt_project.yml's +load_id; judge_bias.inputs.loads.as_load
+        strips quotes) -#}
+    {{ return(var('judge_bias_load_id', run_started_at.strftime('%Y%m%dT%H%M%S.%fZ')) | string | replace("'", "")) }}
+{%- endmacro %}

@@ -106,23 +106,33 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
             "_row_number",
             "row_number",
             "source_row_number",
+            # what the gates judge: the last load here, every row in the full build
+            *("gate_scope", "gate_rows_read", "gate_rows_accepted", "gate_rows_rejected"),
+            "gate_rejected_share",
         ],  # fmt: skip
     )
     assert result.equal, result.differences[:10]
     assert result.rows > 100_000
 
+    # the gates judge each load (input_row_counts' gate_* columns): load B's rows
+    counts = query(inc, "select * from input_row_counts where source = 'judge_ratings'")
+    assert counts["gate_scope"][0].startswith("load ")
+    assert counts["gate_rows_read"][0] == counts["gate_rows_accepted"][0] == len(new_run) + 50
+    assert counts["rows_read"][0] == len(ratings) + len(new_run)
+
     # a load that fails the gates is rolled back: the warehouse file is the one
-    # before it. The gates apply to the accumulated inputs (docs/incremental.md):
-    # 17,000 rejected rows against 16,120 accepted exceed max_rejected_share 0.5.
+    # before it. 100 ratings, all rejected: against the accumulated inputs they
+    # would be 0.6% rejected (under warn_rejected_share, green); as a load, all
+    # of its rows are rejected and the build fails.
     before = inc.read_bytes()
-    bad = [
-        dict(r, dimension="no_such_dimension", run_id=run)
-        for run in ("3", "4")
-        for r in ratings[:8500]
-    ]
+    bad = [dict(r, dimension="no_such_dimension", run_id="3") for r in ratings[:100]]
     _write(tmp_path / "bad" / "judge_ratings.csv", bad)
     failed = build(tmp_path / "bad", inc, quiet=True, incremental=True)
     assert failed.bi_path is None
+    gated = [f for f in failed.inputs if f.fails]
+    assert [f.source for f in gated] == ["judge_ratings"]
+    scope = gated[0].gate_scope or ""
+    assert scope.startswith("load ") and gated[0].gate == f"100 rows read in {scope}, all rejected"
     assert inc.read_bytes() == before
 
 

@@ -53,14 +53,18 @@ def counts_db(tmp_path: Path) -> Path:
     con.execute(
         "create table input_row_counts (source varchar, source_file varchar, rows_read bigint, "
         "rows_accepted bigint, rows_rejected bigint, rows_accounted bigint, "
-        "rejected_share double, warn_rejected_share double, max_rejected_share double)"
+        "rejected_share double, warn_rejected_share double, max_rejected_share double, "
+        "gate_scope varchar, gate_rows_read bigint, gate_rows_accepted bigint, "
+        "gate_rows_rejected bigint, gate_rejected_share double)"
     )
     for source, path, read, accepted, rejected in COUNTS:
         share = rejected / read if read else None
         con.execute(
-            "insert into input_row_counts values (?, ?, ?, ?, ?, ?, ?, 0.01, 0.5)",
-            [source, path, read, accepted, rejected, accepted + rejected, share],
-        )
+            "insert into input_row_counts values "
+            "(?, ?, ?, ?, ?, ?, ?, 0.01, 0.5, 'build', ?, ?, ?, ?)",
+            [source, path, read, accepted, rejected, accepted + rejected, share,
+             read, accepted, rejected, share],
+        )  # fmt: skip
     con.execute(
         "create table rejected_rows (source varchar, row_number bigint, reason_code varchar, "
         "reason varchar)"
@@ -138,12 +142,12 @@ def test_validation_suite_gates_on_the_table(counts_db: Path) -> None:
     failed = {f.column: f for f in mine if f.severity == CRITICAL}
     warned = {f.column: f for f in mine if f.severity == WARNING}
     sources = lambda f: {e["source"] for e in f.examples}  # noqa: E731
-    assert sources(failed["rejected_share"]) == {"pairwise_judgments"}
-    assert sources(failed["max_rejected_share=rejected_share"]) == {
+    assert sources(failed["gate_rejected_share"]) == {"pairwise_judgments"}
+    assert sources(failed["max_rejected_share=gate_rejected_share"]) == {
         "pairwise_judgments",
         "perturbation_judgments",
     }
-    assert "prompts" in sources(warned["warn_rejected_share=rejected_share"])
+    assert "prompts" in sources(warned["warn_rejected_share=gate_rejected_share"])
     # The thresholds are read from the table (one source: the dbt vars): raise the
     # maximum above 70% and only the all-rejected file fails.
     con = duckdb.connect(str(counts_db))
@@ -152,6 +156,37 @@ def test_validation_suite_gates_on_the_table(counts_db: Path) -> None:
     report = validate(counts_db, ["marts"])
     failed = [f for f in report.failures if f.table == "input_row_counts"]
     assert {e["source"] for f in failed for e in f.examples} == {"pairwise_judgments"}
+
+
+def test_an_incremental_build_gates_on_its_load(counts_db: Path) -> None:
+    """The gates judge the gate_* columns (an incremental build's load): a load of 40
+    rows, 30 rejected, fails although the accumulated file is 3% rejected; a load
+    that passes passes whatever the totals say, and the suite agrees."""
+    con = duckdb.connect(str(counts_db))
+    con.execute(
+        "update input_row_counts set rows_read = 1000, rows_accepted = 970, "
+        "rows_rejected = 30, rows_accounted = 1000, rejected_share = 0.03, "
+        "gate_scope = 'load L7', gate_rows_read = 40, gate_rows_accepted = 10, "
+        "gate_rows_rejected = 30, gate_rejected_share = 0.75 where source = 'prompts'"
+    )
+    con.execute(
+        "update input_row_counts set gate_scope = 'load L7', gate_rows_read = 0, "
+        "gate_rows_accepted = 0, gate_rows_rejected = 0, gate_rejected_share = null "
+        "where source = 'pairwise_judgments'"
+    )
+    files = {f.source: f for f in read_input_counts(con)}
+    con.close()
+    assert files["prompts"].fails
+    assert (
+        files["prompts"].gate
+        == "75.0% of its 40 rows in load L7 rejected, above max_rejected_share 0.5"
+    )
+    assert not files["pairwise_judgments"].fails  # all 40 rejected, but in earlier loads
+    report = validate(counts_db, ["marts"])
+    failed = {
+        e["source"] for f in report.failures if f.table == "input_row_counts" for e in f.examples
+    }
+    assert "prompts" in failed and "pairwise_judgments" not in failed
 
 
 def test_summary_names_every_reason_code_even_one_row(tmp_path: Path) -> None:

@@ -1,8 +1,12 @@
 -- Per input file (or relation): rows read, accepted and rejected; read = accepted +
 -- rejected. On the relation route rows_read is a count(*) of the relation itself.
 -- The rejected share and the gates' thresholds (dbt vars) sit beside the counts,
--- so the validation suite checks each file against them.
+-- so the validation suite checks each file against them. The gates judge the
+-- gate_* columns: the whole file on a full build; on an incremental build
+-- (docs/incremental.md) this build's load, whose rows are the base table's rows
+-- of its _load_id (numbered after every earlier load's rows).
 {% set checked = checked_inputs() %}
+{% set incremental = var('judge_bias_incremental', false) | string | lower in ['true', '1', 'yes', 'on'] %}
 with
 
 {% for source, (base, model) in checked.items() %}
@@ -12,7 +16,22 @@ with
             (select any_value(base._source_file) from {{ input_table(source) }} as base) as source_file,
             {{ input_rows_read(source) }} as rows_read,
             count(*) filter (where reject_code is null) as rows_accepted,
-            count(*) filter (where reject_code is not null) as rows_rejected
+            count(*) filter (where reject_code is not null) as rows_rejected,
+            {% if incremental %}
+                (
+                    select count(*) from {{ input_table(source) }} as base
+                    where base._load_id = {{ sql_string(current_load_id()) }}
+                ) as gate_rows_read,
+                count(*) filter (
+                    where reject_code is null and row_number >= (
+                        select min(base._row_number) from {{ input_table(source) }} as base
+                        where base._load_id = {{ sql_string(current_load_id()) }}
+                    )
+                ) as gate_rows_accepted
+            {% else %}
+                {{ input_rows_read(source) }} as gate_rows_read,
+                count(*) filter (where reject_code is null) as gate_rows_accepted
+            {% endif %}
         from {{ ref(model) }}
     ),
 {% endfor %}
@@ -36,7 +55,18 @@ final as (
         end as rejected_share,
         {{ share_var('warn_rejected_share') }} as warn_rejected_share,
         {{ share_var('max_rejected_share') }} as max_rejected_share,
-        source_file
+        source_file,
+        {% if incremental %}
+            {{ sql_string('load ' ~ current_load_id()) }}
+        {% else %}
+            'build'
+        {% endif %} as gate_scope,
+        gate_rows_read,
+        gate_rows_accepted,
+        gate_rows_read - gate_rows_accepted as gate_rows_rejected,
+        case
+            when gate_rows_read > 0 then cast(gate_rows_read - gate_rows_accepted as double) / gate_rows_read
+        end as gate_rejected_share
     from counted
 )
 

@@ -75,6 +75,24 @@ class FileCounts:
     warn_share: float | None
     max_share: float | None
     reasons: list[Reason] = field(default_factory=list)
+    # What the gates judge (input_row_counts' gate_* columns): the whole file on a
+    # full build (None here: the counts above), an incremental build's load.
+    gate_scope: str | None = None
+    gate_rows_read: int | None = None
+    gate_rows_accepted: int | None = None
+    gate_share: float | None = None
+
+    @property
+    def judged(self) -> tuple[int, int, float | None]:
+        """(rows read, rows accepted, rejected share) that the gates judge."""
+        if self.gate_rows_read is None or self.gate_rows_accepted is None:
+            return self.rows_read, self.rows_accepted, self.rejected_share
+        return self.gate_rows_read, self.gate_rows_accepted, self.gate_share
+
+    @property
+    def scope(self) -> str:
+        """'' on a full build, else ' in load <id>' (for the gate's words)."""
+        return f" in {self.gate_scope}" if self.gate_scope and self.gate_scope != "build" else ""
 
     @property
     def name(self) -> str:
@@ -87,31 +105,33 @@ class FileCounts:
 
     @property
     def all_rejected(self) -> bool:
-        return self.rows_read > 0 and self.rows_accepted == 0
+        read, accepted, _ = self.judged
+        return read > 0 and accepted == 0
 
     @property
     def over_max(self) -> bool:
-        share, limit = self.rejected_share, self.max_share
+        share, limit = self.judged[2], self.max_share
         return share is not None and limit is not None and share > limit
 
     @property
     def over_warn(self) -> bool:
-        share, limit = self.rejected_share, self.warn_share
+        share, limit = self.judged[2], self.warn_share
         return share is not None and limit is not None and share > limit
 
     @property
     def gate(self) -> str | None:
         """Why this file fails (or warns at) the gates, None when it passes."""
+        read, _, share = self.judged
         if self.all_rejected:
-            return f"{self.rows_read:,} rows read, all rejected"
+            return f"{read:,} rows read{self.scope}, all rejected"
         if self.over_max:
             return (
-                f"{self.rejected_share:.1%} of its {self.rows_read:,} rows rejected, above "
+                f"{share:.1%} of its {read:,} rows{self.scope} rejected, above "
                 f"max_rejected_share {self.max_share:g}"
             )
         if self.over_warn:
             return (
-                f"{self.rejected_share:.1%} of its rows rejected, above "
+                f"{share:.1%} of its rows{self.scope} rejected, above "
                 f"warn_rejected_share {self.warn_share:g} (a warning)"
             )
         return None
@@ -150,13 +170,18 @@ def read_input_counts(con: duckdb.DuckDBPyConnection) -> list[FileCounts]:
     if "input_row_counts" not in tables:
         return []
     have = _columns(con, "input_row_counts")
-    optional = ("source_file", "rejected_share", "warn_rejected_share", "max_rejected_share")
+    optional = (
+        *("source_file", "rejected_share", "warn_rejected_share", "max_rejected_share"),
+        *("gate_scope", "gate_rows_read", "gate_rows_accepted", "gate_rejected_share"),
+    )
     select = ", ".join(c if c in have else f"null as {c}" for c in optional)
     rows = con.execute(
         "select source, rows_read, rows_accepted, rows_rejected, "
         f"{select} from input_row_counts order by source"
     ).fetchall()
-    files = {r[0]: FileCounts(r[0], r[4], r[1], r[2], r[3], r[5], r[6], r[7]) for r in rows}
+    files = {
+        r[0]: FileCounts(r[0], r[4], r[1], r[2], r[3], r[5], r[6], r[7], [], *r[8:12]) for r in rows
+    }
     if "rejected_rows" in tables:
         for source, reason in _reasons(con):
             if source in files:

@@ -281,9 +281,10 @@ def _mart_suite() -> dict[str, list[gxe.Expectation]]:
                 column_A="rows_read", column_B="rows_accounted", severity=_CRIT
             ),
             # The publishing gates (thresholds: dbt vars, carried by the table).
-            # A file with rows and none accepted (share 1; null when no rows):
+            # A file with rows and none accepted (share 1; null when no rows). The
+            # gate_* columns: the whole file, or an incremental build's load.
             gxe.ExpectColumnValuesToBeBetween(
-                column="rejected_share",
+                column="gate_rejected_share",
                 min_value=0.0,
                 max_value=1.0,
                 strict_max=True,
@@ -292,7 +293,7 @@ def _mart_suite() -> dict[str, list[gxe.Expectation]]:
             *(
                 gxe.ExpectColumnPairValuesAToBeGreaterThanB(
                     column_A=threshold,
-                    column_B="rejected_share",
+                    column_B="gate_rejected_share",
                     or_equal=True,
                     ignore_row_if="either_value_is_missing",
                     severity=severity,

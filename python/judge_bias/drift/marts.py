@@ -14,7 +14,7 @@ from judge_bias.drift.stability import STABILITY_COLUMNS, judge_stability_mart
 from judge_bias.drift.versions import DRIFT_COLUMNS, judge_drift_mart
 from judge_bias.limits import Budget, read_rows
 from judge_bias.stats.binary_agreement import BINARY_COLUMNS, agreement_binary_mart
-from judge_bias.warehouse.frames import distinct_keys, to_pandas
+from judge_bias.warehouse.frames import count_rows, distinct_keys, to_pandas
 
 Ref = Callable[[str], object]
 Get = Callable[[str], object]
@@ -60,12 +60,15 @@ def agreement_binary(ref: Ref, get: Get, session=None) -> pd.DataFrame:
     """agreement_binary from int_agreement_binary_ratings."""
     s, budget = settings_from_config(get), Budget.from_config(get("memory_budget"))
     relation = ref("int_agreement_binary_ratings")
-    rows, note = read_rows(relation, budget, "binary agreement ratings", BINARY_ROW_BYTES)
+    # the budget as before (the rows pulled into pandas until they were summed per
+    # prompt in the database): the same inputs get the same note
+    n_rows = count_rows(relation)
+    note = budget.rows(f"reading {n_rows:,} binary agreement ratings", n_rows, BINARY_ROW_BYTES)
     if note is not None:
         fill = {"pass_threshold": s.pass_threshold, "ci_level": s.ci_level}
         return _skipped(distinct_keys(relation, "judge, dimension"), note, BINARY_COLUMNS, fill)
     return agreement_binary_mart(
-        rows,
+        relation,
         pass_threshold=s.pass_threshold,
         level=s.ci_level,
         n_boot=s.n_boot,

@@ -13,7 +13,11 @@ import pytest
 from judge_bias.agreement.counterfactual import counterfactual_from_prompt_sums
 from judge_bias.agreement.marts import agreement_counterfactual, agreement_judge_human
 from judge_bias.agreement.measures import judge_human_agreement
-from judge_bias.stats.binary_agreement import BINARY_COLUMNS, agreement_binary_mart, binary_agreement
+from judge_bias.stats.binary_agreement import (
+    BINARY_COLUMNS,
+    agreement_binary_mart,
+    binary_agreement,
+)
 from judge_bias.stats.level_intervals import cluster_bootstrap_counts, cluster_bootstrap_weights
 
 
@@ -146,8 +150,16 @@ def test_judge_human_and_counterfactual_from_codes_equal_the_frames() -> None:
         .groupby(["judge", "dimension", "prompt_id"])[["n_rows", "a", "b", "aa", "bb", "ab"]]
         .sum()
         .reset_index()
-        .rename(columns={"n_rows": "n", "a": "sum_a", "b": "sum_b", "aa": "sum_aa",
-                         "bb": "sum_bb", "ab": "sum_ab"})  # fmt: skip
+        .rename(
+            columns={
+                "n_rows": "n",
+                "a": "sum_a",
+                "b": "sum_b",
+                "aa": "sum_aa",
+                "bb": "sum_bb",
+                "ab": "sum_ab",
+            }
+        )  # fmt: skip
     )
     got = agreement_counterfactual(lambda name: _nocase(sums), {}.get)
     pd.testing.assert_frame_equal(got, counterfactual_from_prompt_sums(sums), rtol=1e-12)

@@ -17,6 +17,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from judge_bias.stats.binary_cells import query
 from judge_bias.warehouse.frames import to_pandas
 
 
@@ -29,6 +30,17 @@ def _numbered(column: str) -> str:
     )
 
 
+def _with_nulls(values: np.ndarray) -> Any:
+    """A fetched column as numpy, or with its nulls: NaN (floats), NA (integers)."""
+    if not isinstance(values, np.ma.MaskedArray) or not values.mask.any():
+        return np.asarray(values)
+    if values.dtype.kind in "iu":
+        return pd.arrays.IntegerArray(values.data.astype(np.int64), values.mask.copy())
+    if values.dtype.kind == "b":
+        return pd.arrays.BooleanArray(values.data, values.mask.copy())
+    return np.ma.filled(values.astype(float), np.nan)
+
+
 def coded_rows(relation: Any, coded: Sequence[str], columns: Sequence[str]) -> pd.DataFrame:
     """The rows of ``relation`` with ``coded`` (categoricals, categories sorted) then
     ``columns`` (as they are). A pandas or Spark frame: its rows as they are."""
@@ -37,10 +49,10 @@ def coded_rows(relation: Any, coded: Sequence[str], columns: Sequence[str]) -> p
     ctes = ", ".join(_numbered(c) for c in coded)
     select = ", ".join([*(f"k_{c}.code as {c}" for c in coded), *(f"r.{c}" for c in columns)])
     joins = " ".join(f"inner join k_{c} on r.{c} is not distinct from k_{c}.v" for c in coded)
-    data = relation.query("r", f"with {ctes} select {select} from r {joins}").fetchnumpy()
+    data = query(relation, f"with {ctes} select {select} from r {joins}").fetchnumpy()
     out = {}
     for c in coded:
-        values = relation.query("r", f"with {_numbered(c)} select v from k_{c} order by code")
+        values = query(relation, f"with {_numbered(c)} select v from k_{c} order by code")
         names = pd.Index(values.fetchnumpy()["v"].tolist())
         missing = names.isna()
         order = names[~missing].sort_values()
@@ -50,13 +62,5 @@ def coded_rows(relation: Any, coded: Sequence[str], columns: Sequence[str]) -> p
         codes = to_rank[np.asarray(data[c], dtype=np.int64)]
         out[c] = pd.Categorical.from_codes(codes, categories=order)
     for c in columns:  # DuckDB sends a column with nulls as a masked array
-        values = data[c]
-        if isinstance(values, np.ma.MaskedArray) and values.mask.any():
-            out[c] = (
-                pd.array(values.data, mask=values.mask)
-                if values.dtype.kind in "iub"
-                else (values.astype(float).filled(np.nan))
-            )
-        else:
-            out[c] = np.asarray(values)
+        out[c] = _with_nulls(data[c])
     return pd.DataFrame(out)

@@ -126,6 +126,14 @@ def as_duckdb(relation: Any) -> duckdb.DuckDBPyRelation:
     return duckdb.from_df(to_pandas(relation))
 
 
+def query(rel: duckdb.DuckDBPyRelation, sql: str) -> duckdb.DuckDBPyRelation:
+    """``sql`` over ``rel`` named ``r`` (a statement that returns rows)."""
+    out = rel.query("r", sql)
+    if out is None:  # a statement without a result: not one of these queries
+        raise TypeError(f"no result from {sql[:60]}")
+    return out
+
+
 def string_ranks(values: np.ndarray) -> np.ndarray:
     """Each value's rank among the distinct strings of ``values`` (str of each value):
     the codes ``cluster_codes`` gives."""
@@ -139,12 +147,11 @@ def prompt_cells(relation: Any, threshold: float) -> tuple[pd.DataFrame, dict[st
     human_score_norm, n_rows; ``code`` numbers the prompts in the string order of
     their ids (DuckDB's collation may differ: its order is mapped to Python's)."""
     rel = as_duckdb(relation)
-    cells = rel.query("r", _cells_sql(threshold)).fetchnumpy()
-    prompts = rel.query("r", f"with {PROMPTS} select prompt_id from prompts order by code")
-    prompts = prompts.fetchnumpy()["prompt_id"]
-    groups = rel.query("r", f"with {GROUPS} select * from groups order by key").df()
+    cells = query(rel, _cells_sql(threshold)).fetchnumpy()
+    prompts = query(rel, f"with {PROMPTS} select prompt_id from prompts order by code")
+    groups = query(rel, f"with {GROUPS} select * from groups order by key").df()
     out = {c: np.asarray(cells[c]) for c in ("key", "code", *CELL_COLUMNS)}
-    ranks = string_ranks(np.asarray(prompts, dtype=object))
+    ranks = string_ranks(np.asarray(prompts.fetchnumpy()["prompt_id"], dtype=object))
     if out["code"].size and not np.array_equal(ranks, np.arange(ranks.size)):
         out["code"] = ranks[out["code"]]
         order = np.lexsort((out["code"], out["key"]))

@@ -11,8 +11,13 @@ import pandas as pd
 import pytest
 
 from judge_bias.agreement.counterfactual import counterfactual_from_prompt_sums
-from judge_bias.agreement.marts import agreement_counterfactual, agreement_judge_human
+from judge_bias.agreement.marts import (
+    agreement_counterfactual,
+    agreement_judge_human,
+    self_vs_peer_tests,
+)
 from judge_bias.agreement.measures import judge_human_agreement
+from judge_bias.agreement.self_vs_peer import self_vs_peer_tests as tests_from_items
 from judge_bias.stats.binary_agreement import (
     BINARY_COLUMNS,
     agreement_binary_mart,
@@ -163,3 +168,27 @@ def test_judge_human_and_counterfactual_from_codes_equal_the_frames() -> None:
     )
     got = agreement_counterfactual(lambda name: _nocase(sums), {}.get)
     pd.testing.assert_frame_equal(got, counterfactual_from_prompt_sums(sums), rtol=1e-12)
+
+
+def test_self_vs_peer_from_codes_equals_the_frame() -> None:
+    """self_vs_peer_tests reads the items as codes (categoricals): equal to the
+    function on the pandas frame, the frame-difference rows included."""
+    rng = np.random.default_rng(4)
+    n = 240
+    items = pd.DataFrame(
+        {
+            "judge": np.array(["b", "A"])[rng.integers(0, 2, n)],
+            "framing": np.array(["positive", "inverted"])[rng.integers(0, 2, n)],
+            "prompt_id": np.array([f"{c}{i}" for c in "aB" for i in range(10)])[
+                rng.integers(0, 20, n)
+            ],
+            "dimension": np.array(["d1", "D2"])[rng.integers(0, 2, n)],
+            "s": rng.random(n),
+            "r": rng.random(n),
+            "g": rng.random(n),
+        }
+    ).drop_duplicates(["judge", "framing", "prompt_id", "dimension"])
+    got = self_vs_peer_tests(lambda name: _nocase(items), {}.get)
+    want = tests_from_items(items=items)
+    assert (got["framing"] == "inverted - positive").sum() == 2
+    pd.testing.assert_frame_equal(got, want, rtol=1e-12)

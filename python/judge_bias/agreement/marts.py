@@ -63,4 +63,9 @@ def agreement_judge_human(ref: Ref, get: Get, session: object = None) -> pd.Data
 
 def self_vs_peer_tests(ref: Ref, get: Get, session: object = None) -> pd.DataFrame:
     """self_vs_peer_tests from S, R and G per judge x framing x item (SQL)."""
-    return tests_from_items(items=to_pandas(ref("int_self_vs_peer_items")))
+    items = coded_rows(
+        ref("int_self_vs_peer_items"),
+        ("judge", "framing", "prompt_id", "dimension"),
+        ("s", "r", "g"),
+    )
+    return tests_from_items(items=items)

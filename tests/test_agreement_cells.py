@@ -17,7 +17,7 @@ from judge_bias.agreement.marts import (
     self_vs_peer_tests,
 )
 from judge_bias.agreement.measures import judge_human_agreement
-from judge_bias.agreement.self_vs_peer import self_vs_peer_tests as tests_from_items
+from judge_bias.agreement.self_vs_peer import self_vs_peer_tests as svp_from_items
 from judge_bias.stats.binary_agreement import (
     BINARY_COLUMNS,
     agreement_binary_mart,
@@ -189,6 +189,6 @@ def test_self_vs_peer_from_codes_equals_the_frame() -> None:
         }
     ).drop_duplicates(["judge", "framing", "prompt_id", "dimension"])
     got = self_vs_peer_tests(lambda name: _nocase(items), {}.get)
-    want = tests_from_items(items=items)
+    want = svp_from_items(items=items)
     assert (got["framing"] == "inverted - positive").sum() == 2
     pd.testing.assert_frame_equal(got, want, rtol=1e-12)

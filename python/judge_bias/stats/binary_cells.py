@@ -134,6 +134,18 @@ def query(rel: duckdb.DuckDBPyRelation, sql: str) -> duckdb.DuckDBPyRelation:
     return out
 
 
+def cell_counts(relation: Any) -> tuple[int, int]:
+    """(judge x dimension x prompt cells, distinct prompts) of the rows, counted by
+    DuckDB: what ``prompt_cells`` will return, before it is read."""
+    cells, prompts = query(
+        as_duckdb(relation),
+        "select count(*), count(distinct prompt_id) from "
+        "(select distinct judge, dimension, prompt_id from r "
+        "where judge is not null and dimension is not null)",
+    ).fetchall()[0]
+    return int(cells), int(prompts)
+
+
 def string_ranks(values: np.ndarray) -> np.ndarray:
     """Each value's rank among the distinct strings of ``values`` (str of each value):
     the codes ``cluster_codes`` gives."""

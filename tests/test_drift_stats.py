@@ -340,20 +340,20 @@ def test_agreement_binary_mart_draws_the_bootstrap_once_per_prompt_count(monkeyp
     )
     frame = frame[~((frame["judge"] == "j3") & (frame["prompt_id"] < "p2"))]  # fewer prompts
     calls: list[int] = []
-    real = ba.cluster_bootstrap_counts
+    real = ba.cluster_bootstrap_weights
 
     def counting(g: int, n_boot: int, seed: int) -> np.ndarray:
         calls.append(g)
         return real(g, n_boot, seed)
 
-    monkeypatch.setattr(ba, "cluster_bootstrap_counts", counting)
+    monkeypatch.setattr(ba, "cluster_bootstrap_weights", counting)
     mart = ba.agreement_binary_mart(frame, n_boot=200)
     assert len(mart) == 3 * 3  # each judge: d1, d2, all
     assert sorted(set(calls)) == sorted(calls)  # one draw per G
     sizes = {len(set(g["prompt_id"])) for _, g in frame.groupby(["judge", "dimension"])}
     sizes |= {len(set(g["prompt_id"])) for _, g in frame.groupby("judge")}  # "all"
     assert sorted(calls) == sorted(sizes)
-    monkeypatch.setattr(ba, "cluster_bootstrap_counts", real)
+    monkeypatch.setattr(ba, "cluster_bootstrap_weights", real)
     for _, row in mart.iterrows():
         sub = frame if row["dimension"] == "all" else frame[frame["dimension"] == row["dimension"]]
         sub = sub[sub["judge"] == row["judge"]]

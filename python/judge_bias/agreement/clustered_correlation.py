@@ -39,6 +39,20 @@ def _weighted_midranks(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     return ranks[index]
 
 
+def cluster_codes(cluster: np.ndarray) -> np.ndarray:
+    """Non-negative integer codes of the clusters: the labels themselves when they
+    are such codes already (no sort: the mart's prompt codes), else their ranks."""
+    cluster = np.asarray(cluster)
+    if cluster.dtype.kind in "iu" and (cluster.size == 0 or cluster.min() >= 0):
+        return cluster
+    return np.unique(cluster, return_inverse=True)[1].ravel()
+
+
+def count_clusters(codes: np.ndarray, live: np.ndarray) -> int:
+    """The number of distinct ``codes`` (from cluster_codes) among the ``live`` rows."""
+    return int(np.count_nonzero(np.bincount(codes[live])))
+
+
 def pearson_design_effect(
     x: np.ndarray, y: np.ndarray, cluster: np.ndarray, weights: np.ndarray | None = None
 ) -> float:
@@ -50,9 +64,9 @@ def pearson_design_effect(
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
     w = np.ones_like(x) if weights is None else np.asarray(weights, dtype=float)
-    codes = np.unique(np.asarray(cluster), return_inverse=True)[1].ravel()
+    codes = cluster_codes(cluster)
     n = w.sum()
-    n_clusters = int(np.unique(codes[w > 0]).size)
+    n_clusters = count_clusters(codes, w > 0)
     if n_clusters < 2 or n < 3:
         return float("nan")
     dx, dy = x - (w @ x) / n, y - (w @ y) / n
@@ -104,7 +118,7 @@ def clustered_correlation_intervals(
     at 1), the design effects and the number of clusters."""
     cluster = np.asarray(cluster)
     live = np.ones(cluster.size, dtype=bool) if weights is None else np.asarray(weights) > 0
-    out: dict[str, float] = {"n_prompts": int(np.unique(cluster[live]).size)}
+    out: dict[str, float] = {"n_prompts": count_clusters(cluster_codes(cluster), live)}
     for name, value, effect, base in (
         ("pearson", pearson, pearson_design_effect, 1.0),
         ("spearman", spearman, spearman_design_effect, 1.0 + spearman**2 / 2.0),

@@ -139,8 +139,10 @@ def counterfactual_from_prompt_sums(
     order, runs = segments(judge_code)
     columns = {c: sums[c].to_numpy(dtype=float)[order] for c in
                ("n", "sum_a", "sum_b", "sum_aa", "sum_bb", "sum_ab")}  # fmt: skip
-    dimensions = sums["dimension"].to_numpy(dtype=object)[order]
-    prompts = sums["prompt_id"].to_numpy(dtype=object)[order]
+    # integer codes (in order of appearance, as the per-judge factorize below numbers
+    # them): no Python object per row
+    dimensions = pd.factorize(sums["dimension"])[0][order]
+    prompts = pd.factorize(sums["prompt_id"])[0][order]
     for start, end in runs:  # each judge's rows in input order, judges sorted
         judge = judges[judge_code[order[start]]]
         m = {c: v[start:end] for c, v in columns.items()}

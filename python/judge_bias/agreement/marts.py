@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
+from judge_bias.agreement.coded import coded_rows
 from judge_bias.agreement.counterfactual import counterfactual_from_prompt_sums
 from judge_bias.agreement.measures import (
     ANNOTATOR_COLUMNS,
@@ -41,16 +42,30 @@ def agreement_counterfactual(ref: Ref, get: Get, session: object = None) -> pd.D
     """agreement_counterfactual from the per judge x dimension x prompt sums; the
     bootstrap draws its replicates in batches within the memory budget."""
     budget = Budget.from_dbt(get)
-    sums = to_pandas(ref("int_agreement_prompt_sums"))
+    sums = coded_rows(
+        ref("int_agreement_prompt_sums"),
+        ("judge", "dimension", "prompt_id"),
+        ("n", "sum_a", "sum_b", "sum_aa", "sum_bb", "sum_ab"),
+    )
     return counterfactual_from_prompt_sums(sums, budget=budget)
 
 
 def agreement_judge_human(ref: Ref, get: Get, session: object = None) -> pd.DataFrame:
     """agreement_judge_human from the distinct score pairs per prompt with counts:
     the contingency table, and the per-prompt totals of the design effect."""
-    return judge_human_agreement(to_pandas(ref("int_agreement_judge_human_pairs")))
+    pairs = coded_rows(
+        ref("int_agreement_judge_human_pairs"),
+        ("judge", "dimension", "prompt_id"),
+        ("judge_score_norm", "human_score_norm", "n_rows"),
+    )
+    return judge_human_agreement(pairs)
 
 
 def self_vs_peer_tests(ref: Ref, get: Get, session: object = None) -> pd.DataFrame:
     """self_vs_peer_tests from S, R and G per judge x framing x item (SQL)."""
-    return tests_from_items(items=to_pandas(ref("int_self_vs_peer_items")))
+    items = coded_rows(
+        ref("int_self_vs_peer_items"),
+        ("judge", "framing", "prompt_id", "dimension"),
+        ("s", "r", "g"),
+    )
+    return tests_from_items(items=items)

@@ -125,20 +125,20 @@ def self_vs_peer_tests(fct: pd.DataFrame | None = None, items: pd.DataFrame | No
     (int_self_vs_peer_items: judge, framing, prompt_id, dimension, s, r, g)."""
     items = _items(fct) if items is None else items
     rows = []
-    for (judge, framing), it in items.groupby(["judge", "framing"]):
+    for (judge, framing), it in items.groupby(["judge", "framing"], observed=True):
         s, r, g = (it[c].to_numpy() for c in ("s", "r", "g"))
-        c = it["prompt_id"].to_numpy()
+        c = np.asarray(it["prompt_id"])
         notes: list[str] = []
         rows.append(
             [judge, framing, len(it), s.mean(), _se(s, c), r.mean(), _se(r, c), g.mean(),
              _se(g, c), *_paired(s, r, c, "S - R", notes), *_paired(s, g, c, "S - G", notes),
              self_enhancement_error_rate(s, r, notes), _note(notes)]
         )  # fmt: skip
-    for judge, it in items.groupby("judge"):
+    for judge, it in items.groupby("judge", observed=True):
         if set(it["framing"]) < {"positive", "inverted"}:
             continue
         wide = it.pivot_table(index=["prompt_id", "dimension"], columns="framing",
-                              values=["s", "r", "g"])  # fmt: skip
+                              values=["s", "r", "g"], observed=True)  # fmt: skip
         # an item scored under one frame only has no frame difference: left out, counted
         n_one_frame = int(wide.isna().any(axis=1).sum())
         wide = wide.dropna()

@@ -14,6 +14,7 @@ from judge_bias.drift.stability import STABILITY_COLUMNS, judge_stability_mart
 from judge_bias.drift.versions import DRIFT_COLUMNS, judge_drift_mart
 from judge_bias.limits import Budget, read_rows
 from judge_bias.stats.binary_agreement import BINARY_COLUMNS, agreement_binary_mart
+from judge_bias.stats.binary_cells import CELL_COLUMNS, cell_counts
 from judge_bias.warehouse.frames import distinct_keys, to_pandas
 
 Ref = Callable[[str], object]
@@ -22,7 +23,7 @@ Get = Callable[[str], object]
 # bytes of one row pulled into pandas (columns as objects, ~80 bytes each)
 ITEM_ROW_BYTES = 7 * 80  # int_drift_items
 STABILITY_ROW_BYTES = 12 * 80  # int_stability_items
-BINARY_ROW_BYTES = 6 * 80  # int_agreement_binary_ratings
+CELL_BYTES = len(CELL_COLUMNS) * 8 + 16  # a judge x dimension x prompt's sums (numpy)
 
 
 def _skipped(keys: pd.DataFrame, note: str, columns: dict[str, str], fill: dict) -> pd.DataFrame:
@@ -60,12 +61,19 @@ def agreement_binary(ref: Ref, get: Get, session=None) -> pd.DataFrame:
     """agreement_binary from int_agreement_binary_ratings."""
     s, budget = settings_from_config(get), Budget.from_config(get("memory_budget"))
     relation = ref("int_agreement_binary_ratings")
-    rows, note = read_rows(relation, budget, "binary agreement ratings", BINARY_ROW_BYTES)
+    # what the mart holds: the per-prompt sums (twice: the groups' copies) and the
+    # n_boot x G bootstrap weights, counted in the database before anything is read
+    n_cells, n_prompts = cell_counts(relation)
+    note = budget.over(
+        f"reading {n_cells:,} per-prompt sums of binary agreement ratings and "
+        f"{s.n_boot} x {n_prompts:,} bootstrap weights",
+        2 * n_cells * CELL_BYTES + s.n_boot * n_prompts * 8,
+    )
     if note is not None:
         fill = {"pass_threshold": s.pass_threshold, "ci_level": s.ci_level}
         return _skipped(distinct_keys(relation, "judge, dimension"), note, BINARY_COLUMNS, fill)
     return agreement_binary_mart(
-        rows,
+        relation,
         pass_threshold=s.pass_threshold,
         level=s.ci_level,
         n_boot=s.n_boot,

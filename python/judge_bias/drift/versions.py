@@ -29,7 +29,7 @@ import pandas as pd
 from scipy import stats
 
 from judge_bias.drift.settings import DriftSettings
-from judge_bias.stats.binary_agreement import Moment, qwk_moments
+from judge_bias.stats.binary_cells import Moment, qwk_moments
 from judge_bias.stats.level_intervals import (
     Estimate,
     cluster_bootstrap_counts,

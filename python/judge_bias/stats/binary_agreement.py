@@ -31,21 +31,28 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from judge_bias.stats.binary_cells import (
+    binary_agreement_from_cells,
+    gwet_ac1_binary,
+    pooled,
+    prompt_cells,
+    qwk_moments,
+)
 from judge_bias.stats.level_intervals import (
     Estimate,
     cluster_bootstrap_counts,
+    cluster_bootstrap_weights,
     cluster_codes,
     clustered_wilson,
     effective_n,
     percentile,
     z_value,
 )
-
-Moment = np.ndarray | float  # a sum, or B bootstrap replicates of it
 
 BINARY_COLUMNS: dict[str, str] = (
     {"judge": "str", "dimension": "str"}
@@ -59,31 +66,6 @@ BINARY_COLUMNS: dict[str, str] = (
     }
     | {"pass_threshold": "float64", "ci_level": "float64", "notes": "str"}
 )
-
-
-def gwet_ac1_binary(
-    n11: np.ndarray, n10: np.ndarray, n01: np.ndarray, n00: np.ndarray
-) -> np.ndarray:
-    """AC1 from the 2 x 2 counts (judge first: n10 = judge pass, human fail);
-    NaN where there are no units."""
-    n = np.asarray(n11 + n10 + n01 + n00, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p_o = (n11 + n00) / n
-        pi = (2 * n11 + n10 + n01) / (2 * n)
-        p_e = 2 * pi * (1 - pi)
-        return (p_o - p_e) / (1 - p_e)
-
-
-def qwk_moments(
-    n: Moment, sx: Moment, sy: Moment, sxx: Moment, syy: Moment, sxy: Moment
-) -> np.ndarray:
-    """Quadratic-weighted kappa from the sums of x, y, x^2, y^2, xy over n units;
-    NaN where the expected disagreement is 0 (both sides one constant)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        mx, my = sx / n, sy / n
-        observed = (sxx + syy - 2 * sxy) / n
-        expected = (sxx + syy) / n - 2 * mx * my
-        return np.where(expected > 1e-12, 1 - observed / expected, np.nan)
 
 
 def quadratic_weighted_kappa(x: np.ndarray, y: np.ndarray) -> float | None:
@@ -238,7 +220,7 @@ def binary_agreement(
 
 
 def agreement_binary_mart(
-    ratings: pd.DataFrame,
+    ratings: Any,
     *,
     pass_threshold: float = 0.5,
     level: float = 0.90,
@@ -247,34 +229,41 @@ def agreement_binary_mart(
 ) -> pd.DataFrame:
     """One row per judge x dimension (and `all` where a judge has several) from
     rows judge, dimension, prompt_id, judge_score_norm, human_score_norm (null when
-    unlabelled) and n_rows (the ratings carrying those values)."""
-    if ratings.empty:
+    unlabelled) and n_rows (the ratings carrying those values): a DuckDB relation
+    (summed per prompt in DuckDB, ``binary_cells.prompt_cells``), or a pandas or
+    Spark frame. ``binary_agreement`` on each group's ratings, from per-prompt sums."""
+    groups, cells = prompt_cells(ratings, pass_threshold)
+    if groups.empty:
         return pd.DataFrame({c: pd.Series(dtype=t) for c, t in BINARY_COLUMNS.items()})
-    reps = ratings["n_rows"].to_numpy(dtype=int)
-    rows = ratings.loc[ratings.index.repeat(reps)].reset_index(drop=True)
-    groups = [rows]
-    multi = rows.groupby("judge")["dimension"].transform("nunique") > 1
-    if multi.any():
-        groups.append(rows[multi].assign(dimension="all"))
+    judges = groups["judge"].to_numpy(dtype=object)
+    dimensions = groups["dimension"].to_numpy(dtype=object)
+    bounds = np.searchsorted(cells["key"], np.arange(len(groups) + 1))
+    rows_of = [np.arange(bounds[k], bounds[k + 1]) for k in range(len(groups))]
+    # (judge, dimension, the cells' rows): each group, and `all` (every dimension of
+    # a judge with several) summed per prompt; a dimension named `all` joins the
+    # pooled group, as it did when the groups were a group-by of the rows
+    parts: dict[tuple[str, str], list[np.ndarray]] = {}
+    for k in range(len(groups)):
+        parts.setdefault((judges[k], dimensions[k]), []).append(rows_of[k])
+    for judge in dict.fromkeys(judges):
+        mine = [k for k in range(len(groups)) if judges[k] == judge]
+        if len({dimensions[k] for k in mine}) > 1:
+            parts.setdefault((judge, "all"), []).extend(rows_of[k] for k in mine)
+    keys = sorted(parts)
+    group_cells = [pooled(cells, np.concatenate(parts[key])) for key in keys]
     # The B x G resample counts depend only on G (and n_boot, seed): judges that rate
     # the same prompts share them. Drawn once per G, not once per judge x dimension
     # (at 10M ratings each draw is 500 x 139k multinomial counts, ~15 s and 0.5 GB):
     # the groups run in order of their labelled prompts' count, one draw kept at a
     # time; the same draws, so the same intervals, and the rows in (judge, dimension)
     # order as before.
-    boot_counts = functools.lru_cache(maxsize=1)(cluster_bootstrap_counts)
-    parts = list(pd.concat(groups).groupby(["judge", "dimension"], sort=True))
-    labelled_prompts = [
-        g.loc[np.isfinite(g["human_score_norm"].to_numpy(dtype=float)), "prompt_id"].nunique()
-        for _, g in parts
-    ]
-    out: list[dict[str, object]] = [{} for _ in parts]
-    for i in sorted(range(len(parts)), key=labelled_prompts.__getitem__):
-        (judge, dimension), g = parts[i]
-        stats_row = binary_agreement(
-            g["judge_score_norm"].to_numpy(dtype=float),
-            g["human_score_norm"].to_numpy(dtype=float),
-            g["prompt_id"].to_numpy(dtype=object),
+    boot_counts = functools.lru_cache(maxsize=1)(cluster_bootstrap_weights)
+    labelled_prompts = [int((c["nlab"] > 0).sum()) for c in group_cells]
+    out: list[dict[str, object]] = [{} for _ in keys]
+    for i in sorted(range(len(keys)), key=labelled_prompts.__getitem__):
+        judge, dimension = keys[i]
+        stats_row = binary_agreement_from_cells(
+            group_cells[i],
             pass_threshold=pass_threshold,
             level=level,
             n_boot=n_boot,

@@ -116,6 +116,21 @@ def cluster_bootstrap_counts(n_clusters: int, n_boot: int, seed: int) -> np.ndar
     return rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=n_boot)
 
 
+def cluster_bootstrap_weights(
+    n_clusters: int, n_boot: int, seed: int, rows_per_draw: int = 16
+) -> np.ndarray:
+    """``cluster_bootstrap_counts`` as float64 (a matrix product's operand, so it runs
+    in BLAS with no converted copy), drawn ``rows_per_draw`` resamples at a time into
+    the one matrix: the same generator gives the same counts in the same order."""
+    rng = np.random.default_rng(seed)
+    out = np.empty((n_boot, n_clusters))
+    p = np.full(n_clusters, 1.0 / n_clusters)
+    for start in range(0, n_boot, rows_per_draw):
+        stop = min(start + rows_per_draw, n_boot)
+        out[start:stop] = rng.multinomial(n_clusters, p, size=stop - start)
+    return out
+
+
 def percentile(draws: np.ndarray, level: float) -> tuple[float | None, float | None]:
     """The percentile interval of the finite bootstrap draws (None when none are)."""
     finite = draws[np.isfinite(draws)]

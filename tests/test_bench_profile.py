@@ -43,6 +43,21 @@ def test_attribute_shares_overlapping_nodes_and_partitions_time():
     assert steps["a"].nodes == steps["b"].nodes == 1
 
 
+def test_the_sampled_cpu_never_falls(monkeypatch):
+    """A 10M profile printed exit = -508.6 CPU s: the last sample, taken after the
+    build process ended, read its tree as 0 CPU s. The samples carry the largest CPU
+    seen, so every step's CPU is >= 0."""
+    from judge_bias.bench import profile
+
+    readings = iter([(100.0, 1.0), (100.0, 5.0), (0.0, 0.0), (0.0, 0.0)])
+    monkeypatch.setattr(profile, "tree_usage", lambda pid: next(readings, (0.0, 0.0)))
+    sampler = profile.TreeSampler(os.getpid(), interval=0.01)
+    sampler.start()
+    time.sleep(0.2)
+    samples = sampler.stop()
+    assert [s[2] for s in samples[:4]] == [1.0, 5.0, 5.0, 5.0]
+
+
 def test_stage_windows_cover_the_process():
     times = [["checking inputs", 1.0], ["dbt build", 2.0], ["input gates", 5.0]]
     times += [["dbt build", 6.0], ["validation", 9.0], ["publishing", 10.0], ["done", 11.0]]

@@ -73,6 +73,9 @@ class TreeSampler(threading.Thread):
     def run(self) -> None:
         while not self._halt.is_set():
             rss, cpu = tree_usage(self.pid)
+            # a process that has ended but is not yet reaped (its CPU not yet in its
+            # parent's), or the root after it ended, reads as less: CPU never falls
+            cpu = max(cpu, self.samples[-1][2]) if self.samples else cpu
             self.samples.append((time.time(), rss, cpu))
             self._halt.wait(self.interval)
 

@@ -1,8 +1,10 @@
 -- Every human_annotations row, resolved to canonical model and dimension and
 -- scored on its dimension's scale, with the reason when it is rejected.
+-- The CTEs read more than once are not materialised (as in
+-- int_judge_ratings_checked): DuckDB would buffer every row and column of each.
 with
 
-annotations as (
+annotations as {{ not_materialized() }} (
     select * from {{ ref('stg_inputs__human_annotations') }}
 ),
 
@@ -17,7 +19,7 @@ answers as (
     {{ answer_lookup('annotations', 'label') }}
 ),
 
-joined as (
+joined as {{ not_materialized() }} (
     select
         {{ star_except('annotations', ['reject_code', 'reject_reason']) }},
         annotations.reject_code as staging_reject_code,
@@ -45,7 +47,7 @@ joined as (
         on annotations.prompt_id = prompts.prompt_id
 ),
 
-checked as (
+checked as {{ not_materialized() }} (
     select
         *,
         {{ reject_columns(

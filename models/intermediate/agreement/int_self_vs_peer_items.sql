@@ -18,65 +18,48 @@ scored as (
     group by judge, framing, prompt_id, model, dimension
 ),
 
-own as (
-    select
-        judge,
-        framing,
-        prompt_id,
-        dimension,
-        score as s
-    from scored
-    where judge = model
-),
-
-received as (
-    select
-        own.judge,
-        own.framing,
-        own.prompt_id,
-        own.dimension,
-        avg(peer.score) as r
-    from own
-    inner join scored as peer
-        on
-            own.judge = peer.model
-            and own.prompt_id = peer.prompt_id
-            and own.dimension = peer.dimension
-            and peer.framing = 'positive'
-            and own.judge != peer.judge
-    group by own.judge, own.framing, own.prompt_id, own.dimension
-),
-
+-- S and G from one aggregation per judge x framing x item (S: the judge's one own
+-- score; G: the mean over the other models), R from one per model x item over the
+-- other judges' positive-frame scores: no join of the scores to themselves
 given as (
     select
         judge,
         framing,
         prompt_id,
         dimension,
-        avg(score) as g
+        max(case when judge = model then score end) as s,
+        avg(case when judge != model then score end) as g
     from scored
-    where judge != model
     group by judge, framing, prompt_id, dimension
+),
+
+received as (
+    select
+        model,
+        prompt_id,
+        dimension,
+        avg(score) as r
+    from scored
+    where framing = 'positive' and judge != model
+    group by model, prompt_id, dimension
+),
+
+final as (
+    select
+        given.judge,
+        given.framing,
+        given.prompt_id,
+        given.dimension,
+        given.s,
+        received.r,
+        given.g
+    from given
+    inner join received
+        on
+            given.judge = received.model
+            and given.prompt_id = received.prompt_id
+            and given.dimension = received.dimension
+    where given.s is not null and given.g is not null
 )
 
-select
-    own.judge,
-    own.framing,
-    own.prompt_id,
-    own.dimension,
-    own.s,
-    received.r,
-    given.g
-from own
-inner join received
-    on
-        own.judge = received.judge
-        and own.framing = received.framing
-        and own.prompt_id = received.prompt_id
-        and own.dimension = received.dimension
-inner join given
-    on
-        own.judge = given.judge
-        and own.framing = given.framing
-        and own.prompt_id = given.prompt_id
-        and own.dimension = given.dimension
+select * from final

@@ -60,6 +60,18 @@ ranked as (
     where is_repeated
 ),
 
+-- the rows not repeated (each its key's first) and the first of each repeated key
+first_rows as (
+    select
+        *,
+        cast(1 as bigint) as run_rank
+    from keyed
+    where is_repeated is null
+    union all
+    select * from ranked
+    where run_rank = 1
+),
+
 final as (
     select
         dimension,
@@ -70,20 +82,7 @@ final as (
         unit,
         score,
         run_id
-    from keyed
-    where is_repeated is null
-    union all
-    select
-        dimension,
-        grader,
-        grader_type,
-        model,
-        item,
-        unit,
-        score,
-        run_id
-    from ranked
-    where run_rank = 1
+    from first_rows
 )
 
 select * from final

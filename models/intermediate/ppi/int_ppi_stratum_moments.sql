@@ -22,7 +22,7 @@ poolings as (
     ) as flags (pool_model, pool_dimension)
 ),
 
-pooled as (
+pooled as {{ not_materialized() }} (
     select
         units.judge,
         units.is_panel,
@@ -36,20 +36,37 @@ pooled as (
     cross join poolings
 ),
 
--- the group means, for the third central moments of the skewness-corrected interval
+-- the group means, for the third central moments of the skewness-corrected
+-- interval: one aggregation joined back (a window over the four poolings of
+-- every unit sorted them all: most of the model's time, spilling at 3M ratings)
+group_means as (
+    select
+        judge,
+        is_panel,
+        model,
+        dimension,
+        stratum,
+        avg(case when status = 'labelled' then y end) as mean_y,
+        avg(case when status = 'labelled' then yhat end) as mean_yhat_labelled,
+        avg(case when status = 'unlabelled' then yhat end) as mean_yhat_unlabelled
+    from pooled
+    group by judge, is_panel, model, dimension, stratum
+),
+
 centred as (
     select
-        *,
-        y - avg(case when status = 'labelled' then y end)
-            over (partition by judge, is_panel, model, dimension, stratum)
-            as dy,
-        yhat - avg(case when status = 'labelled' then yhat end)
-            over (partition by judge, is_panel, model, dimension, stratum)
-            as dh,
-        yhat - avg(case when status = 'unlabelled' then yhat end)
-            over (partition by judge, is_panel, model, dimension, stratum)
-            as du
+        pooled.*,
+        pooled.y - group_means.mean_y as dy,
+        pooled.yhat - group_means.mean_yhat_labelled as dh,
+        pooled.yhat - group_means.mean_yhat_unlabelled as du
     from pooled
+    inner join group_means
+        on
+            pooled.judge is not distinct from group_means.judge
+            and pooled.is_panel is not distinct from group_means.is_panel
+            and pooled.model is not distinct from group_means.model
+            and pooled.dimension is not distinct from group_means.dimension
+            and pooled.stratum is not distinct from group_means.stratum
 ),
 
 final as (

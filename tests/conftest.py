@@ -47,16 +47,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 XDIST_GROUPS = {
     # they share the session's broken-input build
     "broken": ("test_bad_inputs", "test_scorecard"),
-    # they share the session's pf_build (the Play Favorites import and build)
-    "pf_build": ("test_agreement_marts", "test_gam", "test_play_favorites", "test_regression",
-                 "test_sufficient"),
     # they share imported_build's warehouses (alpaca-eval, llmbar, self-recognition,
-    # ...), and they are the tests that hold 2-3 GB at once (a Spark JVM, chromium, a
-    # large simulation, a second dbt project): one at a time keeps two workers < 4 GB
+    # play-favorites: the session's pf_build is that one), the Spark tests share the
+    # session's spark_route (one Spark stage for both), and they are the tests that
+    # hold 2-3 GB at once (a Spark JVM, chromium, a large simulation, a second dbt
+    # project): one at a time keeps two workers < 4 GB. ~1,100 s of CPU (CI), under
+    # half of the suite's, so this group does not set the wall time of two workers.
     "imported_and_large": ("test_alpaca_eval", "test_judge_bench", "test_llmbar",
                            "test_pairwise_human", "test_report_browser", "test_scorecard_planted",
                            "test_win_rates", "test_spark", "test_spark_route",
-                           "test_spark_aggregates", "test_dbt_package", "test_comparisons"),
+                           "test_spark_aggregates", "test_dbt_package", "test_comparisons",
+                           "test_agreement_marts", "test_gam", "test_play_favorites",
+                           "test_regression", "test_sufficient"),
 }  # fmt: skip
 GROUP_OF = {module: group for group, modules in XDIST_GROUPS.items() for module in modules}
 
@@ -92,18 +94,15 @@ FAITHFULNESS = SHARED_DATA / "play_favorites" / "Faithfulness.csv"
 needs_shared = pytest.mark.skipif(not FAITHFULNESS.exists(), reason="../shared/data is not present")
 
 
-@pytest.fixture(scope="session")
-def pf_build(tmp_path_factory: pytest.TempPathFactory) -> BuildResult:
-    """The warehouse built on imported Play Favorites Faithfulness data."""
-    from judge_bias.cli import main
+PF_FILES = [FAITHFULNESS, SHARED_DATA / "play_favorites" / "prompt_ids.csv"]
 
-    if not FAITHFULNESS.exists():
-        pytest.skip("../shared/data is not present")
-    out = tmp_path_factory.mktemp("pf") / "data"
-    prompts = SHARED_DATA / "play_favorites" / "prompt_ids.csv"
-    args = ["import", "play-favorites", str(FAITHFULNESS), str(prompts), "--out", str(out)]
-    assert main(args) == 0
-    return build(out, tmp_path_factory.mktemp("pf_db") / "pf.duckdb")
+
+@pytest.fixture(scope="session")
+def pf_build(imported_build) -> BuildResult:
+    """The warehouse built on imported Play Favorites Faithfulness data: `judge-bias
+    import play-favorites` of PF_FILES, then the build; the same warehouse as
+    imported_build("play-favorites", PF_FILES) (test_report_browser), built once."""
+    return imported_build("play-favorites", PF_FILES)[1]
 
 
 @pytest.fixture(scope="session")
@@ -113,6 +112,16 @@ def broken(tmp_path_factory: pytest.TempPathFactory) -> tuple[BuildResult, set, 
     from tests.test_bad_inputs import build_broken
 
     return build_broken(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def spark_route(tmp_path_factory: pytest.TempPathFactory):
+    """`build(DEMO_DIR, engine="spark")` whose Spark stage also builds test_spark's
+    broken copy of the demo: one Spark session for test_spark and test_spark_route
+    (tests.test_spark.spark_route_and_broken_copy). (BuildResult, the copy, its export)."""
+    from tests.test_spark import spark_route_and_broken_copy
+
+    return spark_route_and_broken_copy(tmp_path_factory)
 
 
 @pytest.fixture()
@@ -125,18 +134,19 @@ def demo_copy(tmp_path: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def imported_build(tmp_path_factory: pytest.TempPathFactory):
-    """`judge-bias import FORMAT FILES` then the build, once per session and format:
+    """`judge-bias import FORMAT FILES` then the build, once per session, format and files:
     call it with (format, files); returns (data directory, BuildResult)."""
     from tests.importing import import_and_build
 
-    built: dict[str, tuple[Path, BuildResult]] = {}
+    built: dict[tuple[str, tuple[Path, ...]], tuple[Path, BuildResult]] = {}
 
     def get(fmt: str, files: list[Path]) -> tuple[Path, BuildResult]:
         if not files or not all(Path(f).exists() for f in files):
             pytest.skip(f"the {fmt} files are not present")
-        if fmt not in built:
-            built[fmt] = import_and_build(fmt, files, tmp_path_factory)
-        return built[fmt]
+        key = (fmt, tuple(Path(f).resolve() for f in files))  # the same import, the same build
+        if key not in built:
+            built[key] = import_and_build(fmt, files, tmp_path_factory)
+        return built[key]
 
     return get
 

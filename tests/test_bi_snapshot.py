@@ -46,11 +46,14 @@ def _ratings_without_last_rows(data: Path, n: int) -> None:
 
 
 def test_reader_keeps_old_snapshot_during_build_and_sees_new_on_reconnect(
-    demo_copy: Path, tmp_path: Path
+    demo_build: BuildResult, demo_copy: Path, tmp_path: Path
 ) -> None:
+    # the first build: a copy of the session's demo build (the same data and settings
+    # as building demo_copy here), its warehouse and published snapshot
     db, bi = tmp_path / "w.duckdb", tmp_path / "bi.duckdb"
-    first = build_mod.build(demo_copy, db, quiet=True, bi_path=bi)
-    assert first.bi_path == bi and bi.exists()
+    assert demo_build.bi_path is not None
+    shutil.copyfile(demo_build.db_path, db)
+    shutil.copyfile(demo_build.bi_path, bi)
     tables = {
         r[0] for r in duckdb.connect(str(bi), read_only=True).execute("show tables").fetchall()
     }
@@ -68,6 +71,7 @@ def test_reader_keeps_old_snapshot_during_build_and_sees_new_on_reconnect(
         _ratings_without_last_rows(demo_copy, 60)
         second = build_mod.build(demo_copy, db, quiet=True, bi_path=bi)  # must not fail
         assert second.validation.success
+        assert second.bi_path == bi and bi.exists()  # published where it was told
         out, _ = reader.communicate("go\n", timeout=60)
     finally:
         reader.kill()

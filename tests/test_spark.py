@@ -5,7 +5,8 @@ builds every model the Spark route can build (computed from the dbt manifest:
 each SQL model and seed with no Python model upstream) on a copy of the demo
 with malformed records, and exports every table as Parquet; the DuckDB route
 builds the same models on the same folder. (The demo itself is built both ways,
-the whole warehouse, by tests/test_spark_route.py.) Every
+the whole warehouse, by tests/test_spark_route.py: that build's Spark stage is
+this session, the copy its second folder, spark_route_and_broken_copy.) Every
 table must be equal: same columns in the same order, same rows (text and
 booleans exact, numbers to 1e-9), including the loaders' record numbers,
 parse errors and raw lines. Skipped, saying why, where Java or pyspark is
@@ -15,10 +16,8 @@ missing (`make spark` installs pyspark; `make test` runs it).
 from __future__ import annotations
 
 import importlib.util
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
@@ -28,7 +27,8 @@ import pytest
 import yaml
 
 from judge_bias.inputs.contract import KINDS
-from judge_bias.warehouse.build import PROJECT_DIR, run_dbt
+from judge_bias.warehouse import build as build_mod
+from judge_bias.warehouse.build import PROJECT_DIR, BuildResult, run_dbt, spark_work_dir
 from judge_bias.warehouse.spark import (
     exported_files,
     parquet_sql,
@@ -83,24 +83,58 @@ def _broken_copy(root: Path) -> Path:
     return data
 
 
+class _SparkStageWithBrokenCopy:
+    """build.py's ``subprocess`` for the duration of spark_route_and_broken_copy: the
+    Spark stage's command (python -m judge_bias.warehouse.spark --data DEMO ...) runs
+    as tests/spark_stage.py with the broken copy as a second --data folder; every
+    other command, and every other name of the module, is subprocess's own."""
+
+    def __init__(self, broken: Path) -> None:
+        self.broken = broken
+        self.stages = 0
+
+    def __getattr__(self, name: str):
+        return getattr(subprocess, name)
+
+    def run(self, cmd, *args, **kwargs):
+        if list(cmd[1:3]) == ["-m", "judge_bias.warehouse.spark"]:
+            self.stages += 1
+            cmd = [cmd[0], "-m", "tests.spark_stage", *cmd[3:], "--data", str(self.broken)]
+        return subprocess.run(cmd, *args, **kwargs)
+
+
+def spark_route_and_broken_copy(tmp: pytest.TempPathFactory) -> tuple[BuildResult, Path, Path]:
+    """`build(DEMO_DIR, engine="spark")` (tests/test_spark_route.py) whose Spark stage,
+    one Spark session, also loads and builds the broken copy, as its second folder
+    (schema judge_bias_2, export/2, views too): one Spark JVM for both files. The demo
+    is the first folder, built and exported before the copy is read, and the only
+    one the build attaches. Returns (the build, the broken copy, its export folder,
+    which lists the tables the Spark route built in tables.txt)."""
+    root = tmp.mktemp("spark")
+    broken = _broken_copy(root).resolve()
+    stage = _SparkStageWithBrokenCopy(broken)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(build_mod, "subprocess", stage)
+        result = build_mod.build(DEMO_DIR, root / "w.duckdb", engine="spark")
+    export = spark_work_dir(result.db_path) / "export" / "2"
+    assert stage.stages == 1 and (export / "tables.txt").exists(), (
+        "the build's Spark stage did not run as python -m judge_bias.warehouse.spark: "
+        "update _SparkStageWithBrokenCopy"
+    )
+    return result, broken, export
+
+
 @pytest.fixture(scope="module")
-def both_routes(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+def both_routes(
+    spark_route: tuple[BuildResult, Path, Path], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, Path]:
     """(DuckDB warehouse, Spark export folder) for the broken copy; the export
     folder lists the tables the Spark route built in tables.txt."""
-    root = tmp_path_factory.mktemp("spark")
-    folders = [_broken_copy(root).resolve()]
-    env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "DO_NOT_TRACK": "1"}
-    cmd = [sys.executable, "-m", "judge_bias.warehouse.spark", "--spark-dir", str(root / "spark")]
-    cmd += [*(a for d in folders for a in ("--data", str(d))), "--export", str(root / "export")]
-    cmd += ["--export-views"]
-    done = subprocess.run(
-        cmd, cwd=PROJECT_DIR, env=env, capture_output=True, text=True, timeout=1800
-    )
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
-    select = ["--select", *_built(root / "export" / "1"), "--indirect-selection", "cautious"]
-    db = root / "duck.duckdb"
-    run_dbt(["build", *select], db, folders[0], quiet=True, capture=True)
-    return db, root / "export" / "1"
+    _, broken, export = spark_route
+    select = ["--select", *_built(export), "--indirect-selection", "cautious"]
+    db = tmp_path_factory.mktemp("spark_duck") / "duck.duckdb"
+    run_dbt(["build", *select], db, broken, quiet=True, capture=True)
+    return db, export
 
 
 def _built(export: Path) -> list[str]:

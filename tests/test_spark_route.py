@@ -18,9 +18,8 @@ import duckdb
 import pandas as pd
 import pytest
 
-from judge_bias.warehouse.build import BuildResult, build, spark_work_dir
+from judge_bias.warehouse.build import BuildResult, spark_work_dir
 from judge_bias.warehouse.spark import exported_files
-from tests.conftest import DEMO_DIR
 from tests.test_spark import MUST_BUILD, assert_same_table, needs_spark
 
 # what differs between any two builds, Spark or not: the invocation record
@@ -28,8 +27,11 @@ NOT_COMPARED = {"dbt_last_run"}
 
 
 @pytest.fixture(scope="module")
-def spark_build(tmp_path_factory: pytest.TempPathFactory) -> BuildResult:
-    return build(DEMO_DIR, tmp_path_factory.mktemp("spark_route") / "w.duckdb", engine="spark")
+def spark_build(spark_route: tuple[BuildResult, Path, Path]) -> BuildResult:
+    """build(DEMO_DIR, engine="spark"): the session's, whose Spark stage also builds
+    tests/test_spark.py's folder, after the demo (tests/test_spark.py
+    spark_route_and_broken_copy)."""
+    return spark_route[0]
 
 
 def _objects(db: Path) -> dict[str, str]:

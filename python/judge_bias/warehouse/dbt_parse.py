@@ -105,7 +105,7 @@ def _accept_seeded_parse() -> None:
         return
     check = ManifestLoader.is_partial_parsable
 
-    def is_partial_parsable(self, manifest):  # type: ignore[no-untyped-def]
+    def is_partial_parsable(self, manifest):
         ours, saved = self.manifest.state_check, manifest.state_check
         if saved.profile_hash != ours.profile_hash:
             # dbt's own hash (build_manifest_state_check) with the seed's path

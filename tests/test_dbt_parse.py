@@ -129,3 +129,14 @@ def test_seed_and_keep(tmp_path):
     dbt_parse.keep(cache, target, db)
     assert json.loads((cache / "a.json").read_text())["path"] == str(db)
     assert dbt_parse.catalog_name(Path("/x/my.db.duckdb")) == "my"
+
+
+def test_a_build_writes_the_manifest_once_at_the_end(project, tmp_path):
+    db = tmp_path / "one" / "w.duckdb"
+    build_mod.run_dbt(["build", "--select", "model_aliases"], db, None, capture=True)
+    log = (build_mod.target_dir(db).parent / "logs" / "dbt.log").read_text(encoding="utf-8")
+    # dbt wrote it after the parse and again at the end; the end's write is the one kept
+    assert log.count("Wrote artifact WritableManifest") == 1
+    assert log.index("Wrote artifact WritableManifest") > log.index("OK loaded seed")
+    manifest = json.loads((build_mod.target_dir(db) / "manifest.json").read_text())
+    assert manifest["nodes"]["seed.judge_bias.model_aliases"]["database"] == "w"

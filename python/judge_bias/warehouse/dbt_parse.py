@@ -27,7 +27,7 @@ import json
 import os
 import shutil
 import sys
-import tempfile
+import threading
 from pathlib import Path
 
 PARTIAL_PARSE = "partial_parse.msgpack"
@@ -41,15 +41,20 @@ def catalog_name(db_path: Path) -> str:
     return db_path.name.lstrip(".").split(".")[0]
 
 
+def _temporary(dst: Path) -> Path:
+    """A file name beside ``dst`` for this process (written, then renamed: readers in
+    other processes see the old file or the new one, never half of one)."""
+    return dst.with_name(f".{dst.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+
+
 def _copy_atomic(src: Path, dst: Path) -> None:
     dst.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dst.parent, prefix=f".{dst.name}.")
-    os.close(fd)
+    tmp = _temporary(dst)
     try:
         shutil.copyfile(src, tmp)
         os.replace(tmp, dst)
     finally:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
 
 
 def seed(cache: Path, target: Path, db_path: Path) -> str | None:
@@ -85,9 +90,8 @@ def keep(cache: Path, target: Path, db_path: Path) -> None:
         if marker.exists() and marker.stat().st_mtime >= parse.stat().st_mtime:
             return  # still the seed: its path is the one kept already
         _copy_atomic(parse, cache / f"{name}.msgpack")
-        fd, tmp = tempfile.mkstemp(dir=cache, prefix=f".{name}.json.")
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump({"path": str(db_path)}, out)
+        tmp = _temporary(cache / f"{name}.json")
+        tmp.write_text(json.dumps({"path": str(db_path)}), encoding="utf-8")
         os.replace(tmp, cache / f"{name}.json")
     except OSError:
         pass

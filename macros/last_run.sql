@@ -10,7 +10,7 @@
         {%- set loader = graph.nodes.get('model.judge_bias.base_inputs__judge_ratings', {}) -%}
         {%- set relations = input_relation_kinds() -%}
         {#- the relation route reads no data folder -#}
-        {%- set data_dir = '' if relations else (loader.get('config', {}).get('data_dir') or '') | string -%}
+        {%- set data_dir = '' if relations else (loader.get('config', {}).get('data_dir') or env_var('JUDGE_BIAS_DATA_DIR', 'data/demo')) | string -%}
         {#- the command line's vars but data_dir (recorded above) -#}
         {%- set cli_vars = {} -%}
         {%- for name, value in (invocation_args_dict.get('vars') or {}).items() if name != 'data_dir' -%}

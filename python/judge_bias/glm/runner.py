@@ -9,6 +9,7 @@ one fit is recorded (status ``error``) and the other fits go on.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -50,6 +51,8 @@ AGREEMENT_MODELS = ("items", "grader_model", "hierarchical")  # first one fitted
 # 29 s, pairwise_no_length 13 s, items the most); the others run when asked
 # (glm_models: all, or their names; JUDGE_BIAS_GLM_MODELS)
 DEFAULT_MODELS = ("grader_model", "pairwise")
+# the environment variable that changes glm_models' default (the test suite: none)
+MODELS_ENV = "JUDGE_BIAS_GLM_MODELS"
 
 
 @dataclass(frozen=True)
@@ -69,7 +72,8 @@ class GlmConfig:
         def value(name: str, default, cast):
             return setting(get, name, default, cast)
 
-        requested = value("glm_models", "default", lambda v: v)
+        # the var, else the environment variable, else "default"
+        requested = value("glm_models", os.environ.get(MODELS_ENV) or "default", lambda v: v)
         if isinstance(requested, str):
             named = {"all": tuple(MODELS), "none": (), "default": DEFAULT_MODELS}
             requested = named.get(

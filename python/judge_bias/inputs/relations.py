@@ -19,6 +19,7 @@ a required column is missing) raise InputError with one line naming the source.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -135,21 +136,36 @@ def load_relation(
     return con.sql(f"select {', '.join(parts)} from {tmp}")
 
 
+# the data folder when the data_dir var is unset: judge-bias build sets it; plain dbt's
+# default is the embedded demo data (relative to the project folder, dbt's working folder)
+DATA_DIR_ENV = "JUDGE_BIAS_DATA_DIR"
+DEMO_DATA_DIR = "data/demo"
+
+
+def data_dir_of(config_value: object) -> str | Path:
+    """The loaders' data folder: the data_dir var when given, else the environment
+    variable JUDGE_BIAS_DATA_DIR, else the demo data. Read when the loader runs, not
+    when dbt parses the project (dbt_project.yml), so one parse serves every folder."""
+    if config_value is None or str(config_value) == "":
+        return os.environ.get(DATA_DIR_ENV, DEMO_DATA_DIR)
+    return config_value  # type: ignore[return-value]
+
+
 def load_kind(
     con: duckdb.DuckDBPyConnection,
     kind: str,
     source: Callable[[], duckdb.DuckDBPyRelation],
     relations: object,
-    data_dir: str | Path,
+    data_dir: str | Path | None,
     dialects: Mapping[str, object] | str | None,
 ) -> duckdb.DuckDBPyRelation:
     """The loader of a base_inputs__<kind> model: ``relations``, ``data_dir`` and
-    ``dialects`` are its config (the vars judge_bias_input_relations, data_dir,
-    csv_dialects); ``source``: dbt's source() for the kind, called only on the
+    ``dialects`` are its config (the vars judge_bias_input_relations, data_dir
+    (data_dir_of), csv_dialects); ``source``: dbt's source() for the kind, called only on the
     relation route. The file route is load_input's, unchanged."""
     kinds = relation_kinds(relations)
     if not kinds:
-        return load_input(con, data_dir, kind, dialects)
+        return load_input(con, data_dir_of(data_dir), kind, dialects)
     if kind not in kinds:  # a build reads relations or files, never both
         return empty_relation(con, KINDS[kind])
     return load_relation(con, kind, source)

@@ -1,6 +1,7 @@
 """Running the warehouse: the build, its validation, its record and its published snapshot.
 
 - ``build``: ``judge-bias build`` (dbt build, atomic publish, exit codes, summaries).
+- ``dbt_parse``: dbt's command line for the build, its parse reused by a new warehouse.
 - ``dbt_vars``: ``judge-bias build --vars``, read as dbt reads them, for dbt and the pre-flight.
 - ``plain_dbt``: ``judge-bias validate --publish``, the end of a build for a plain dbt build.
 - ``validation``: Great Expectations suites over the marts, and the reason codes.
@@ -9,4 +10,13 @@
 - ``locks``: the DuckDB file lock, named when another process holds it.
 """
 
-__all__ = ["build", "dbt_vars", "locks", "plain_dbt", "provenance", "snapshot", "validation"]
+__all__ = [
+    "build",
+    "dbt_parse",
+    "dbt_vars",
+    "locks",
+    "plain_dbt",
+    "provenance",
+    "snapshot",
+    "validation",
+]

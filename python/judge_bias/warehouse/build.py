@@ -23,6 +23,7 @@ import duckdb
 from judge_bias.errors import InputError
 from judge_bias.inputs import loading
 from judge_bias.inputs.summary import FileCounts, gate_failures, summarise_inputs
+from judge_bias.warehouse import dbt_parse
 from judge_bias.warehouse.dbt_vars import VarsError, dbt_args, input_relations, split_data_dir
 from judge_bias.warehouse.glm_fit_status import glm_fit_summary_of
 from judge_bias.warehouse.incremental import drop_load_temps, guard_load, incremental_vars
@@ -44,6 +45,8 @@ if TYPE_CHECKING:
 PROJECT_DIR = Path(os.environ.get("JUDGE_BIAS_PROJECT_DIR", Path(__file__).resolve().parents[3]))
 DEFAULT_DB = Path("warehouse") / "judge_bias.duckdb"
 DEFAULT_DATA = Path("data") / "demo"
+# dbt's parse kept for the next new warehouse (judge_bias.warehouse.dbt_parse)
+PARSE_CACHE = PROJECT_DIR / "target" / "parse_cache"
 
 
 class BuildError(RuntimeError):
@@ -225,18 +228,23 @@ def run_dbt(
     """Run one dbt command in the project, its progress on the terminal (``capture``:
     nothing on the terminal; ``debug``: also the details of failures; ``dbt_vars``:
     its --vars); raise dbt_failure(...) when it fails."""
-    cmd = [str(Path(sys.executable).with_name("dbt")), *(["--quiet"] if quiet else []), *args]
-    cmd += dbt_args(dbt_vars or {})
+    # dbt's command line, starting from the parse kept for a warehouse of the same
+    # catalog name when this one has none (judge_bias.warehouse.dbt_parse)
+    cmd = [sys.executable, "-m", "judge_bias.warehouse.dbt_parse"]
+    cmd += [*(["--quiet"] if quiet else []), *args, *dbt_args(dbt_vars or {})]
+    target = target_dir(db_path)
     if db_path.resolve() != (PROJECT_DIR / DEFAULT_DB).resolve():
         # Keep a side warehouse's dbt artefacts beside it, not in the project's target/.
-        target = target_dir(db_path)
         cmd += ["--target-path", str(target), "--log-path", str(target.parent / "logs")]
+    env = dbt_env(db_path, data_dir)
+    if made_for := dbt_parse.seed(PARSE_CACHE, target, db_path):
+        env[dbt_parse.SEED_ENV] = made_for
     since = time.time() - 1  # mtime resolution
     output: deque[str] = deque(maxlen=2000)
     with subprocess.Popen(
         cmd,
         cwd=PROJECT_DIR,
-        env=dbt_env(db_path, data_dir),
+        env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -252,6 +260,7 @@ def run_dbt(
                 sys.stdout.flush()
     if proc.returncode != 0:
         raise dbt_failure(args, db_path, since, list(output), proc.returncode)
+    dbt_parse.keep(PARSE_CACHE, target, db_path)
 
 
 def spark_work_dir(db_path: Path) -> Path:

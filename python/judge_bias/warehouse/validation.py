@@ -371,6 +371,29 @@ def _examples(result: dict, keys: list[str]) -> list[object]:
     return [_plain(v) for v in list(result.get("partial_unexpected_list") or [])[:5]]
 
 
+def _config_key(kind: str, kwargs: dict) -> str:
+    plain = {k: v for k, v in kwargs.items() if k not in ("result_format", "batch_id")}
+    return kind + repr(sorted(plain.items(), key=lambda item: item[0]))
+
+
+def _in_order(expectations: list[gxe.Expectation], results: list) -> list:
+    """The results of a suite validation in the order of ``expectations`` (matched by
+    expectation type and arguments; identical expectations have identical results)."""
+    by_key: dict[str, list] = {}
+    for res in results:
+        cfg = res.expectation_config
+        by_key.setdefault(_config_key(cfg.type, cfg.kwargs), []).append(res)
+    ordered = []
+    for exp in expectations:
+        found = by_key.get(_config_key(exp.expectation_type, exp.configuration.kwargs))
+        if not found:
+            raise RuntimeError(f"no validation result for {exp.expectation_type}")
+        ordered.append(found.pop(0))
+    if len(results) != len(expectations):
+        raise RuntimeError(f"{len(results)} validation results for {len(expectations)}")
+    return ordered
+
+
 def _context() -> gx.data_context.AbstractDataContext:
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "False")
     logging.getLogger("great_expectations").setLevel(logging.ERROR)
@@ -415,8 +438,17 @@ def validate(
                 )
                 keys = [c for c in EXAMPLE_KEYS.get(table, []) if c in df.columns]
                 result_format = {"result_format": "SUMMARY", "unexpected_index_column_names": keys}
-                for exp in expectations:
-                    res = batch.validate(exp, result_format=result_format if keys else "SUMMARY")
+                # the table's expectations in one validation (one metric graph, one
+                # validator: the table's dataframe fingerprinted once, not per
+                # expectation); GX returns the results in its own order: each is
+                # matched back to its expectation
+                table_suite = gx.ExpectationSuite(
+                    name=f"{suite_name}__{table}", expectations=list(expectations)
+                )
+                results = batch.validate(
+                    table_suite, result_format=result_format if keys else "SUMMARY"
+                ).results
+                for exp, res in zip(expectations, _in_order(expectations, results), strict=True):
                     cfg = exp.configuration.kwargs
                     column = (
                         cfg.get("column")

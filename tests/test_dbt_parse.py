@@ -1,0 +1,142 @@
+"""dbt's parse shared between warehouses (judge_bias.warehouse.dbt_parse): a new
+warehouse of the same catalog name starts from the last parse instead of parsing
+the whole project, yet a changed model file, another catalog name or other vars
+are parsed again by dbt's own checks."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from judge_bias.warehouse import build as build_mod
+from judge_bias.warehouse import dbt_parse
+
+pytestmark = pytest.mark.dbt
+
+PROJECT = build_mod.PROJECT_DIR
+MODEL = Path("models") / "marts" / "quality" / "input_row_counts.sql"
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """A copy of the project whose models can be edited (the rest linked), with its
+    own parse cache."""
+    copy = tmp_path / "project"
+    copy.mkdir()
+    for entry in PROJECT.iterdir():
+        if entry.name in ("models", "target", "logs", "warehouse", ".git"):
+            continue
+        (copy / entry.name).symlink_to(entry)
+    for path in (PROJECT / "models").rglob("*"):
+        if path.is_file():
+            dest = copy / path.relative_to(PROJECT)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(path.read_bytes())
+    monkeypatch.setattr(build_mod, "PROJECT_DIR", copy)
+    monkeypatch.setattr(build_mod, "PARSE_CACHE", tmp_path / "parse_cache")
+    return copy
+
+
+def parse(db: Path) -> str:
+    """``dbt parse`` as a build runs dbt; returns the log of that command."""
+    build_mod.run_dbt(["parse"], db, build_mod.PROJECT_DIR / "data" / "demo", capture=True)
+    return (build_mod.target_dir(db).parent / "logs" / "dbt.log").read_text(encoding="utf-8")
+
+
+def full_parse(log: str) -> bool:
+    # dbt 1.11's events: UnableToPartialParse before a full parse, PartialParsingEnabled
+    # (or "skipping parsing") when the saved parse is used
+    assert ("Unable to do partial parsing" in log) != ("Partial parsing enabled" in log), log
+    return "Unable to do partial parsing" in log
+
+
+def manifest_node(db: Path, name: str) -> dict:
+    manifest = json.loads((build_mod.target_dir(db) / "manifest.json").read_text())
+    return manifest["nodes"][f"model.judge_bias.{name}"]
+
+
+def test_a_new_warehouse_reuses_the_parse_and_sees_a_changed_model(project, tmp_path):
+    first = tmp_path / "one" / "w.duckdb"
+    assert full_parse(parse(first))  # nothing kept yet
+    # another folder, the same catalog name: dbt's partial parse, nothing re-parsed
+    second = tmp_path / "two" / "w.duckdb"
+    log = parse(second)
+    assert not full_parse(log)
+    assert "0 files deleted, 0 files added, 0 files changed" in log
+    # the manifest is this warehouse's: its catalog (the stem), every node
+    node = manifest_node(second, "input_row_counts")
+    assert node["database"] == "w"
+    # a model changed between builds is parsed again (dbt's file hashes still checked)
+    model = project / MODEL
+    model.write_text(model.read_text() + "\n-- edited between two builds\n")
+    third = tmp_path / "three" / "w.duckdb"
+    log = parse(third)
+    assert not full_parse(log)
+    assert "1 files changed" in log
+    assert "edited between two builds" in manifest_node(third, "input_row_counts")["raw_code"]
+    assert "edited between two builds" not in manifest_node(second, "input_row_counts")["raw_code"]
+
+
+def test_another_catalog_name_parses_the_project_again(project, tmp_path):
+    parse(tmp_path / "one" / "w.duckdb")
+    # the catalog name is in every node: a parse made for "w" never serves "v"
+    other = tmp_path / "two" / "v.duckdb"
+    assert full_parse(parse(other))
+    assert manifest_node(other, "input_row_counts")["database"] == "v"
+
+
+def test_the_data_folder_and_glm_models_are_read_when_the_models_run(monkeypatch, tmp_path):
+    """They are no longer rendered by dbt_project.yml (the parse would depend on
+    them): the loaders and the GLM settings read the environment when they run."""
+    from judge_bias.glm.runner import GlmConfig
+    from judge_bias.inputs.relations import data_dir_of
+
+    monkeypatch.setenv("JUDGE_BIAS_DATA_DIR", str(tmp_path))
+    assert data_dir_of("") == str(tmp_path)
+    assert data_dir_of(None) == str(tmp_path)
+    assert data_dir_of("given") == "given"  # the data_dir var wins
+    monkeypatch.delenv("JUDGE_BIAS_DATA_DIR")
+    assert data_dir_of("") == "data/demo"
+    monkeypatch.setenv("JUDGE_BIAS_GLM_MODELS", "none")
+    assert GlmConfig.from_vars({"glm_models": ""}.get).models == ()
+    assert GlmConfig.from_vars({"glm_models": "pairwise"}.get).models == ("pairwise",)
+    monkeypatch.delenv("JUDGE_BIAS_GLM_MODELS")
+    assert GlmConfig.from_vars({"glm_models": ""}.get).models == GlmConfig().models
+    text = (PROJECT / "dbt_project.yml").read_text()
+    assert "env_var(" not in text  # nothing of the environment in the parse
+
+
+def test_seed_and_keep(tmp_path):
+    cache, target = tmp_path / "cache", tmp_path / "a.dbt" / "target"
+    db = tmp_path / "a.duckdb"
+    assert dbt_parse.seed(cache, target, db) is None  # nothing kept
+    made = tmp_path / "made" / "target"
+    made.mkdir(parents=True)
+    (made / dbt_parse.PARTIAL_PARSE).write_bytes(b"parse")
+    dbt_parse.keep(cache, made, tmp_path / "made" / "a.duckdb")
+    assert dbt_parse.seed(cache, target, db) == str(tmp_path / "made" / "a.duckdb")
+    assert (target / dbt_parse.PARTIAL_PARSE).read_bytes() == b"parse"
+    # still the seed: not kept again under this warehouse's path
+    dbt_parse.keep(cache, target, db)
+    assert json.loads((cache / "a.json").read_text())["path"] == str(tmp_path / "made" / "a.duckdb")
+    # dbt rewrote it (a file changed): kept as this warehouse's
+    later = (target / dbt_parse.SEEDED).stat().st_mtime + 5
+    (target / dbt_parse.PARTIAL_PARSE).write_bytes(b"parse 2")
+    os.utime(target / dbt_parse.PARTIAL_PARSE, (later, later))
+    dbt_parse.keep(cache, target, db)
+    assert json.loads((cache / "a.json").read_text())["path"] == str(db)
+    assert dbt_parse.catalog_name(Path("/x/my.db.duckdb")) == "my"
+
+
+def test_a_build_writes_the_manifest_once_at_the_end(project, tmp_path):
+    db = tmp_path / "one" / "w.duckdb"
+    build_mod.run_dbt(["build", "--select", "model_aliases"], db, None, capture=True)
+    log = (build_mod.target_dir(db).parent / "logs" / "dbt.log").read_text(encoding="utf-8")
+    # dbt wrote it after the parse and again at the end; the end's write is the one kept
+    assert log.count("Wrote artifact WritableManifest") == 1
+    assert log.index("Wrote artifact WritableManifest") > log.index("OK loaded seed")
+    manifest = json.loads((build_mod.target_dir(db) / "manifest.json").read_text())
+    assert manifest["nodes"]["seed.judge_bias.model_aliases"]["database"] == "w"

@@ -13,10 +13,10 @@
     cast({{ value }} as double)
 {%- endmacro %}
 
-{% macro current_load_id() -%}
-    {#- This build's load id on an incremental build (docs/incremental.md): the var
-        judge_bias_load_id, else the run's start time, as the loaders write it in
-        _load_id (dbt_project.yml's +load_id; judge_bias.inputs.loads.as_load
-        strips quotes) -#}
-    {{ return(var('judge_bias_load_id', run_started_at.strftime('%Y%m%dT%H%M%S.%fZ')) | string | replace("'", "")) }}
+{% macro in_this_load(alias) -%}
+    {#- SQL true for a base_inputs__<kind> row (table alias ``alias``) loaded by this
+        dbt command: its _loaded_at (UTC, when the loader ran) is not before the
+        command's start (run_started_at, UTC). Earlier loads ran in earlier commands.
+        The loads' ids cannot tell: a plain dbt build's id is made by the loaders. -#}
+    {{ alias }}._loaded_at >= cast('{{ run_started_at.strftime("%Y-%m-%d %H:%M:%S.%f") }}' as timestamp)
 {%- endmacro %}

@@ -12,7 +12,7 @@ import duckdb
 import pytest
 
 from judge_bias.bench.compare_builds import compare_warehouses
-from judge_bias.inputs.loads import KEY_SEPARATOR, as_load, key_expression
+from judge_bias.inputs.loads import KEY_SEPARATOR, as_load, key_expression, process_load_id
 from judge_bias.warehouse.build import build
 from judge_bias.warehouse.incremental import IncrementalError, guard_load, holds_loads
 from tests.conftest import DEMO_DIR, query
@@ -134,6 +134,21 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
     scope = gated[0].gate_scope or ""
     assert scope.startswith("load ") and gated[0].gate == f"100 rows read in {scope}, all rejected"
     assert inc.read_bytes() == before
+
+
+def test_one_load_id_per_process_without_the_var() -> None:
+    """Plain dbt without judge_bias_load_id: every loader of one command writes the
+    same id, made when the loaders run (a default rendered in dbt_project.yml was
+    fixed at parse time and repeated by dbt's partial parsing)."""
+    con = duckdb.connect()
+    cols = ", ".join(f"'x' as {c}" for c in ("prompt_id", "dataset", "task_type", "prompt_text"))
+    rows = con.sql(
+        "select 1 as _row_number, 'f' as _source_file, null::varchar as _parse_error, "
+        f"null::varchar as _raw_line, {cols}"
+    )
+    ids = {as_load(con, rows, "prompts", load_id, None).fetchall()[0][-3] for load_id in ("", None)}
+    assert len(ids) == 1 and ids.pop() == process_load_id()
+    assert process_load_id() == process_load_id()
 
 
 def test_warehouse_without_loads_refuses_a_load(tmp_path: Path) -> None:

@@ -3,8 +3,8 @@
 -- The rejected share and the gates' thresholds (dbt vars) sit beside the counts,
 -- so the validation suite checks each file against them. The gates judge the
 -- gate_* columns: the whole file on a full build; on an incremental build
--- (docs/incremental.md) this build's load, whose rows are the base table's rows
--- of its _load_id (numbered after every earlier load's rows).
+-- (docs/incremental.md) this build's load: the base table's rows loaded by this
+-- dbt command (numbered after every earlier load's rows).
 {% set checked = checked_inputs() %}
 {% set incremental = var('judge_bias_incremental', false) | string | lower in ['true', '1', 'yes', 'on'] %}
 with
@@ -20,17 +20,25 @@ with
             {% if incremental %}
                 (
                     select count(*) from {{ input_table(source) }} as base
-                    where base._load_id = {{ sql_string(current_load_id()) }}
+                    where {{ in_this_load('base') }}
                 ) as gate_rows_read,
                 count(*) filter (
                     where reject_code is null and row_number >= (
                         select min(base._row_number) from {{ input_table(source) }} as base
-                        where base._load_id = {{ sql_string(current_load_id()) }}
+                        where {{ in_this_load('base') }}
                     )
-                ) as gate_rows_accepted
+                ) as gate_rows_accepted,
+                coalesce(
+                    (
+                        select 'load ' || max(base._load_id) from {{ input_table(source) }} as base
+                        where {{ in_this_load('base') }}
+                    ),
+                    'load (no rows of this kind)'
+                ) as gate_scope
             {% else %}
                 {{ input_rows_read(source) }} as gate_rows_read,
-                count(*) filter (where reject_code is null) as gate_rows_accepted
+                count(*) filter (where reject_code is null) as gate_rows_accepted,
+                'build' as gate_scope
             {% endif %}
         from {{ ref(model) }}
     ),
@@ -56,11 +64,7 @@ final as (
         {{ share_var('warn_rejected_share') }} as warn_rejected_share,
         {{ share_var('max_rejected_share') }} as max_rejected_share,
         source_file,
-        {% if incremental %}
-            {{ sql_string('load ' ~ current_load_id()) }}
-        {% else %}
-            'build'
-        {% endif %} as gate_scope,
+        gate_scope,
         gate_rows_read,
         gate_rows_accepted,
         gate_rows_read - gate_rows_accepted as gate_rows_rejected,

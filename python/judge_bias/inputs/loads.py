@@ -15,6 +15,7 @@ files concatenated in load order numbers the rows the same way)."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import cache
 
 import duckdb
 
@@ -48,13 +49,14 @@ def as_load(
     con: duckdb.DuckDBPyConnection,
     rows: duckdb.DuckDBPyRelation,
     kind: str,
-    load_id: str,
+    load_id: str | None,
     previous: str | None,
 ) -> duckdb.DuckDBPyRelation:
     """``rows`` (a loader's relation) as one load of ``kind``: the bookkeeping and
     contract columns (a file's extra columns are not kept across loads), the load
     columns, and row numbers after those of ``previous`` (the existing base table,
     on an incremental run)."""
+    load_id = load_id or process_load_id()
     offset = 0
     if previous is not None:
         sql = f"select coalesce(max(_row_number), 0) from {previous}"
@@ -69,6 +71,15 @@ def as_load(
         f"timestamp '{loaded_at}' as _loaded_at, {key_expression(kind)} as _load_key "
         f"from {name}"
     )
+
+
+@cache
+def process_load_id() -> str:
+    """The load id when the var judge_bias_load_id is not given (plain ``dbt build``):
+    one per process, so every loader of one dbt command writes the same id. (A
+    default rendered in dbt_project.yml would be fixed at parse time and, through
+    dbt's partial parsing, repeat a previous command's id.)"""
+    return new_load_id()
 
 
 def new_load_id() -> str:

@@ -15,8 +15,19 @@
 -- of the score on a constant with cluster-robust errors.
 with
 
-ratings as (
-    select * from {{ ref('fct_judge_ratings') }}
+-- read twice (scored, completions) and not materialised: DuckDB would buffer
+-- every column of every rating where seven are used and the scan is cheap
+ratings as {{ not_materialized() }} (
+    select
+        judge,
+        judge_family,
+        model,
+        model_family,
+        dimension,
+        prompt_id,
+        judge_score_norm,
+        human_score_norm
+    from {{ ref('fct_judge_ratings') }}
     where framing = 'positive' and judge_score_norm is not null
 ),
 

@@ -27,9 +27,19 @@ from judge_bias.glm.runner import DEFAULT_MODELS, GlmConfig, Inputs, run_glms
         ("items, grader_model", ("items", "grader_model")),
     ],
 )
-def test_glm_models_var(value, expected):
+def test_glm_models_var(value, expected, monkeypatch):
+    # the tests' environment sets JUDGE_BIAS_GLM_MODELS=none (tests/conftest.py)
+    monkeypatch.delenv("JUDGE_BIAS_GLM_MODELS", raising=False)
     assert GlmConfig.from_vars({"glm_models": value}.get).models == expected
     assert GlmConfig().models == DEFAULT_MODELS
+
+
+@pytest.mark.parametrize(("value", "expected"), [(None, ()), ("", ()), ("all", tuple(MODELS))])
+def test_the_var_else_the_environment_variable(value, expected, monkeypatch):
+    """The precedence (read when the GLM model runs, not when dbt parses): the var
+    glm_models when given, else JUDGE_BIAS_GLM_MODELS, else the default set."""
+    monkeypatch.setenv("JUDGE_BIAS_GLM_MODELS", "none")
+    assert GlmConfig.from_vars({"glm_models": value}.get).models == expected
 
 
 def test_default_set_leaves_out_items_and_says_how_to_turn_it_on():

@@ -46,16 +46,19 @@ lint: $(BIN)/pytest
 # builds run in a subprocess, so code only dbt's Python models call is not counted
 # target/pytest-memory.tsv: which tests raised the peak memory; target/pytest-cpu.tsv:
 # each test's CPU seconds (tests/conftest.py). pytest ends with the 15 slowest tests
-# (wall) and the 15 that used most CPU; `time` prints the whole run's real/user/sys.
+# (wall) and the 15 that used most CPU; `time` prints the whole run's real/user/sys;
+# the coverage and peak-memory figures follow, printed when a test fails too.
 # Two pytest-xdist workers, one file (or group of files sharing a build: tests/conftest.py
 # XDIST_GROUPS) per worker at a time; JUDGE_BIAS_TEST_WORKERS=0 runs in one process
 JUDGE_BIAS_TEST_WORKERS ?= 2
 test: $(BIN)/pytest $(BIN)/pyspark lint chromium
 	@mkdir -p target && rm -f target/pytest-memory.tsv target/pytest-cpu.tsv
-	time JUDGE_BIAS_MEMLOG=target/pytest-memory.tsv JUDGE_BIAS_CPULOG=target/pytest-cpu.tsv \
-	  $(BIN)/pytest -q -n $(JUDGE_BIAS_TEST_WORKERS) --dist loadfile --cov=judge_bias --cov-report= --durations=15
-	@$(BIN)/coverage report --precision=1 | tail -1 | awk '{print "coverage of python/judge_bias: " $$NF " of lines"}'
-	@echo "peak memory steps (pytest process, finished children):" && tail -4 target/pytest-memory.tsv
+	status=0; time JUDGE_BIAS_MEMLOG=target/pytest-memory.tsv JUDGE_BIAS_CPULOG=target/pytest-cpu.tsv \
+	  $(BIN)/pytest -q -n $(JUDGE_BIAS_TEST_WORKERS) --dist loadfile --cov=judge_bias --cov-report= \
+	  --durations=15 || status=$$?; \
+	$(BIN)/coverage report --precision=1 | tail -1 | awk '{print "coverage of python/judge_bias: " $$NF " of lines"}'; \
+	echo "peak memory steps (pytest process, finished children):" && tail -4 target/pytest-memory.tsv; \
+	exit $$status
 
 chromium:
 	@command -v chromium >/dev/null 2>&1 \

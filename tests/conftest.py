@@ -45,8 +45,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # run on one worker, so a module fixture's build is made once; here loadfile also
 # keeps the files of each group below on one worker.
 XDIST_GROUPS = {
-    # they share the session's broken-input build
-    "broken": ("test_bad_inputs", "test_scorecard"),
+    # they share the session's broken-input build (test_bad_inputs, test_scorecard)
+    # and its gapped_demo build (test_scorecard, test_input_reconciliation)
+    "broken": ("test_bad_inputs", "test_scorecard", "test_input_reconciliation"),
     # they share imported_build's warehouses (alpaca-eval, llmbar, self-recognition,
     # play-favorites: the session's pf_build is that one), the Spark tests share the
     # session's spark_route (one Spark stage for both), and they are the tests that
@@ -70,7 +71,8 @@ def xdist_scope(nodeid: str) -> str:
 
 
 if importlib.util.find_spec("xdist") is not None:
-
+    # optional: with `-p no:xdist` pytest knows no such hook (and must not refuse it)
+    @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(config: pytest.Config, log):
         """--dist loadfile with the groups above; any other --dist is xdist's own."""
         if config.getvalue("dist") != "loadfile":
@@ -112,6 +114,17 @@ def broken(tmp_path_factory: pytest.TempPathFactory) -> tuple[BuildResult, set, 
     from tests.test_bad_inputs import build_broken
 
     return build_broken(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def gapped_demo(tmp_path_factory: pytest.TempPathFactory):
+    """The warehouse built on the demo without its optional pairwise and perturbation
+    files and with two broken rating records, read by test_scorecard and
+    test_input_reconciliation: (BuildResult, the broken records'
+    tests.test_input_reconciliation.break_records)."""
+    from tests.test_input_reconciliation import build_gapped_demo
+
+    return build_gapped_demo(tmp_path_factory)
 
 
 @pytest.fixture(scope="session")
@@ -162,7 +175,7 @@ _CPU_START = pytest.StashKey[float]()
 _WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")  # "gw0", "gw1"; "" without xdist
 
 
-def _cpu_seconds() -> float:
+def cpu_seconds() -> float:
     import resource
 
     return sum(
@@ -177,7 +190,7 @@ def _cpu_seconds() -> float:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
     """Start each test's CPU clock (wall time misleads on a shared machine)."""
-    item.stash[_CPU_START] = _cpu_seconds()
+    item.stash[_CPU_START] = cpu_seconds()
     yield
 
 
@@ -186,7 +199,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     """The teardown report carries the CPU seconds of the test's whole protocol."""
     outcome = yield
     if call.when == "teardown" and _CPU_START in item.stash:
-        spent = _cpu_seconds() - item.stash[_CPU_START]
+        spent = cpu_seconds() - item.stash[_CPU_START]
         outcome.get_result().user_properties.append(("cpu_seconds", spent))
 
 

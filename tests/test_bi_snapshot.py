@@ -14,7 +14,7 @@ import pytest
 
 from judge_bias.warehouse import build as build_mod
 from judge_bias.warehouse.build import BuildResult
-from judge_bias.warehouse.provenance import SNAPSHOT_VALIDATION
+from judge_bias.warehouse.provenance import SNAPSHOT_VALIDATION, VALIDATION_FAILED, BuildRecord
 from judge_bias.warehouse.snapshot import (
     SNAPSHOT_VALIDATION_COMMENT,
     STORAGE_VERSION,
@@ -23,6 +23,7 @@ from judge_bias.warehouse.snapshot import (
     publish_snapshot,
 )
 from judge_bias.warehouse.validation import Finding, ValidationReport
+from tests.conftest import DEMO_DIR
 from tests.old_clients import duckdb_python, node_client, read_with_node, read_with_python
 
 pytestmark = pytest.mark.dbt
@@ -81,10 +82,14 @@ def test_reader_keeps_old_snapshot_during_build_and_sees_new_on_reconnect(
 
 
 def test_failed_validation_does_not_publish(
-    demo_build: BuildResult, demo_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    demo_build: BuildResult, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # the previous build: a copy of the session's demo build (the same data and
-    # settings as building demo_copy here), its warehouse and published snapshot
+    """A failed validation publishes nothing: validate_and_publish, the end of every
+    route to a published warehouse (judge-bias build after its dbt phases, and
+    judge-bias validate --publish), with the suites failing, on a copy of the
+    session's demo build and its published snapshot. (A whole build of the demo
+    here ran dbt for ~50 CPU s to reach this same call; test_build_outcome keeps
+    the whole build's failed routes.)"""
     db, bi = tmp_path / "w.duckdb", tmp_path / "bi.duckdb"
     assert demo_build.bi_path is not None
     shutil.copyfile(demo_build.db_path, db)
@@ -94,11 +99,13 @@ def test_failed_validation_does_not_publish(
         [Finding("marts", "fct_judge_ratings", "expect_x", "judge", "critical", False)]
     )
     monkeypatch.setattr(build_mod, "validate", lambda _db: failing)
-    _ratings_without_last_rows(demo_copy, 60)
-    result = build_mod.build(demo_copy, db, quiet=True, bi_path=bi)
+    record = BuildRecord(db, DEMO_DIR, bi)
+    manifest = build_mod.target_dir(demo_build.db_path) / "manifest.json"
+    result = build_mod.validate_and_publish(db, DEMO_DIR, bi, record, manifest)
     assert result.bi_path is None
     assert bi.read_bytes() == published
     assert not list(tmp_path.glob(".bi.duckdb.*.tmp"))
+    assert (record.state, record.stage) == (VALIDATION_FAILED, "validation")
 
 
 # The DuckDB clients BI tools embed: Python (SQLAlchemy's duckdb-engine, Superset)

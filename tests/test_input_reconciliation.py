@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import csv
 import io
+import shutil
 from pathlib import Path
 
 import pytest
 
 from judge_bias.simulate import simulate
-from judge_bias.warehouse.build import build
-from tests.conftest import query
+from judge_bias.warehouse.build import BuildResult, build
+from tests.conftest import DEMO_DIR, query
 
 pytestmark = pytest.mark.dbt
 
@@ -45,10 +46,10 @@ def _plain_record_at_or_after(records: list[list[str]], start: int) -> int:
     )  # fmt: skip
 
 
-def test_broken_records_are_one_row_each_and_the_rest_is_read(demo_copy: Path, tmp_path: Path):
-    """An unbalanced quote, a short record, empty lines and quoted line breaks
-    in one file: each bad record is one rejected row at its record number."""
-    path = demo_copy / "judge_ratings.csv"
+def break_records(path: Path) -> dict:
+    """Rewrite the demo's judge_ratings.csv at ``path`` with an unbalanced quote, a
+    short record, empty lines and quoted line breaks: its header, records, record
+    texts as written, and the indexes of the two broken records."""
     with path.open(newline="", encoding="utf-8") as fh:
         header, *records = list(csv.reader(fh))
     assert any("\n" in v for r in records for v in r)  # the demo has quoted line breaks
@@ -66,7 +67,31 @@ def test_broken_records_are_one_row_each_and_the_rest_is_read(demo_copy: Path, t
     texts[short] = "\n" + texts[short]
     texts[unbalanced] = "\r\n" + texts[unbalanced]
     path.write_text(",".join(header) + "\r\n" + "".join(texts), encoding="utf-8")
-    result = build(demo_copy, tmp_path / "w.duckdb")
+    return {"header": header, "records": records, "texts": texts, "unbalanced": unbalanced,
+            "short": short}  # fmt: skip
+
+
+def build_gapped_demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[BuildResult, dict]:
+    """The session's `gapped_demo` (tests/conftest.py): the demo without its optional
+    pairwise and perturbation files (test_scorecard) and with two broken rating
+    records (break_records, here), one build for both files' checks, which read
+    disjoint parts of it: (BuildResult, what break_records returned)."""
+    data = tmp_path_factory.mktemp("gapped_demo") / "data"
+    shutil.copytree(DEMO_DIR, data)
+    (data / "pairwise_judgments.csv").unlink()
+    (data / "perturbation_judgments.csv").unlink()
+    broken = break_records(data / "judge_ratings.csv")
+    return build(data, data.parent / "w.duckdb"), broken
+
+
+def test_broken_records_are_one_row_each_and_the_rest_is_read(gapped_demo) -> None:
+    """An unbalanced quote, a short record, empty lines and quoted line breaks
+    in one file: each bad record is one rejected row at its record number. (The
+    build is the session's gapped_demo: the missing pairwise and perturbation files
+    touch no judge_ratings row.)"""
+    result, broken = gapped_demo
+    records, texts, header = broken["records"], broken["texts"], broken["header"]
+    unbalanced, short = broken["unbalanced"], broken["short"]
     counts = query(result.db_path, "select * from input_row_counts where source = 'judge_ratings'")
     assert counts["rows_read"].item() == len(records)
     rejected = query(

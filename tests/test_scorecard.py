@@ -15,7 +15,7 @@ import pytest
 import statsmodels.api as sm
 from statsmodels.stats.proportion import proportion_confint
 
-from judge_bias.warehouse.build import BuildResult, build
+from judge_bias.warehouse.build import BuildResult
 from tests.conftest import query
 
 pytestmark = pytest.mark.dbt
@@ -113,11 +113,12 @@ def test_invalid_output_interval_is_wilson(broken) -> None:
         )  # fmt: skip
 
 
-def test_missing_pairwise_and_perturbation_inputs_give_nulls_with_a_note(demo_copy, tmp_path):
-    (demo_copy / "pairwise_judgments.csv").unlink()
-    (demo_copy / "perturbation_judgments.csv").unlink()
-    build(demo_copy, tmp_path / "wh.duckdb")
-    card = query(tmp_path / "wh.duckdb", "select * from judge_scorecard")
+def test_missing_pairwise_and_perturbation_inputs_give_nulls_with_a_note(gapped_demo) -> None:
+    """On the session's gapped_demo: the demo without pairwise_judgments.csv and
+    perturbation_judgments.csv (its two broken rating records, for
+    test_input_reconciliation, are two rejected rows of thousands)."""
+    result, _ = gapped_demo
+    card = query(result.db_path, "select * from judge_scorecard")
     assert len(card) > 0 and card["verdict"].notna().all()
     assert card[["position_consistency", "robustness_rate", "pairwise_source"]].isna().all().all()
     assert card["notes"].str.contains("no pairwise judgments").all()

@@ -24,18 +24,16 @@ human as {{ not_materialized() }} (
         prompt_id
 ),
 
+-- int_bias_ratings' family_reference (macros/completion_means.sql): the mean
+-- rating per judge family and completion
 family_reference as (
-    -- int_bias_ratings' family_reference: the mean rating per judge family
-    -- and completion
-    select
-        judge_family as reference_family,
-        prompt_id,
-        model,
-        dimension,
-        avg(rating) as reference
-    from {{ ref('int_bias_ratings') }}
-    where reference_kind = 'human'
-    group by judge_family, prompt_id, model, dimension
+    {{ completion_means(
+        ref('int_bias_ratings'),
+        {'reference_family': 'judge_family'},
+        'rating',
+        'reference',
+        where="reference_kind = 'human'",
+    ) | indent(4) }}
 )
 
 select * from human

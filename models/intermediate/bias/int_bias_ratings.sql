@@ -35,14 +35,7 @@ ratings as {{ not_materialized() }} (
 ),
 
 family_reference as (
-    select
-        judge_family as reference_family,
-        prompt_id,
-        model,
-        dimension,
-        avg(rating) as reference
-    from ratings
-    group by judge_family, prompt_id, model, dimension
+    {{ completion_means('ratings', {'reference_family': 'judge_family'}, 'rating', 'reference') | indent(4) }}
 ),
 
 human as (

@@ -9,14 +9,13 @@ from collections.abc import Callable
 
 import numpy as np
 
-from judge_bias.stats.binary_cells import estimates_from_sums, qwk_moments
+from judge_bias.stats.binary_cells import estimates_from_sums, qwk_moments, rg_interval
 from judge_bias.stats.level_intervals import (
     Estimate,
     cluster_bootstrap_counts,
     cluster_codes,
     clustered_wilson,
     effective_n,
-    z_value,
 )
 
 
@@ -88,10 +87,7 @@ def rogan_gladen(
             return Estimate(float(np.clip(theta, 0, 1)), note="fewer than 2 prompts: no interval")
         totals = np.bincount(codes, weights=influence, minlength=g)
         var = g / (g - 1) * float(np.sum(totals**2))
-    half = z_value(level) * float(np.sqrt(max(var, 0.0)))
-    note = "rg_pass_rate: clipped to [0, 1]" if not 0 <= theta <= 1 else None
-    clip = lambda v: float(np.clip(v, 0.0, 1.0))  # noqa: E731
-    return Estimate(clip(theta), clip(theta - half), clip(theta + half), note)
+    return rg_interval(theta, var, level)
 
 
 def binary_agreement(

@@ -207,6 +207,15 @@ def wilson_from_counts(
     return Estimate(p, float(min(low, p)), float(max(high, p)), note)
 
 
+def rg_interval(theta: float, var: float, level: float) -> Estimate:
+    """The Rogan-Gladen pass rate ``theta`` with its Wald interval of variance ``var``,
+    both clipped to [0, 1] (noted when theta is outside)."""
+    half = z_value(level) * float(np.sqrt(max(var, 0.0)))
+    note = "rg_pass_rate: clipped to [0, 1]" if not 0 <= theta <= 1 else None
+    clip = lambda v: float(np.clip(v, 0.0, 1.0))  # noqa: E731
+    return Estimate(clip(theta), clip(theta - half), clip(theta + half), note)
+
+
 def rogan_gladen_from_counts(c: dict[str, np.ndarray], level: float) -> Estimate:
     """The Rogan-Gladen pass rate, the clustered linearisation interval, from
     per-prompt counts (tests/agreement_reference.py: ``rogan_gladen``, per rating)."""
@@ -230,10 +239,7 @@ def rogan_gladen_from_counts(c: dict[str, np.ndarray], level: float) -> Estimate
         + (1 - theta) * (c["tf"] - spec * (c["fp"] + c["tf"])) / n_neg
     ) / youden
     var = g / (g - 1) * float(np.sum(totals**2))
-    half = z_value(level) * float(np.sqrt(max(var, 0.0)))
-    note = "rg_pass_rate: clipped to [0, 1]" if not 0 <= theta <= 1 else None
-    clip = lambda v: float(np.clip(v, 0.0, 1.0))  # noqa: E731
-    return Estimate(clip(theta), clip(theta - half), clip(theta + half), note)
+    return rg_interval(theta, var, level)
 
 
 def estimates_from_sums(

@@ -19,3 +19,17 @@ where {{ where }}
 {%- endif %}
 group by {{ raters.values() | join(', ') }}, prompt_id, model, dimension
 {%- endmacro %}
+
+{% macro family_reference_join(relation) -%}
+    {#- The join of relation's rows (judge_family, model_family, prompt_id, model,
+        dimension) to the `family_reference` CTE (completion_means per judge
+        family) of every other family: the llm_reference rows leave the
+        reference family's judgments and completions out. -#}
+inner join family_reference
+    on
+        {{ relation }}.prompt_id = family_reference.prompt_id
+        and {{ relation }}.model = family_reference.model
+        and {{ relation }}.dimension = family_reference.dimension
+        and {{ relation }}.judge_family != family_reference.reference_family
+        and {{ relation }}.model_family != family_reference.reference_family
+{%- endmacro %}

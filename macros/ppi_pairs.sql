@@ -1,8 +1,8 @@
-{% macro ppi_unit_pairs(pooled, own_keys, pair_condition, pair_columns, with_judge_centring=false) -%}
-    {#- The CTEs poolings, centred, unit_pairs and pairs of the PPI cross moments
-        (int_ppi_stratum_cross_moments, int_comparison_cross_moments), reading the
-        CTEs `units` (int_ppi_units' labelled and unlabelled units) and `moments`
-        (int_ppi_stratum_moments' rows of the model's grain). Each unit is centred on
+{% macro ppi_unit_pairs(moments_where, pooled, own_keys, pair_condition, pair_columns, with_judge_centring=false) -%}
+    {#- The CTEs units, moments, poolings, centred, unit_pairs and pairs of the PPI
+        cross moments (int_ppi_stratum_cross_moments, int_comparison_cross_moments):
+        units, int_ppi_units' labelled and unlabelled units; moments, the rows of
+        int_ppi_stratum_moments meeting moments_where (the model's grain). Each unit is centred on
         the moments of both of its rows, its own (matched on judge, is_panel,
         own_keys and stratum) and the one pooling `pooled` (the same keys, `pooled`
         = 'all'): dy, dh a labelled unit's human and judge scores minus the
@@ -16,6 +16,16 @@
         in the others (pairs of units with different values only pool). -#}
 {%- set deltas = ['y', 'h', 'u'] + (['g'] if with_judge_centring else []) %}
 {%- set sides = {'own': 'own_moments', 'all': 'all_moments'} %}
+units as (
+    select * from {{ ref('int_ppi_units') }}
+    where status in ('labelled', 'unlabelled')
+),
+
+moments as (
+    select * from {{ ref('int_ppi_stratum_moments') }}
+    where {{ moments_where }}
+),
+
 poolings as (
     select flags.pool
     from (values (false), (true)) as flags (pool)

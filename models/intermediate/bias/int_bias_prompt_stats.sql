@@ -64,10 +64,4 @@ select
     family_reference.reference * human.m_y1r0l0 as m_y1r1l0,
     human.m_y2r0l0
 from human
-inner join family_reference
-    on
-        human.prompt_id = family_reference.prompt_id
-        and human.model = family_reference.model
-        and human.dimension = family_reference.dimension
-        and human.judge_family != family_reference.reference_family
-        and human.model_family != family_reference.reference_family
+{{ family_reference_join('human') }}

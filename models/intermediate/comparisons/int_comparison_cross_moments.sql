@@ -15,21 +15,12 @@
 -- minus its stratum's unlabelled mean.
 with
 
-units as (
-    select * from {{ ref('int_ppi_units') }}
-    where status in ('labelled', 'unlabelled')
-),
-
-moments as (
-    select * from {{ ref('int_ppi_stratum_moments') }}
-    where model != 'all'
-),
-
 -- each unit centred on the moments of both its rows (its dimension's and dimension
 -- 'all'): the units are paired once, as the pooling of the dimensions pairs them
 -- (the pairs of one dimension are those of the pooled row whose units share the
 -- dimension), and the poolings applied to the pairs (macros/ppi_pairs.sql)
 {{ ppi_unit_pairs(
+    moments_where="model != 'all'",
     pooled='dimension',
     own_keys=['model', 'dimension'],
     pair_condition="unit_a.unit_model < unit_b.unit_model or (

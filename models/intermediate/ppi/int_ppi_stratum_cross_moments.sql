@@ -12,20 +12,11 @@
 -- Rows of one dimension hold one unit per completion: no pairs, no rows here.
 with
 
-units as (
-    select * from {{ ref('int_ppi_units') }}
-    where status in ('labelled', 'unlabelled')
-),
-
-moments as (
-    select * from {{ ref('int_ppi_stratum_moments') }}
-    where dimension = 'all'
-),
-
 -- each unit centred on the means of both its pooled rows (its model's and model
 -- 'all'): the units are paired once and the poolings applied to the pairs, as the
 -- two poolings pair the same units (macros/ppi_pairs.sql)
 {{ ppi_unit_pairs(
+    moments_where="dimension = 'all'",
     pooled='model',
     own_keys=['model'],
     pair_condition='unit_a.unit_model = unit_b.unit_model

@@ -330,8 +330,10 @@ def test_reasons_name_the_value_and_raw_values_keep_the_row(broken) -> None:
     # the dimension `All`, whose reason says why it has no scale
     want = ["judge_ratings", "models", "rating_scales", "rating_scales"]
     assert sorted(reserved["source"]) == want
-    assert "model 'ALL' is reserved: the marts label the rows pooling every model 'all'" in (
-        reserved["reason"].tolist()
+    assert (
+        "model 'ALL' is reserved: the marts label the rows pooling every model 'all'; "
+        + ("rename it")
+        in reserved["reason"].tolist()
     )
 
 

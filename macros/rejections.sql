@@ -112,3 +112,15 @@
         ~ "number between " ~ low ~ " and " ~ high ~ " (dbt var max_count)'",
     )) }}
 {%- endmacro %}
+
+{% macro reserved_name_check(column, pooled_rows) -%}
+    {#- The check that a name is not `all` (case and whitespace insensitive): the
+        marts label their pooled rows `all` (pooled_rows: which rows, for the
+        reason), so a model or dimension of that name would be indistinguishable
+        from them. -#}
+    {{ return((
+        text_key(column) ~ " = 'all'", 'invalid_value',
+        "'" ~ column ~ " ''' || " ~ column ~ " || ''' is reserved: the marts label the rows pooling "
+        ~ pooled_rows ~ " ''all''; rename it'"
+    )) }}
+{%- endmacro %}

@@ -19,7 +19,10 @@
         scale_max, has_prompts, known_prompt_id, prompt_id, is_na, score_as_given. -#}
     {%- set checks = [(
         'dimension is null', 'unknown_dimension',
-        "'dimension ''' || dimension_input || ''' has no rating scale in rating_scales'"
+        "'dimension ''' || dimension_input || ''' ' || case when "
+        ~ text_key('dimension_input') ~ " = 'all' then 'is reserved (the marts label the"
+        ~ " rows pooling every dimension ''all''): rename it here and in rating_scales'"
+        ~ " else 'has no rating scale in rating_scales' end"
     )] -%}
     {%- for name, resolved, given in model_checks -%}
         {%- do checks.append(unknown_model_check(name, resolved, given)) -%}
@@ -49,8 +52,10 @@
         name: the input column's name; resolved: the resolved column; given: the input. -#}
     {{ return((
         resolved ~ ' is null', 'unknown_model',
-        "'" ~ name ~ " ''' || " ~ given
-        ~ " || ''' is not in the models file or the model_aliases seed'"
+        "'" ~ name ~ " ''' || " ~ given ~ " || ''' ' || case when " ~ text_key(given)
+        ~ " = 'all' then 'is reserved (the marts label the rows pooling every model ''all''):"
+        ~ " rename it here and in the models file' else 'is not in the models file or the"
+        ~ " model_aliases seed' end"
     )) }}
 {%- endmacro %}
 

@@ -18,12 +18,9 @@ from judge_bias.agreement.marts import (
 )
 from judge_bias.agreement.measures import judge_human_agreement
 from judge_bias.agreement.self_vs_peer import self_vs_peer_tests as svp_from_items
-from judge_bias.stats.binary_agreement import (
-    BINARY_COLUMNS,
-    agreement_binary_mart,
-    binary_agreement,
-)
+from judge_bias.stats.binary_agreement import BINARY_COLUMNS, agreement_binary_mart
 from judge_bias.stats.level_intervals import cluster_bootstrap_counts, cluster_bootstrap_weights
+from tests.agreement_reference import binary_agreement
 
 
 def _ratings(prompts: list, seed: int = 5, n: int = 400) -> pd.DataFrame:
@@ -67,10 +64,12 @@ def _assert_rows_equal(got: pd.Series, want: dict) -> None:
 
 CASES = {
     # integer ids: DuckDB orders 2 < 10, the bootstrap's clusters are "10" < "2"
-    "integer prompt ids": (list(range(1, 25)), "frame"),
+    "integer prompt ids": (list(range(1, 25)), "frame", 5),
     # strings whose case-blind order (DuckDB here) is not Python's
-    "case-blind collation": ([f"{c}{i}" for c in "aB" for i in range(12)], "nocase"),
-    "one prompt": (["p"], "frame"),
+    "case-blind collation": ([f"{c}{i}" for c in "aB" for i in range(12)], "nocase", 5),
+    "one prompt": (["p"], "frame", 5),
+    # judge A: every human label a pass (no human fail); judge b: no label at all
+    "constant labels and no labels": (list(range(30)), "frame", 9),
 }
 
 
@@ -78,9 +77,11 @@ CASES = {
 def test_binary_mart_equals_the_rating_level_statistics(case: str) -> None:
     """Each row of agreement_binary_mart (per-prompt sums from DuckDB) equals
     binary_agreement on that group's ratings, one row per rating: counts exactly,
-    statistics and bootstrap intervals to 1e-12."""
-    prompts, route = CASES[case]
-    frame = _ratings(prompts)
+    statistics, bootstrap intervals, notes and nulls to 1e-12."""
+    prompts, route, seed = CASES[case]
+    frame = _ratings(prompts, seed=seed)
+    if case == "constant labels and no labels":
+        frame["human_score_norm"] = np.where(frame["judge"] == "A", 1.0, np.nan)
     mart = agreement_binary_mart(frame if route == "frame" else _nocase(frame), n_boot=300)
     expected = [("A", "d1"), ("b", "D2"), ("b", "all"), ("b", "d1")]  # pandas' sorted groups
     assert list(zip(mart["judge"], mart["dimension"], strict=True)) == expected
@@ -98,30 +99,11 @@ def test_binary_mart_equals_the_rating_level_statistics(case: str) -> None:
         _assert_rows_equal(row, alone)
     if case == "one prompt":
         assert mart["qwk_ci_low"].isna().all() and mart["notes"].str.contains("2 prompts").all()
+    elif case == "constant labels and no labels":
+        assert mart.loc[mart["judge"] == "A", "notes"].str.contains("no human fail").all()
+        assert mart.loc[mart["judge"] == "b", "notes"].str.contains("no human labels").all()
     else:
         assert mart["qwk_ci_low"].notna().all()
-
-
-def test_binary_mart_constant_labels_and_no_labels() -> None:
-    """Every human label a pass (no human fail), and a judge without labels: the
-    notes and nulls of the rating-level computation."""
-    frame = _ratings(list(range(30)), seed=9)
-    frame["human_score_norm"] = np.where(frame["judge"] == "A", 1.0, np.nan)
-    mart = agreement_binary_mart(frame, n_boot=100)
-    for _, row in mart.iterrows():
-        sub = frame[frame["judge"] == row["judge"]]
-        if row["dimension"] != "all":
-            sub = sub[sub["dimension"] == row["dimension"]]
-        rows = sub.loc[sub.index.repeat(sub["n_rows"])]
-        alone = binary_agreement(
-            rows["judge_score_norm"].to_numpy(),
-            rows["human_score_norm"].to_numpy(),
-            rows["prompt_id"].to_numpy(dtype=object),
-            n_boot=100,
-        )
-        _assert_rows_equal(row, alone)
-    assert mart.loc[mart["judge"] == "A", "notes"].str.contains("no human fail").all()
-    assert mart.loc[mart["judge"] == "b", "notes"].str.contains("no human labels").all()
 
 
 @pytest.mark.parametrize(("g", "n_boot"), [(7, 5), (50, 33), (1000, 16)])

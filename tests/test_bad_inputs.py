@@ -34,6 +34,16 @@ RATINGS: list[tuple[list[str], str | None]] = [
         ["aurora-large", "news_0000", "borealis-pro", "verbosity", "Correct", "", "", "2"],
         "unknown_dimension",
     ),
+    # a model and a dimension named `all` (rejected in models and rating_scales below):
+    # their ratings are rejected, not pooled with the marts' `all` rows
+    (
+        ["aurora-large", "news_0000", "all-alias", "correctness", "Correct", "", "", "2"],
+        "unknown_model",
+    ),
+    (
+        ["aurora-large", "news_0000", "borealis-pro", "All", "Good", "", "", "2"],
+        "unknown_dimension",
+    ),
     (
         ["aurora-large", "news_0000", "borealis-pro", "correctness", "9", "", "", "2"],
         "score_out_of_range",
@@ -154,12 +164,17 @@ PROMPTS = [(["news_0000", "news", "summarization", "dup"], "duplicate_key")]
 MODELS = [
     (["x-alias", "x-model", ""], "missing_value"),
     ([ODD, ODD, "Odd"], None),
+    (["all-alias", " ALL ", "Odd"], "invalid_value"),  # `all` names the pooled rows
+    (["all", "aurora-large", "Aurora"], None),  # an alias `all` of another model is fine
 ]
 SCALES = [
     (["helpfulness", "Superb", "high", "false"], "invalid_value"),
     # scores outside score_range ([-1e6, 1e6]) would make a scale's span overflow
     (["helpfulness", "Astronomical", "1e300", "false"], "score_out_of_range"),
     (["helpfulness", "Abysmal", "-1000001", "false"], "score_out_of_range"),
+    # a dimension named `all`: the pooled rows' label
+    (["all", "Good", "1", "false"], "invalid_value"),
+    (["all", "Bad", "0", "false"], "invalid_value"),
 ]
 # judge, prompt_id, model_first, model_second, verdict, human_verdict, p_first,
 # perplexity_first, perplexity_second, run_id
@@ -310,6 +325,16 @@ def test_reasons_name_the_value_and_raw_values_keep_the_row(broken) -> None:
     assert "correctness" in label and "Partially correct" in label
     bad = rej[rej["reason_code"] == "malformed_row"]
     assert json.loads(bad["raw_values"].iloc[0]) == "a,b,c,d,e,f,g,h,i"
+    reserved = rej[rej["reason"].str.contains("is reserved", regex=False)]
+    # the rows of the model and dimension (models, rating_scales) and a rating naming
+    # the dimension `All`, whose reason says why it has no scale
+    want = ["judge_ratings", "models", "rating_scales", "rating_scales"]
+    assert sorted(reserved["source"]) == want
+    assert (
+        "model 'ALL' is reserved: the marts label the rows pooling every model 'all'; "
+        + ("rename it")
+        in reserved["reason"].tolist()
+    )
 
 
 def test_tricky_but_valid_rows_are_accepted(broken) -> None:

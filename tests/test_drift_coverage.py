@@ -22,7 +22,8 @@ import pytest
 from judge_bias.drift.settings import DriftSettings
 from judge_bias.drift.stability import stability_statistics
 from judge_bias.drift.versions import drift_statistics
-from judge_bias.stats.binary_agreement import binary_agreement, gwet_ac1_binary, qwk_moments
+from judge_bias.stats.binary_cells import gwet_ac1_binary, qwk_moments
+from tests.agreement_reference import binary_agreement
 
 REPS = 800
 G, M = 60, 4

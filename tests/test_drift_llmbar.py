@@ -18,7 +18,7 @@ import pytest
 import truescore as ts
 
 from judge_bias.drift.versions import drift_statistics
-from judge_bias.stats.binary_agreement import binary_agreement
+from tests.agreement_reference import binary_agreement
 from tests.conftest import SHARED_DATA
 
 LLMBAR = SHARED_DATA / "llmbar_natural"

@@ -20,12 +20,8 @@ from statsmodels.stats.proportion import proportion_confint
 from judge_bias.drift.settings import DriftSettings, settings_from_config
 from judge_bias.drift.stability import judge_stability_mart
 from judge_bias.drift.versions import alpha_interval_two, drift_statistics, judge_drift_mart
-from judge_bias.stats.binary_agreement import (
-    binary_agreement,
-    gwet_ac1_binary,
-    quadratic_weighted_kappa,
-    rogan_gladen,
-)
+from judge_bias.stats.binary_cells import gwet_ac1_binary
+from tests.agreement_reference import binary_agreement, quadratic_weighted_kappa, rogan_gladen
 
 TOL = 1e-9
 
@@ -358,7 +354,7 @@ def test_agreement_binary_mart_draws_the_bootstrap_once_per_prompt_count(monkeyp
         sub = frame if row["dimension"] == "all" else frame[frame["dimension"] == row["dimension"]]
         sub = sub[sub["judge"] == row["judge"]]
         rows = sub.loc[sub.index.repeat(sub["n_rows"])]
-        alone = ba.binary_agreement(
+        alone = binary_agreement(
             rows["judge_score_norm"].to_numpy(),
             rows["human_score_norm"].to_numpy(),
             rows["prompt_id"].to_numpy(dtype=object),

@@ -184,3 +184,29 @@ def _macro_arguments(macro: dict) -> list[str]:
     head = re.search(r"\{%-?\s*(?:macro|test)\s+\w+\((.*?)\)\s*-?%\}", macro["macro_sql"], re.S)
     args = head.group(1) if head else ""
     return [a.split("=")[0].strip() for a in re.split(r",(?![^()]*\))", args) if a.strip()]
+
+
+def test_a_partial_selection_runs_only_the_tests_of_selected_models(
+    demo_build: BuildResult, tmp_path: Path
+) -> None:
+    """Plain `dbt build -s +input_row_counts` selects no test that reads a model left
+    out of the selection (dbt_project.yml: indirect_selection cautious). Under dbt's
+    default (eager) the relationships tests of fct_judge_ratings ran against the
+    rebuilt int_model_aliases and failed on fct_judge_ratings' stale rows."""
+    import shutil
+
+    target = tmp_path / "target"
+    shutil.copytree(demo_build.db_path.parent / f"{demo_build.db_path.stem}.dbt" / "target", target)
+    cmd = [
+        str(Path(sys.executable).with_name("dbt")), "--quiet", "ls",
+        "--select", "+input_row_counts", "--resource-type", "test", "--output", "name",
+        "--target-path", str(target), "--log-path", str(tmp_path / "logs"),
+        "--vars", json.dumps({"data_dir": str(PROJECT_DIR / "data" / "demo")}),
+    ]  # fmt: skip
+    proc = subprocess.run(
+        cmd, cwd=PROJECT_DIR, env=dbt_env(demo_build.db_path), capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    tests = proc.stdout.split()
+    assert "unique_input_row_counts_source" in tests
+    assert not [t for t in tests if t.startswith("relationships_fct_judge_ratings")]

@@ -6,16 +6,13 @@
 with
 
 scored as (
-    select
-        judge,
-        framing,
-        prompt_id,
-        model,
-        dimension,
-        avg(judge_score_norm) as score
-    from {{ ref('fct_judge_ratings') }}
-    where judge_score_norm is not null
-    group by judge, framing, prompt_id, model, dimension
+    {{ completion_means(
+        ref('fct_judge_ratings'),
+        {'judge': 'judge', 'framing': 'framing'},
+        'judge_score_norm',
+        'score',
+        where='judge_score_norm is not null',
+    ) | indent(4) }}
 ),
 
 -- S and G from one aggregation per judge x framing x item (S: the judge's one own

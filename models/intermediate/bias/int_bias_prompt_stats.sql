@@ -24,18 +24,16 @@ human as {{ not_materialized() }} (
         prompt_id
 ),
 
+-- int_bias_ratings' family_reference (macros/completion_means.sql): the mean
+-- rating per judge family and completion
 family_reference as (
-    -- int_bias_ratings' family_reference: the mean rating per judge family
-    -- and completion
-    select
-        judge_family as reference_family,
-        prompt_id,
-        model,
-        dimension,
-        avg(rating) as reference
-    from {{ ref('int_bias_ratings') }}
-    where reference_kind = 'human'
-    group by judge_family, prompt_id, model, dimension
+    {{ completion_means(
+        ref('int_bias_ratings'),
+        {'reference_family': 'judge_family'},
+        'rating',
+        'reference',
+        where="reference_kind = 'human'",
+    ) | indent(4) }}
 )
 
 select * from human
@@ -66,10 +64,4 @@ select
     family_reference.reference * human.m_y1r0l0 as m_y1r1l0,
     human.m_y2r0l0
 from human
-inner join family_reference
-    on
-        human.prompt_id = family_reference.prompt_id
-        and human.model = family_reference.model
-        and human.dimension = family_reference.dimension
-        and human.judge_family != family_reference.reference_family
-        and human.model_family != family_reference.reference_family
+{{ family_reference_join('human') }}

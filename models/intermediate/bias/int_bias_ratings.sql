@@ -35,14 +35,7 @@ ratings as {{ not_materialized() }} (
 ),
 
 family_reference as (
-    select
-        judge_family as reference_family,
-        prompt_id,
-        model,
-        dimension,
-        avg(rating) as reference
-    from ratings
-    group by judge_family, prompt_id, model, dimension
+    {{ completion_means('ratings', {'reference_family': 'judge_family'}, 'rating', 'reference') | indent(4) }}
 ),
 
 human as (
@@ -73,13 +66,7 @@ llm as (
         family_reference.reference,
         ratings.length_feature
     from ratings
-    inner join family_reference
-        on
-            ratings.prompt_id = family_reference.prompt_id
-            and ratings.model = family_reference.model
-            and ratings.dimension = family_reference.dimension
-            and ratings.judge_family != family_reference.reference_family
-            and ratings.model_family != family_reference.reference_family
+    {{ family_reference_join('ratings') | indent(4) }}
 )
 
 select * from human

@@ -18,7 +18,9 @@ final as (
     select
         *,
         {{ reject_columns(
-            [parse_error_check()] + missing_value_checks(['alias', 'model', 'family'])
+            [parse_error_check()]
+            + missing_value_checks(['alias', 'model', 'family'])
+            + [reserved_name_check('model', 'every model')]
         ) }}
     from renamed
 )

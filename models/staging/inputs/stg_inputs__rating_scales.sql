@@ -25,6 +25,7 @@ final as (
             [parse_error_check()]
             + missing_value_checks(['dimension', 'label'])
             + [
+                reserved_name_check('dimension', 'every dimension'),
                 (
                     'is_na_input is not null and ' ~ try_cast_boolean('is_na_input') ~ ' is null',
                     'invalid_value',

@@ -207,8 +207,18 @@ def wilson_from_counts(
     return Estimate(p, float(min(low, p)), float(max(high, p)), note)
 
 
+def rg_interval(theta: float, var: float, level: float) -> Estimate:
+    """The Rogan-Gladen pass rate ``theta`` with its Wald interval of variance ``var``,
+    both clipped to [0, 1] (noted when theta is outside)."""
+    half = z_value(level) * float(np.sqrt(max(var, 0.0)))
+    note = "rg_pass_rate: clipped to [0, 1]" if not 0 <= theta <= 1 else None
+    clip = lambda v: float(np.clip(v, 0.0, 1.0))  # noqa: E731
+    return Estimate(clip(theta), clip(theta - half), clip(theta + half), note)
+
+
 def rogan_gladen_from_counts(c: dict[str, np.ndarray], level: float) -> Estimate:
-    """``rogan_gladen`` (the clustered linearisation) from per-prompt counts."""
+    """The Rogan-Gladen pass rate, the clustered linearisation interval, from
+    per-prompt counts (tests/agreement_reference.py: ``rogan_gladen``, per rating)."""
     n, jpass = float(c["n"].sum()), float(c["jpass"].sum())
     tp, fp, ff, tf = (float(c[k].sum()) for k in ("tp", "fp", "ff", "tf"))
     n_pos, n_neg = tp + ff, fp + tf
@@ -229,10 +239,43 @@ def rogan_gladen_from_counts(c: dict[str, np.ndarray], level: float) -> Estimate
         + (1 - theta) * (c["tf"] - spec * (c["fp"] + c["tf"])) / n_neg
     ) / youden
     var = g / (g - 1) * float(np.sum(totals**2))
-    half = z_value(level) * float(np.sqrt(max(var, 0.0)))
-    note = "rg_pass_rate: clipped to [0, 1]" if not 0 <= theta <= 1 else None
-    clip = lambda v: float(np.clip(v, 0.0, 1.0))  # noqa: E731
-    return Estimate(clip(theta), clip(theta - half), clip(theta + half), note)
+    return rg_interval(theta, var, level)
+
+
+def estimates_from_sums(
+    sums: np.ndarray,
+    *,
+    level: float,
+    n_boot: int,
+    seed: int,
+    boot_counts: Callable[[int, int, int], np.ndarray],
+    notes: list[str],
+) -> tuple[Estimate, Estimate]:
+    """Gwet's AC1 and QWK, with percentile intervals of a bootstrap over prompts, from
+    the per-prompt sums ``sums`` (rows in ``BOOT_SUMS`` order, one column per labelled
+    prompt). Appends to ``notes`` why an estimate or interval is null: no labelled
+    prompt, fewer than 2 prompts (no interval), both sides one constant (QWK 0/0)."""
+    g = sums.shape[1]
+    if not g:
+        notes.append("no human labels: agreement is null")
+        return Estimate(None), Estimate(None)
+    tot = sums.sum(axis=1)
+    boot = boot_counts(g, n_boot, seed) @ sums.T if g >= 2 else None
+    ac1_point = float(gwet_ac1_binary(*tot[:4]))
+    qwk_point = qwk_moments(*tot[4:])
+    if boot is None:
+        notes.append("fewer than 2 prompts: no bootstrap interval")
+        ac1 = Estimate(ac1_point)
+    else:
+        ac1 = Estimate(ac1_point, *percentile(gwet_ac1_binary(*boot.T[:4]), level))
+    qwk = Estimate(None)
+    if not np.isfinite(qwk_point):
+        notes.append("qwk: judge and human scores are one constant (0/0)")
+    elif boot is None:
+        qwk = Estimate(float(qwk_point))
+    else:
+        qwk = Estimate(float(qwk_point), *percentile(qwk_moments(*boot.T[4:]), level))
+    return ac1, qwk
 
 
 def binary_agreement_from_cells(
@@ -270,27 +313,10 @@ def binary_agreement_from_cells(
         notes.append("sensitivity: no human pass")
     if n_labelled and fp + tf == 0:
         notes.append("specificity: no human fail")
-    ac1 = qwk = Estimate(None)
-    if n_labelled:
-        sums = np.vstack([c[k][lab].astype(float) for k in BOOT_SUMS])
-        g = int(lab.sum())
-        tot = sums.sum(axis=1)
-        boot = boot_counts(g, n_boot, seed) @ sums.T if g >= 2 else None
-        ac1_point = float(gwet_ac1_binary(*tot[:4]))
-        qwk_point = qwk_moments(*tot[4:])
-        if boot is None:
-            notes.append("fewer than 2 prompts: no bootstrap interval")
-            ac1 = Estimate(ac1_point)
-        else:
-            ac1 = Estimate(ac1_point, *percentile(gwet_ac1_binary(*boot.T[:4]), level))
-        if not np.isfinite(qwk_point):
-            notes.append("qwk: judge and human scores are one constant (0/0)")
-        elif boot is None:
-            qwk = Estimate(float(qwk_point))
-        else:
-            qwk = Estimate(float(qwk_point), *percentile(qwk_moments(*boot.T[4:]), level))
-    else:
-        notes.append("no human labels: agreement is null")
+    sums = np.vstack([c[k][lab].astype(float) for k in BOOT_SUMS])
+    ac1, qwk = estimates_from_sums(
+        sums, level=level, n_boot=n_boot, seed=seed, boot_counts=boot_counts, notes=notes
+    )
     rg = rogan_gladen_from_counts(c, level)
     if n_labelled and rg.note:
         notes.append(rg.note)

@@ -96,6 +96,8 @@ def validate(db_path: Path) -> ValidationReport:
 GATE_MARTS = ("input_row_counts", "rejected_rows")
 GATE_SELECTION = [f"+{name}" for name in GATE_MARTS]
 GATE_RESULTS = "run_results.gates.json"  # the first phase's run_results, kept
+# the first phase's models (schema, alias), written instead of its manifest.json
+GATE_MODELS = "models.gates.json"
 
 
 def validate_gates(db_path: Path) -> ValidationReport:
@@ -121,12 +123,10 @@ def drop_unbuilt_models(db_path: Path, built: set[str]) -> list[str]:
     a failed gate they would be the previous build's, beside this build's inputs
     (the report would show stale fits). The BI snapshot keeps the last validated
     marts. Returns the names dropped."""
-    manifest = json.loads((target_dir(db_path) / "manifest.json").read_text())
-    stale = {
-        (node["schema"], node.get("alias") or node["name"])
-        for uid, node in manifest["nodes"].items()
-        if node["resource_type"] == "model" and uid not in built
-    }
+    # every model of the project: the first phase writes their schema and alias
+    # instead of its manifest (dbt_parse.MODELS_ENV)
+    models = json.loads((target_dir(db_path) / GATE_MODELS).read_text())
+    stale = {(schema, alias) for uid, (schema, alias) in models.items() if uid not in built}
     con = duckdb.connect(str(db_path))
     try:
         kinds = con.execute(
@@ -224,10 +224,13 @@ def run_dbt(
     capture: bool = False,
     debug: bool = False,
     dbt_vars: Mapping[str, Any] | None = None,
+    models_file: Path | None = None,
 ) -> None:
     """Run one dbt command in the project, its progress on the terminal (``capture``:
     nothing on the terminal; ``debug``: also the details of failures; ``dbt_vars``:
-    its --vars); raise dbt_failure(...) when it fails."""
+    its --vars; ``models_file``: ``dbt build`` writes the models' schema and alias
+    there instead of manifest.json, dbt_parse.MODELS_ENV); raise dbt_failure(...)
+    when it fails."""
     # dbt's command line, starting from the parse kept for a warehouse of the same
     # catalog name when this one has none (judge_bias.warehouse.dbt_parse)
     cmd = [sys.executable, "-m", "judge_bias.warehouse.dbt_parse"]
@@ -237,6 +240,10 @@ def run_dbt(
         # Keep a side warehouse's dbt artefacts beside it, not in the project's target/.
         cmd += ["--target-path", str(target), "--log-path", str(target.parent / "logs")]
     env = dbt_env(db_path, data_dir)
+    env.pop(dbt_parse.MODELS_ENV, None)
+    if models_file is not None:
+        models_file.unlink(missing_ok=True)
+        env[dbt_parse.MODELS_ENV] = str(models_file)
     if made_for := dbt_parse.seed(PARSE_CACHE, target, db_path):
         env[dbt_parse.SEED_ENV] = made_for
     since = time.time() - 1  # mtime resolution
@@ -414,7 +421,9 @@ def build(
             # (tests/test_build_outcome.py)
             cautious = ["--indirect-selection", "cautious"]
             first = ["build", "--select", *GATE_SELECTION, *cautious, *refresh]
-            run_dbt(first, db, data, quiet=quiet, debug=debug, dbt_vars=extra)
+            # its manifest.json is not written: the second phase's replaces it
+            models = target_dir(db) / GATE_MODELS
+            run_dbt(first, db, data, quiet=quiet, debug=debug, dbt_vars=extra, models_file=models)
             results = target_dir(db) / "run_results.json"
             shutil.copyfile(results, results.with_name(GATE_RESULTS))
             if guard.loads:

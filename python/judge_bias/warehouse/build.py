@@ -5,18 +5,20 @@ record says how far it got."""
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import duckdb
 
@@ -268,6 +270,19 @@ def run_dbt(
     if proc.returncode != 0:
         raise dbt_failure(args, db_path, since, list(output), proc.returncode)
     dbt_parse.keep(PARSE_CACHE, target, db_path)
+
+
+def exit_without_teardown(code: int) -> NoReturn:
+    """End `judge-bias build`'s process without the interpreter's teardown (~1 CPU s
+    with Great Expectations loaded; issue 34); as at a normal exit, the other threads
+    are joined, the atexit functions run and the output is flushed."""
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join()
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def spark_work_dir(db_path: Path) -> Path:

@@ -6,6 +6,7 @@ record says how far it got."""
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import re
@@ -280,8 +281,9 @@ def exit_without_teardown(code: int) -> NoReturn:
         if thread is not threading.current_thread() and not thread.daemon:
             thread.join()
     atexit._run_exitfuncs()
-    sys.stdout.flush()
-    sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe, as an exit ignores
+            stream.flush()
     os._exit(code)
 
 

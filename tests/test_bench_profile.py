@@ -75,6 +75,15 @@ def test_stage_windows_cover_the_process():
     assert sum(b - a for _, a, b in windows) == pytest.approx(11.0)
 
 
+def test_a_step_shorter_than_a_sample_after_the_tree_ended_keeps_its_memory():
+    """judge-bias build's exit takes milliseconds (build.exit_without_teardown): no
+    sample falls inside it and the next reads the ended tree (0 MB); its peak is
+    the last living sample's."""
+    samples = [(9.9, 100.0, 1.0), (10.05, 0.0, 1.1)]
+    steps = _by_name(attribute([("exit", 10.0, 10.01)], {}, samples))
+    assert steps["exit"].peak_mb == 100.0
+
+
 def test_profile_of_a_small_build_has_every_step(tmp_path):
     """20k ratings, GLMs off: a row for every step the issue names, and the steps'
     times sum to the build's wall time measured around it (within 2% + 1 s: the

@@ -379,3 +379,22 @@ def test_a_held_lock_is_one_line_naming_the_holder(
         holder.wait()
     record = json.loads(build_record_path(db).read_text())
     assert record["state"] == "failed" and record["stage"] == "checking inputs"
+
+
+def test_exit_without_teardown_runs_what_an_exit_runs(tmp_path):
+    """`judge-bias build` ends with build.exit_without_teardown: its exit code, the
+    output buffered, the atexit functions and the other threads' work all kept."""
+    mark = tmp_path / "atexit.txt"
+    script = f"""
+import atexit, pathlib, sys, threading, time
+from judge_bias.warehouse.build import exit_without_teardown
+atexit.register(lambda: pathlib.Path({str(mark)!r}).write_text("ran"))
+done = []
+threading.Thread(target=lambda: (time.sleep(0.3), done.append(1), print("thread"))).start()
+sys.stdout.write("buffered ")
+exit_without_teardown(3)
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert out.returncode == 3, out.stderr
+    assert out.stdout.split() == ["buffered", "thread"]
+    assert mark.read_text() == "ran"

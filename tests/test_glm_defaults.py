@@ -89,3 +89,41 @@ def test_progress_lines_name_the_chain_and_beat_while_it_runs(capsys, monkeypatc
     with Heartbeat(on=False) as beat:  # off: silent
         assert beat.run("x", "y", lambda: 1) == 1
     assert capsys.readouterr().err == ""
+
+
+NOTHING_TO_FIT = """
+import sys
+
+import duckdb
+
+from judge_bias.glm.dbt import results_from_relations
+
+con = duckdb.connect()
+tables = {
+    "int_glm_families": "select 'g' as name, 'f' as family",
+    "int_glm_rating_counts": "select 'a' as dimension, 'g' as grader, 'llm' as grader_type, "
+    "'m' as model, 1.0 as score, 3 as n",
+    "int_glm_item_counts": "select 1 as n where false",
+    "int_glm_pairwise_counts": "select 1 as n where false",
+    "int_glm_scale_points": "select 'a' as dimension, 1.0 as score",
+    "int_glm_agreement_ratings": "select 1 as n where false",
+    "int_glm_excluded": "select 'a' as dimension, 'no score' as reason, 2 as n",
+}
+out = results_from_relations(lambda name: con.sql(tables[name]), {"glm_models": "none"}.get)
+assert set(out["status"]) == {"not requested"}, out
+heavy = sorted({m.split(".")[0] for m in sys.modules} & {"jax", "numpyro", "arviz", "krippendorff"})
+print(len(out), heavy)
+"""
+
+
+def test_nothing_to_fit_imports_no_sampler_library():
+    """glm_models none (the tests' setting, every build of the suite): int_glm_results
+    writes its "not requested" rows without importing JAX, numpyro, ArviZ or
+    krippendorff (about 3 CPU s of a small build; glm.lazy)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", NOTHING_TO_FIT], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == [str(len(MODELS)), "[]"], done.stdout

@@ -467,6 +467,13 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
+    code = _run(args)
+    if argv is None and args.command == "build":  # the command line, not a caller
+        build_mod.exit_without_teardown(code)
+    return code
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         return args.func(args)
     except KeyboardInterrupt:

@@ -170,8 +170,11 @@ def attribute(
 
     def rss_in(a: float, b: float) -> float:
         inside = [s[1] for s in samples[bisect_left(times, a) : bisect_right(times, b)]]
-        after = samples[min(bisect_left(times, a), len(samples) - 1)][1]
-        return max(inside or [after])
+        i = min(bisect_left(times, a), len(samples) - 1)
+        # a step shorter than the sampling interval: the sample after it, or the one
+        # before it when the tree had ended by then (a build's exit takes milliseconds)
+        after = samples[i][1] or samples[max(i - 1, 0)][1]
+        return max(inside or [after]) or after
 
     def add(name: str, a: float, b: float, share: float) -> None:
         step = steps.setdefault(name, Step(name))

@@ -20,11 +20,11 @@ that is the optimum for every practical purpose): the remaining Newton step,
 from __future__ import annotations
 
 import warnings
+from functools import cache
+from typing import Any
 
 import numpy as np
 import pandas as pd
-import statsmodels.api as sm
-from statsmodels.miscmodels.ordinal_model import OrderedModel
 
 from judge_bias.bias.regression import (
     ESTIMATE_COLUMNS,
@@ -42,15 +42,30 @@ from judge_bias.limits import Budget
 NEWTON_STEP_TOL = 1e-3
 
 
-class WeightedOrderedModel(OrderedModel):
-    """OrderedModel whose log-likelihood counts each row ``freq_weights`` times."""
+@cache
+def weighted_ordered_model() -> Any:
+    """The class WeightedOrderedModel, made on first use: statsmodels takes about
+    1 CPU s to import, and the validation imports this package for its
+    analysis names only (issue 34)."""
+    from statsmodels.miscmodels.ordinal_model import OrderedModel
 
-    def __init__(self, endog, exog, freq_weights: np.ndarray, **kwargs) -> None:
-        super().__init__(endog, exog, **kwargs)
-        self.freq_weights = np.asarray(freq_weights, dtype=float)
+    class WeightedOrderedModel(OrderedModel):
+        """OrderedModel whose log-likelihood counts each row ``freq_weights`` times."""
 
-    def loglike(self, params: np.ndarray) -> float:
-        return float(np.sum(self.freq_weights * self.loglikeobs(params)))
+        def __init__(self, endog, exog, freq_weights: np.ndarray, **kwargs) -> None:
+            super().__init__(endog, exog, **kwargs)
+            self.freq_weights = np.asarray(freq_weights, dtype=float)
+
+        def loglike(self, params: np.ndarray) -> float:
+            return float(np.sum(self.freq_weights * self.loglikeobs(params)))
+
+    return WeightedOrderedModel
+
+
+def __getattr__(name: str) -> Any:
+    if name == "WeightedOrderedModel":
+        return weighted_ordered_model()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def compress(
@@ -142,6 +157,8 @@ def fit_ordinal(
             empty, fit | {"model_type": model_type, "n_params": n_params, "notes": skipped}
         )
     y, X, terms, notes = ordinal_design(df)
+    import statsmodels.api as sm
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         yc, Xc, freq = compress(y, X, weights)
@@ -156,7 +173,7 @@ def fit_ordinal(
             params, cov = res.params[1:], _cov(res)[1:, 1:]
         else:
             endog = pd.Series(pd.Categorical(yc, categories=levels, ordered=True))
-            res = WeightedOrderedModel(endog, Xc, freq, distr="logit").fit(
+            res = weighted_ordered_model()(endog, Xc, freq, distr="logit").fit(
                 method="bfgs", disp=False, maxiter=20000, gtol=1e-8
             )
             k = X.shape[1]

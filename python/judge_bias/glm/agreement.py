@@ -12,14 +12,19 @@ design; the quantiles over draws carry the posterior uncertainty.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import krippendorff
 import numpy as np
 import pandas as pd
 
 from judge_bias.glm.fit import Fit
+from judge_bias.glm.lazy import module
 from judge_bias.glm.likelihood import ordinal_log_probs
+
+if TYPE_CHECKING:
+    import krippendorff
+else:
+    krippendorff = module("krippendorff")
 
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 # Krippendorff's levels of measurement (the krippendorff package's names).

@@ -30,10 +30,17 @@ geometry depends on them.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-from scipy.special import expit, logit
 
 from judge_bias.glm.data import CountData
+from judge_bias.glm.lazy import module
+
+if TYPE_CHECKING:
+    import scipy.special as special
+else:
+    special = module("scipy.special")
 
 
 def grader_shifts(d: CountData, iterations: int = 50) -> tuple[np.ndarray, np.ndarray]:
@@ -45,11 +52,11 @@ def grader_shifts(d: CountData, iterations: int = 50) -> tuple[np.ndarray, np.nd
     np.add.at(counts, (d.codes["grader"], d.y.astype(int)), d.n)
     pooled = counts.sum(axis=0)
     cum = np.clip(np.cumsum(pooled)[:-1] / max(pooled.sum(), 1.0), 1e-6, 1 - 1e-6)
-    cuts = np.concatenate([[-np.inf], logit(cum), [np.inf]])
+    cuts = np.concatenate([[-np.inf], special.logit(cum), [np.inf]])
     shift = np.zeros(g)
     info = np.zeros(g)
     for _ in range(iterations):
-        cdf = expit(cuts[None, :] - shift[:, None])  # (g, k + 1)
+        cdf = special.expit(cuts[None, :] - shift[:, None])  # (g, k + 1)
         dens = cdf * (1 - cdf)
         p = np.clip(np.diff(cdf, axis=1), 1e-300, None)
         dp = -np.diff(dens, axis=1)  # d p_k / d shift

@@ -13,11 +13,19 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-import arviz as az
 import numpy as np
 import pandas as pd
-from scipy.special import logsumexp
+
+from judge_bias.glm.lazy import module
+
+if TYPE_CHECKING:
+    import arviz as az
+    import scipy.special as special
+else:
+    az = module("arviz")
+    special = module("scipy.special")
 
 PARETO_K_LIMIT = 0.7
 
@@ -64,8 +72,8 @@ def pointwise(log_lik_chunks: Iterable[np.ndarray], reff: float) -> dict[str, np
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the Pareto k are reported, not warned
             log_w, k = az.psislw(-ll, reff)
-        parts["loo_i"].append(logsumexp(log_w + ll, axis=1))
-        parts["lppd_i"].append(logsumexp(ll, axis=1) - np.log(ll.shape[1]))
+        parts["loo_i"].append(special.logsumexp(log_w + ll, axis=1))
+        parts["lppd_i"].append(special.logsumexp(ll, axis=1) - np.log(ll.shape[1]))
         parts["var_i"].append(ll.var(axis=1))
         parts["k"].append(np.atleast_1d(k))
     return {name: np.concatenate(v) for name, v in parts.items()}

@@ -14,21 +14,29 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-import arviz as az
-import jax
 import numpy as np
-from scipy import stats
 
 from judge_bias.glm.centring import grader_centring
 from judge_bias.glm.data import CountData
+from judge_bias.glm.lazy import module
 from judge_bias.glm.models import ModelSpec, lone_type_mask
 from judge_bias.glm.priors import Priors
 from judge_bias.glm.progress import progress
-from judge_bias.glm.sampler import FlatModel, sample
 from judge_bias.settings import CI_LEVEL
 
 if TYPE_CHECKING:
+    import arviz as az
+    import jax
     import pandas as pd
+    import scipy.stats as stats
+
+    from judge_bias.glm import sampler
+else:
+    az = module("arviz")
+    jax = module("jax")
+    stats = module("scipy.stats")
+    # the sampler (JAX) only when a model is fitted
+    sampler = module("judge_bias.glm.sampler")
 
 # Diagnostic thresholds: a fit beyond one of them is kept, flagged "warning".
 R_HAT_MAX = 1.01
@@ -151,7 +159,7 @@ def _own_classes(samples: dict[str, np.ndarray], num_classes: int) -> dict[str, 
     return out
 
 
-_FLAT: dict[tuple, FlatModel] = {}
+_FLAT: dict[tuple, sampler.FlatModel] = {}
 
 
 def run_batch(
@@ -176,7 +184,7 @@ def run_batch(
         flat = _FLAT.get(key)
         if flat is None:
             widest = replace(datas[members[0]], num_classes=classes)
-            flat = FlatModel(spec.numpyro_model(widest, priors), padded[0])
+            flat = sampler.FlatModel(spec.numpyro_model(widest, priors), padded[0])
             if _FLAT:  # a new model: free the previous one's compiled programs
                 _FLAT.clear()
                 jax.clear_caches()
@@ -185,7 +193,7 @@ def run_batch(
         progress(f"{', '.join(labels)}: the posterior mode ({datas[members[0]].n_groups} cells)")
         laplaces = [flat.laplace(args, spec.hold_at_start) for args in padded]
         stacked = jax.tree_util.tree_map(lambda *a: np.stack(a), *padded)
-        draws = sample(
+        draws = sampler.sample(
             flat,
             (key, settings, len(members)),
             stacked,

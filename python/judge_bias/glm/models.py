@@ -7,14 +7,13 @@ The building blocks and ``ModelSpec`` are in ``spec.py``. Add a model: one
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import jax.numpy as jnp
 import numpy as np
-import numpyro
-import numpyro.distributions as dist
 
 from judge_bias.glm.centring import grader_centring
 from judge_bias.glm.data import CountData
+from judge_bias.glm.lazy import module
 from judge_bias.glm.priors import Priors
 from judge_bias.glm.spec import (
     MODELS,
@@ -34,6 +33,15 @@ from judge_bias.glm.spec import (
     sum_to_zero_matrix,
     zero_sum_scaled,
 )
+
+if TYPE_CHECKING:
+    import jax.numpy as jnp
+    import numpyro
+    import numpyro.distributions as dist
+else:
+    jnp = module("jax.numpy")
+    numpyro = module("numpyro")
+    dist = module("numpyro.distributions")
 
 __all__ = ["MODELS", "ModelSpec", "Variant"]
 

@@ -13,6 +13,7 @@ import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -30,9 +31,9 @@ from judge_bias.glm.compare import (
 )
 from judge_bias.glm.data import CountData, ordinal_counts, pairwise_counts
 from judge_bias.glm.fit import Fit, FitSettings, diagnostics, run_batch, target_accept_of, warmup_of
+from judge_bias.glm.lazy import module
 from judge_bias.glm.models import MODELS, ModelSpec
 from judge_bias.glm.priors import Priors
-from judge_bias.glm.sampler import compilation_cache
 from judge_bias.glm.summarise import (
     contrast_draws,
     effect_draws,
@@ -42,6 +43,12 @@ from judge_bias.glm.summarise import (
 )
 from judge_bias.limits import Budget
 from judge_bias.settings import parse_ci_level, setting
+
+if TYPE_CHECKING:
+    from judge_bias.glm import sampler
+else:
+    # the sampler (JAX) only when a model is fitted
+    sampler = module("judge_bias.glm.sampler")
 
 PAIRWISE_DIMENSION = "pairwise"
 AGREEMENT_MODELS = ("items", "grader_model", "hierarchical")  # first one fitted is used
@@ -328,7 +335,7 @@ def _not_requested(config: GlmConfig, dimensions: list[str]) -> list[dict]:
 def run_glms(inputs: Inputs, config: GlmConfig) -> pd.DataFrame:
     """Every requested model on every dimension: one long table."""
     if config.models:  # the compiled samplers persist across builds
-        compilation_cache()
+        sampler.compilation_cache()
     records: list[dict] = []
     excluded = inputs.excluded
     dimensions = sorted(inputs.rating_counts["dimension"].unique())

@@ -14,17 +14,25 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import jax.numpy as jnp
 import numpy as np
-import numpyro
-import numpyro.distributions as dist
 
 from judge_bias.glm.data import CountData
+from judge_bias.glm.lazy import module
 from judge_bias.glm.likelihood import binary_log_probs, ordinal_log_probs
 from judge_bias.glm.priors import Priors
 
-Params = dict[str, jnp.ndarray]
+if TYPE_CHECKING:
+    import jax.numpy as jnp
+    import numpyro
+    import numpyro.distributions as dist
+else:
+    jnp = module("jax.numpy")
+    numpyro = module("numpyro")
+    dist = module("numpyro.distributions")
+
+Params = dict[str, "jnp.ndarray"]
 
 
 @dataclass(frozen=True)

@@ -5,18 +5,21 @@ record says how far it got."""
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import duckdb
 
@@ -96,6 +99,8 @@ def validate(db_path: Path) -> ValidationReport:
 GATE_MARTS = ("input_row_counts", "rejected_rows")
 GATE_SELECTION = [f"+{name}" for name in GATE_MARTS]
 GATE_RESULTS = "run_results.gates.json"  # the first phase's run_results, kept
+# the first phase's models (schema, alias), written instead of its manifest.json
+GATE_MODELS = "models.gates.json"
 
 
 def validate_gates(db_path: Path) -> ValidationReport:
@@ -121,12 +126,10 @@ def drop_unbuilt_models(db_path: Path, built: set[str]) -> list[str]:
     a failed gate they would be the previous build's, beside this build's inputs
     (the report would show stale fits). The BI snapshot keeps the last validated
     marts. Returns the names dropped."""
-    manifest = json.loads((target_dir(db_path) / "manifest.json").read_text())
-    stale = {
-        (node["schema"], node.get("alias") or node["name"])
-        for uid, node in manifest["nodes"].items()
-        if node["resource_type"] == "model" and uid not in built
-    }
+    # every model of the project: the first phase writes their schema and alias
+    # instead of its manifest (dbt_parse.MODELS_ENV)
+    models = json.loads((target_dir(db_path) / GATE_MODELS).read_text())
+    stale = {(schema, alias) for uid, (schema, alias) in models.items() if uid not in built}
     con = duckdb.connect(str(db_path))
     try:
         kinds = con.execute(
@@ -224,10 +227,13 @@ def run_dbt(
     capture: bool = False,
     debug: bool = False,
     dbt_vars: Mapping[str, Any] | None = None,
+    models_file: Path | None = None,
 ) -> None:
     """Run one dbt command in the project, its progress on the terminal (``capture``:
     nothing on the terminal; ``debug``: also the details of failures; ``dbt_vars``:
-    its --vars); raise dbt_failure(...) when it fails."""
+    its --vars; ``models_file``: ``dbt build`` writes the models' schema and alias
+    there instead of manifest.json, dbt_parse.MODELS_ENV); raise dbt_failure(...)
+    when it fails."""
     # dbt's command line, starting from the parse kept for a warehouse of the same
     # catalog name when this one has none (judge_bias.warehouse.dbt_parse)
     cmd = [sys.executable, "-m", "judge_bias.warehouse.dbt_parse"]
@@ -237,6 +243,10 @@ def run_dbt(
         # Keep a side warehouse's dbt artefacts beside it, not in the project's target/.
         cmd += ["--target-path", str(target), "--log-path", str(target.parent / "logs")]
     env = dbt_env(db_path, data_dir)
+    env.pop(dbt_parse.MODELS_ENV, None)
+    if models_file is not None:
+        models_file.unlink(missing_ok=True)
+        env[dbt_parse.MODELS_ENV] = str(models_file)
     if made_for := dbt_parse.seed(PARSE_CACHE, target, db_path):
         env[dbt_parse.SEED_ENV] = made_for
     since = time.time() - 1  # mtime resolution
@@ -261,6 +271,20 @@ def run_dbt(
     if proc.returncode != 0:
         raise dbt_failure(args, db_path, since, list(output), proc.returncode)
     dbt_parse.keep(PARSE_CACHE, target, db_path)
+
+
+def exit_without_teardown(code: int) -> NoReturn:
+    """End `judge-bias build`'s process without the interpreter's teardown (~1 CPU s
+    with Great Expectations loaded; issue 34); as at a normal exit, the other threads
+    are joined, the atexit functions run and the output is flushed."""
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe, as an exit ignores
+            stream.flush()
+    os._exit(code)
 
 
 def spark_work_dir(db_path: Path) -> Path:
@@ -414,7 +438,9 @@ def build(
             # (tests/test_build_outcome.py)
             cautious = ["--indirect-selection", "cautious"]
             first = ["build", "--select", *GATE_SELECTION, *cautious, *refresh]
-            run_dbt(first, db, data, quiet=quiet, debug=debug, dbt_vars=extra)
+            # its manifest.json is not written: the second phase's replaces it
+            models = target_dir(db) / GATE_MODELS
+            run_dbt(first, db, data, quiet=quiet, debug=debug, dbt_vars=extra, models_file=models)
             results = target_dir(db) / "run_results.json"
             shutil.copyfile(results, results.with_name(GATE_RESULTS))
             if guard.loads:

@@ -33,6 +33,9 @@ from pathlib import Path
 PARTIAL_PARSE = "partial_parse.msgpack"
 SEED_ENV = "JUDGE_BIAS_PARSE_SEED"  # the path of the warehouse the seeded parse was made for
 SEEDED = "partial_parse.seed.json"  # beside a seeded parse: that path
+# set (the first phase of judge-bias build): `dbt build` ends by writing this file, the
+# models' schema and alias, instead of manifest.json (models_instead_of_manifest)
+MODELS_ENV = "JUDGE_BIAS_MODELS_FILE"
 
 
 def catalog_name(db_path: Path) -> str:
@@ -144,13 +147,39 @@ def _write_manifest_once() -> None:
     loader.write_manifest = at_parse
 
 
+def _models_instead_of_manifest() -> None:
+    """With MODELS_ENV set, ``dbt build`` ends by writing only the models' schema and
+    alias (JSON: unique id -> [schema, alias]) to that file, not manifest.json and
+    semantic_manifest.json (~1 CPU s): judge-bias build's first phase, whose
+    manifest the second phase's replaces; the parent reads the models after a
+    failed gate (build.drop_unbuilt_models)."""
+    import dbt.task.runnable as runnable
+
+    path = os.environ.get(MODELS_ENV)
+    if not path or "build" not in sys.argv[1:]:
+        return
+
+    def models_only(manifest, target_path: str, which: str | None = None) -> None:
+        models = {
+            uid: [node.schema, node.alias or node.name]
+            for uid, node in manifest.nodes.items()
+            if node.resource_type == "model"
+        }
+        tmp = _temporary(Path(path))
+        tmp.write_text(json.dumps(models), encoding="utf-8")
+        os.replace(tmp, path)
+
+    runnable.write_manifest = models_only
+
+
 def main() -> None:
     """dbt's command line (the ``dbt`` script's entry point) with the seeded parse
-    accepted and manifest.json written once."""
+    accepted and manifest.json written once (or not at all: MODELS_ENV)."""
     from dbt.cli.main import cli
 
     _accept_seeded_parse()
     _write_manifest_once()
+    _models_instead_of_manifest()
     sys.argv[0] = "dbt"
     sys.exit(cli())
 

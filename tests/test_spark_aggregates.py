@@ -80,11 +80,14 @@ PREREQUISITES = {name: ["int_pairwise_flags"] for name in MODELS if "pairwise" i
 
 @pytest.fixture(scope="module")
 def spark(tmp_path_factory: pytest.TempPathFactory):
-    from judge_bias.warehouse.spark import start_session, stop_session
+    from judge_bias.warehouse import spark
+    from tests.spark_stage import quick_session_config
 
-    session = start_session(tmp_path_factory.mktemp("spark"))
+    with pytest.MonkeyPatch.context() as patch:  # the tests' JVM options (spark_stage)
+        patch.setattr(spark, "session_config", quick_session_config)
+        session = spark.start_session(tmp_path_factory.mktemp("spark"))
     yield session
-    stop_session(session)
+    spark.stop_session(session)
 
 
 def _view(spark, name: str, frame: pd.DataFrame, folder: Path) -> None:

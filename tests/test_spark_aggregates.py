@@ -83,8 +83,12 @@ def spark(tmp_path_factory: pytest.TempPathFactory):
     from judge_bias.warehouse import spark
     from tests.spark_stage import quick_session_config
 
-    with pytest.MonkeyPatch.context() as patch:  # the tests' JVM options (spark_stage)
-        patch.setattr(spark, "session_config", quick_session_config)
+    def config(spark_dir: Path) -> dict[str, str]:
+        # the tests' JVM options (spark_stage); temp views only: no Hive metastore
+        return {**quick_session_config(spark_dir), "spark.sql.catalogImplementation": "in-memory"}
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(spark, "session_config", config)
         session = spark.start_session(tmp_path_factory.mktemp("spark"))
     yield session
     spark.stop_session(session)

@@ -135,3 +135,12 @@ def test_aggregate_is_the_same_on_spark_and_duckdb(spark, model: str, tmp_path: 
             )
         else:
             assert a.astype(object).tolist() == b.astype(object).tolist(), column
+
+
+def test_session_runs_with_the_tests_java_options(spark) -> None:
+    """The tests' JVM options (tests/spark_stage.py) reach the JVM pyspark launched:
+    the spark.driver.extraJavaOptions a builder sets before the JVM starts."""
+    from tests.spark_stage import TEST_JAVA_OPTIONS
+
+    bean = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
+    assert set(TEST_JAVA_OPTIONS.split()) <= set(bean.getInputArguments())

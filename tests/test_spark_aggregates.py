@@ -80,11 +80,18 @@ PREREQUISITES = {name: ["int_pairwise_flags"] for name in MODELS if "pairwise" i
 
 @pytest.fixture(scope="module")
 def spark(tmp_path_factory: pytest.TempPathFactory):
-    from judge_bias.warehouse.spark import start_session, stop_session
+    from judge_bias.warehouse import spark
+    from tests.spark_stage import quick_session_config
 
-    session = start_session(tmp_path_factory.mktemp("spark"))
+    def config(spark_dir: Path) -> dict[str, str]:
+        # the tests' JVM options (spark_stage); temp views only: no Hive metastore
+        return {**quick_session_config(spark_dir), "spark.sql.catalogImplementation": "in-memory"}
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(spark, "session_config", config)
+        session = spark.start_session(tmp_path_factory.mktemp("spark"))
     yield session
-    stop_session(session)
+    spark.stop_session(session)
 
 
 def _view(spark, name: str, frame: pd.DataFrame, folder: Path) -> None:
@@ -128,3 +135,12 @@ def test_aggregate_is_the_same_on_spark_and_duckdb(spark, model: str, tmp_path: 
             )
         else:
             assert a.astype(object).tolist() == b.astype(object).tolist(), column
+
+
+def test_session_runs_with_the_tests_java_options(spark) -> None:
+    """The tests' JVM options (tests/spark_stage.py) reach the JVM pyspark launched:
+    the spark.driver.extraJavaOptions a builder sets before the JVM starts."""
+    from tests.spark_stage import TEST_JAVA_OPTIONS
+
+    bean = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
+    assert set(TEST_JAVA_OPTIONS.split()) <= set(bean.getInputArguments())

@@ -433,11 +433,10 @@ def build(
             built = spark_stage(data, db, quiet=quiet)
             run_dbt(["build", "--exclude", *built], db, data, quiet=quiet, debug=debug)
         else:
-            # cautious both times: a test reading models of both phases runs in the second
-            # (eager would drop it from both); together they run every node once
-            # (tests/test_build_outcome.py)
-            cautious = ["--indirect-selection", "cautious"]
-            first = ["build", "--select", *GATE_SELECTION, *cautious, *refresh]
+            # dbt_project.yml's indirect_selection (cautious) holds in both phases: a test
+            # reading models of both phases runs in the second (eager would drop it from
+            # both); together they run every node once (tests/test_build_outcome.py)
+            first = ["build", "--select", *GATE_SELECTION, *refresh]
             # its manifest.json is not written: the second phase's replaces it
             models = target_dir(db) / GATE_MODELS
             run_dbt(first, db, data, quiet=quiet, debug=debug, dbt_vars=extra, models_file=models)
@@ -459,7 +458,7 @@ def build(
             if not quiet:
                 print("input gates passed: building the rest", flush=True)
             record.reach("dbt build")
-            rest = ["build", "--exclude", *GATE_SELECTION, *cautious, *refresh]
+            rest = ["build", "--exclude", *GATE_SELECTION, *refresh]
             run_dbt(rest, db, data, quiet=quiet, debug=debug, dbt_vars=extra)
         result = validate_and_publish(db, data, bi, record, target_dir(db) / "manifest.json")
         if result.bi_path is None:

@@ -131,7 +131,7 @@ def both_routes(
     """(DuckDB warehouse, Spark export folder) for the broken copy; the export
     folder lists the tables the Spark route built in tables.txt."""
     _, broken, export = spark_route
-    select = ["--select", *_built(export), "--indirect-selection", "cautious"]
+    select = ["--select", *_built(export)]  # cautious: dbt_project.yml
     db = tmp_path_factory.mktemp("spark_duck") / "duck.duckdb"
     run_dbt(["build", *select], db, broken, quiet=True, capture=True)
     return db, export

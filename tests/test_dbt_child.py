@@ -24,6 +24,8 @@ if mode == "dies in the first":
 if mode == "ends without the marker":
     sys.exit(0)
 print(PHASE_DONE, flush=True)
+if mode == "dies waiting":
+    os.kill(os.getpid(), 9)
 answer = sys.stdin.readline()
 open(said, "w").write(answer or "end of stdin")
 if mode == "dies between":
@@ -82,6 +84,15 @@ def test_a_child_killed_between_the_phases(tmp_path):
     killed = r"^dbt build failed: exit code -9$"
     with pytest.raises(BuildError, match=killed), child(tmp_path, "dies between") as dbt:
         assert dbt.read(["build"])
+        dbt.second(["build"], ["build"])
+
+
+def test_a_child_dead_before_the_answer(tmp_path):
+    """Writing go to a child that is gone (a broken pipe) is the child's failure."""
+    killed = r"^dbt build failed: exit code -9$"
+    with pytest.raises(BuildError, match=killed), child(tmp_path, "dies waiting") as dbt:
+        assert dbt.read(["build"])
+        dbt.proc.wait()
         dbt.second(["build"], ["build"])
 
 

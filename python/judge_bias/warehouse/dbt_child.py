@@ -14,6 +14,7 @@ no connection to the warehouse then (dbt_parse checks it before PHASE_DONE).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import subprocess
@@ -129,9 +130,12 @@ class DbtChild:
         assert self.proc.stdin is not None
         try:
             self.proc.stdin.write(GO + json.dumps(argv) + "\n")
-            self.proc.stdin.close()
+            self.proc.stdin.flush()
         except BrokenPipeError:
             pass  # the child ended: read says how
+        finally:
+            with contextlib.suppress(BrokenPipeError):
+                self.proc.stdin.close()
         if self.read(args):
             raise BuildError("dbt's child printed the end of its first phase twice")
 

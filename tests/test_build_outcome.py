@@ -329,7 +329,19 @@ def test_max_rejected_share_var_reaches_the_table_or_stops(tmp_path: Path, value
 # ----------------------------------------------------------------- paths are data
 
 
-def test_paths_with_templates_emoji_quotes_and_spaces(tmp_path: Path) -> None:
+def test_paths_with_templates_emoji_quotes_and_spaces(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Also: the build's two dbt phases run in one dbt process (build.dbt_phases)."""
+    dbt_children = []
+    popen = subprocess.Popen
+
+    def counted(cmd, *args, **kwargs):
+        if "judge_bias.warehouse.dbt_parse" in cmd:
+            dbt_children.append(cmd)
+        return popen(cmd, *args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", counted)
     parts = ("inj{{ 7*6 }}", "🦆 emoji", 'it\'s "quoted" ')
     data = tmp_path.joinpath(*parts)
     shutil.copytree(DEMO_DIR, data)
@@ -345,6 +357,7 @@ def test_paths_with_templates_emoji_quotes_and_spaces(tmp_path: Path) -> None:
     assert {Path(f).parent for f in files["source_file"]} == {data}
     assert query(db, "select data_dir from dbt_last_run")["data_dir"][0] == str(data)
     assert json.loads(build_record_path(db).read_text())["state"] == "ok"
+    assert len(dbt_children) == 1, dbt_children
 
 
 # ------------------------------------------------------------------- a held lock

@@ -16,6 +16,7 @@ import pytest
 from judge_bias.cli import main
 from judge_bias.errors import InputError
 from judge_bias.warehouse import build as build_mod
+from judge_bias.warehouse.dbt_child import dbt_failure
 from judge_bias.warehouse.provenance import (
     BuildRecord,
     build_record_path,
@@ -114,7 +115,7 @@ def test_dbt_failure_names_the_node_and_the_cause(tmp_path: Path) -> None:
              "message": message},
         ],
     )  # fmt: skip
-    exc = build_mod.dbt_failure(["build"], db, time.time() - 60, [], 1)
+    exc = dbt_failure(["build"], target, time.time() - 60, [], 1)
     assert isinstance(exc, InputError)
     assert str(exc) == "/d/judge_ratings.csv: missing required column(s) 'model'"
 
@@ -130,7 +131,7 @@ def test_dbt_failure_names_the_node_and_the_cause(tmp_path: Path) -> None:
              "message": "Runtime Error\n  Binder Error: column x not found\n"},
         ],
     )  # fmt: skip
-    exc = build_mod.dbt_failure(["build"], db, time.time() - 60, [], 1)
+    exc = dbt_failure(["build"], target, time.time() - 60, [], 1)
     assert isinstance(exc, build_mod.BuildError)
     assert str(exc) == (
         "dbt build failed in test unique_fct_key: Got 3 results, configured to fail if != 0 "
@@ -138,7 +139,7 @@ def test_dbt_failure_names_the_node_and_the_cause(tmp_path: Path) -> None:
     )
     # run_results.json older than the run is another run's: dbt's own output is used
     output = ["\x1b[0m01:02:03  Encountered an error:\n", "Compilation Error\n", "  var x bad\n"]
-    exc = build_mod.dbt_failure(["build"], db, time.time() + 60, output, 2)
+    exc = dbt_failure(["build"], target, time.time() + 60, output, 2)
     assert str(exc) == "dbt build failed: var x bad"
 
 

@@ -19,7 +19,7 @@ from judge_bias.warehouse.build import run_dbt
 from tests.conftest import query
 
 pytestmark = [pytest.mark.dbt]
-MODELS = ["build", "-s", "+model_comparisons", "+label_budget", "--indirect-selection", "cautious"]
+MODELS = ["build", "-s", "+model_comparisons", "+label_budget"]
 SIDES = ["first_model", "first_stratum", "second_model", "second_stratum"]
 
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from judge_bias.warehouse import build as build_mod
@@ -161,3 +163,44 @@ def test_the_first_phase_writes_the_models_instead_of_the_manifest(project, tmp_
         if node["resource_type"] == "model"
     }
     assert written == expected and "model.judge_bias.input_row_counts" in written
+
+
+def test_both_phases_run_in_one_dbt_process_holding_nothing_between(tmp_path, monkeypatch):
+    """judge-bias build's two dbt commands (build.dbt_phases): one child process,
+    one parse; between them the child has let go of the warehouse (this process
+    writes it, as the gate check and a rejected load's rollback do), and the
+    second command opens it again."""
+    started = []
+    popen = subprocess.Popen
+
+    def counted(cmd, *args, **kwargs):
+        if "judge_bias.warehouse.dbt_parse" in cmd:
+            started.append(cmd)
+        return popen(cmd, *args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", counted)
+    db = tmp_path / "one" / "w.duckdb"
+    target = build_mod.target_dir(db)
+    models = target / build_mod.GATE_MODELS
+    select = ["build", "--select", "model_aliases"]
+    with build_mod.dbt_phases(select, db, None, capture=True, models_file=models) as second:
+        assert not (target / "manifest.json").exists() and models.exists()
+        first_run = json.loads((target / "run_results.json").read_text())
+        con = duckdb.connect(str(db))  # read-write: fails while another process holds it
+        con.execute("create table between_phases as select count(*) as n from model_aliases")
+        con.close()
+        second([*select, "--full-refresh"])
+    assert len(started) == 1
+    second_run = json.loads((target / "run_results.json").read_text())
+    assert second_run["metadata"]["invocation_id"] != first_run["metadata"]["invocation_id"]
+    assert second_run["args"]["full_refresh"] is True
+    status = {r["unique_id"]: r["status"] for r in second_run["results"]}
+    assert status["seed.judge_bias.model_aliases"] == "success"
+    assert set(status.values()) <= {"success", "pass"}
+    log = (target.parent / "logs" / "dbt.log").read_text(encoding="utf-8")
+    assert log.count("Running with dbt=") == 2  # two commands, one parse
+    assert log.count("Unable to do partial parsing") + log.count("Partial parsing enabled:") == 1
+    assert json.loads((target / "manifest.json").read_text())["nodes"]  # the second's
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("select n from between_phases").fetchone()[0] > 0
+    con.close()

@@ -15,8 +15,7 @@ from judge_bias.simulate.versions import DRIFT_VERSION
 from judge_bias.warehouse.build import run_dbt
 from tests.conftest import DEMO_DIR, query
 
-MODELS = ["build", "-s", "+judge_drift", "+judge_stability", "+agreement_binary",
-          "--indirect-selection", "cautious"]  # fmt: skip
+MODELS = ["build", "-s", "+judge_drift", "+judge_stability", "+agreement_binary"]
 
 
 def test_simulator_options_are_off_by_default(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ and Markdown reports. The runner's own error row is covered below on a real call
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -33,7 +34,14 @@ FITS = [
 ]
 
 
-def _fake_dbt(args: list[str], db: Path, data: Path | None = None, **_: object) -> None:
+@contextmanager
+def _fake_phases(args: list[str], db: Path, *_: object, **__: object):
+    """build.dbt_phases: the first phase, then the second when asked."""
+    _fake_dbt(db)
+    yield lambda args: _fake_dbt(db)
+
+
+def _fake_dbt(db: Path) -> None:
     # the first of the build's two dbt phases leaves run_results.json (build.py copies it)
     target = build_mod.target_dir(db)
     target.mkdir(parents=True, exist_ok=True)
@@ -48,7 +56,7 @@ def _fake_dbt(args: list[str], db: Path, data: Path | None = None, **_: object) 
 
 @pytest.fixture()
 def built(demo_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys):
-    monkeypatch.setattr(build_mod, "run_dbt", _fake_dbt)
+    monkeypatch.setattr(build_mod, "dbt_phases", _fake_phases)
     monkeypatch.setattr(build_mod, "validate", lambda db: ValidationReport(findings=[]))
     monkeypatch.setattr(build_mod, "mart_docs", lambda manifest: {"glm_fits": MartDocs()})
     db = tmp_path / "wh.duckdb"

@@ -30,7 +30,6 @@ def tiny_budget_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     cmd = [
         str(Path(sys.executable).with_name("dbt")), "--quiet", "build",
         "--select", "+bias_fits", "+agreement_annotators", "+input_row_counts",
-        "--indirect-selection", "cautious",
         "--vars", json.dumps(variables),
         "--target-path", str(tmp / "target"), "--log-path", str(tmp / "logs"),
     ]  # fmt: skip

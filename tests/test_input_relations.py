@@ -73,7 +73,7 @@ def _count(con: duckdb.DuckDBPyConnection, relation: str) -> int:
 
 
 def _phase(db: Path, data: Path | None, dbt_vars: dict | None) -> None:
-    args = ["build", "--select", *GATE_SELECTION, "--indirect-selection", "cautious"]
+    args = ["build", "--select", *GATE_SELECTION]
     run_dbt(args, db, data, quiet=True, capture=True, dbt_vars=dbt_vars)
 
 

@@ -28,8 +28,7 @@ from judge_bias.warehouse.build import BuildResult, run_dbt
 from tests.conftest import FAITHFULNESS, SHARED_DATA, needs_shared, query
 
 pytestmark = [pytest.mark.dbt]
-PPI_MODELS = ["build", "-s", "+ppi_model_scores", "+ppi_model_score_strata",
-              "--indirect-selection", "cautious"]  # fmt: skip
+PPI_MODELS = ["build", "-s", "+ppi_model_scores", "+ppi_model_score_strata"]
 Z90 = float(stats.norm.ppf(0.95))
 
 

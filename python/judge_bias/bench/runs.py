@@ -141,12 +141,7 @@ def run_agreement_bench(n_ratings: int = 1_000_000, n_annotations: int = 1_000_0
         tmp_path = Path(tmp)
         write_agreement_bench_data(tmp_path / "data", n_ratings, n_annotations)
         db = tmp_path / "bench.duckdb"
-        select = [
-            "--select",
-            *(f"+{m}" for m in AGREEMENT_MODELS),
-            "--indirect-selection",
-            "cautious",
-        ]
+        select = ["--select", *(f"+{m}" for m in AGREEMENT_MODELS)]
         start = time.perf_counter()
         build_mod.run_dbt(["build", *select], db, tmp_path / "data", quiet=True)
         wall = time.perf_counter() - start
@@ -313,7 +308,7 @@ def run_pairwise_bench(n_rows: int = 1_000_000) -> int:
         data = write_pairwise_data(tmp_path / "data", n_rows)
         (data / "judge_ratings.csv").write_text("judge,prompt_id,model,dimension,label\n")
         db = tmp_path / "bench.duckdb"
-        select = ["--select", "+pairwise_bias", "--indirect-selection", "cautious"]
+        select = ["--select", "+pairwise_bias"]
         start = time.perf_counter()
         build_mod.run_dbt(["build", *select], db, data, quiet=True)
         wall = time.perf_counter() - start

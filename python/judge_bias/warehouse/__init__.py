@@ -1,7 +1,9 @@
 """Running the warehouse: the build, its validation, its record and its published snapshot.
 
 - ``build``: ``judge-bias build`` (dbt build, atomic publish, exit codes, summaries).
-- ``dbt_parse``: dbt's command line for the build, its parse reused by a new warehouse.
+- ``dbt_parse``: dbt's command line for the build, its parse reused by a new warehouse;
+  the build's two phases in one dbt process.
+- ``dbt_child``: dbt as a child process: its output, its failure in one line, the phases' handshake.
 - ``dbt_vars``: ``judge-bias build --vars``, read as dbt reads them, for dbt and the pre-flight.
 - ``plain_dbt``: ``judge-bias validate --publish``, the end of a build for a plain dbt build.
 - ``validation``: Great Expectations suites over the marts, and the reason codes.
@@ -12,6 +14,7 @@
 
 __all__ = [
     "build",
+    "dbt_child",
     "dbt_parse",
     "dbt_vars",
     "locks",

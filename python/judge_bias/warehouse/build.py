@@ -9,14 +9,12 @@ import atexit
 import contextlib
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 import threading
 import time
-from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -27,6 +25,13 @@ from judge_bias.errors import InputError
 from judge_bias.inputs import loading
 from judge_bias.inputs.summary import FileCounts, gate_failures, summarise_inputs
 from judge_bias.warehouse import dbt_parse
+from judge_bias.warehouse.dbt_child import (
+    PHASES_FLAG,
+    BuildError,
+    DbtChild,
+    dbt_child,
+    meaningful_lines,
+)
 from judge_bias.warehouse.dbt_vars import VarsError, dbt_args, input_relations, split_data_dir
 from judge_bias.warehouse.glm_fit_status import glm_fit_summary_of
 from judge_bias.warehouse.incremental import drop_load_temps, guard_load, incremental_vars
@@ -50,15 +55,6 @@ DEFAULT_DB = Path("warehouse") / "judge_bias.duckdb"
 DEFAULT_DATA = Path("data") / "demo"
 # dbt's parse kept for the next new warehouse (judge_bias.warehouse.dbt_parse)
 PARSE_CACHE = PROJECT_DIR / "target" / "parse_cache"
-
-
-class BuildError(RuntimeError):
-    """dbt build or the validation failed; the message is one line. ``hint``: a line
-    to print before it (where the whole output is)."""
-
-    def __init__(self, message: str, hint: str | None = None) -> None:
-        super().__init__(message)
-        self.hint = hint
 
 
 @dataclass
@@ -164,59 +160,40 @@ def dbt_env(db_path: Path, data_dir: Path | None = None) -> dict[str, str]:
     return env
 
 
-# dbt's summary of failures starts here: its details (a Python traceback can run to
-# hundreds of lines) are kept off the terminal; the failing node and the cause end
-# the command's output instead (all of it with --debug, and in dbt's log).
-FAILURE_SUMMARY = re.compile(r"Completed with [1-9]\d* errors?")
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
-TIMESTAMP = re.compile(r"^\d\d:\d\d:\d\d\s+")
-NOISE = ("Done. PASS=", "compiled code at", "Completed with", "Finished running", "See also")
-INPUT_ERROR = re.compile(r"^(?:[\w.]+\.)?InputError: (?P<message>.*)$")
+def dbt_argv(
+    args: list[str], db_path: Path, quiet: bool = False, dbt_vars: Mapping[str, Any] | None = None
+) -> list[str]:
+    """dbt's command line ``args`` on this warehouse (``dbt_vars``: its --vars)."""
+    argv = [*(["--quiet"] if quiet else []), *args, *dbt_args(dbt_vars or {})]
+    target = target_dir(db_path)
+    if db_path.resolve() != (PROJECT_DIR / DEFAULT_DB).resolve():
+        # Keep a side warehouse's dbt artefacts beside it, not in the project's target/.
+        argv += ["--target-path", str(target), "--log-path", str(target.parent / "logs")]
+    return argv
 
 
-def _meaningful_lines(text: str) -> list[str]:
-    lines = (TIMESTAMP.sub("", ANSI.sub("", line)).strip() for line in text.splitlines())
-    return [line for line in lines if line and not line.startswith(NOISE)]
-
-
-def _failed_nodes(run_results: Path, since: float) -> list[tuple[str, str]]:
-    """(node, message) of every node that failed in the dbt run that wrote
-    ``run_results`` at or after ``since`` (an older file is another run's)."""
-    try:
-        if run_results.stat().st_mtime < since:
-            return []
-        results = json.loads(run_results.read_text(encoding="utf-8"))["results"]
-    except (OSError, ValueError, KeyError):
-        return []
-    failed = []
-    for r in results:
-        if r.get("status") in ("error", "fail", "runtime error"):
-            kind, _, rest = r["unique_id"].partition(".")
-            name = rest.partition(".")[2].split(".")[0]
-            failed.append((f"{kind} {name}", r.get("message") or ""))
-    return failed
-
-
-def dbt_failure(
-    args: list[str], db_path: Path, since: float, output: list[str], returncode: int
-) -> Exception:
-    """The exception for a failed dbt command: the loader's InputError when an input
-    file broke the contract, else a BuildError naming the failing node and the last
-    meaningful line of its message (or of dbt's output when no node ran)."""
-    failed = _failed_nodes(target_dir(db_path) / "run_results.json", since)
-    text = failed[0][1] if failed else "".join(output)
-    cause = (_meaningful_lines(text) or [f"exit code {returncode}"])[-1]
-    hint = (
-        "dbt's whole output: run again with --debug, or read "
-        f"{target_dir(db_path).parent / 'logs' / 'dbt.log'}"
-    )
-    if m := INPUT_ERROR.match(cause):
-        return loading.InputError(m["message"])
-    if lock := lock_message(cause):
-        return BuildError(lock)
-    where = f" in {failed[0][0]}" if failed else ""
-    more = f" (and {len(failed) - 1} more failing nodes)" if len(failed) > 1 else ""
-    return BuildError(f"dbt {args[0]} failed{where}: {cause}{more}", hint)
+@contextlib.contextmanager
+def _dbt(
+    argv: list[str],
+    db_path: Path,
+    data_dir: Path | None,
+    capture: bool,
+    debug: bool,
+    models_file: Path | None,
+) -> Iterator[DbtChild]:
+    """dbt's child process (dbt_parse: dbt starting from the parse kept for a
+    warehouse of the same catalog name when this one has none)."""
+    cmd = [sys.executable, "-m", "judge_bias.warehouse.dbt_parse", *argv]
+    target = target_dir(db_path)
+    env = dbt_env(db_path, data_dir)
+    env.pop(dbt_parse.MODELS_ENV, None)
+    if models_file is not None:
+        models_file.unlink(missing_ok=True)
+        env[dbt_parse.MODELS_ENV] = str(models_file)
+    if made_for := dbt_parse.seed(PARSE_CACHE, target, db_path):
+        env[dbt_parse.SEED_ENV] = made_for
+    with dbt_child(cmd, env, PROJECT_DIR, target, capture, debug) as child:
+        yield child
 
 
 def run_dbt(
@@ -234,43 +211,33 @@ def run_dbt(
     its --vars; ``models_file``: ``dbt build`` writes the models' schema and alias
     there instead of manifest.json, dbt_parse.MODELS_ENV); raise dbt_failure(...)
     when it fails."""
-    # dbt's command line, starting from the parse kept for a warehouse of the same
-    # catalog name when this one has none (judge_bias.warehouse.dbt_parse)
-    cmd = [sys.executable, "-m", "judge_bias.warehouse.dbt_parse"]
-    cmd += [*(["--quiet"] if quiet else []), *args, *dbt_args(dbt_vars or {})]
-    target = target_dir(db_path)
-    if db_path.resolve() != (PROJECT_DIR / DEFAULT_DB).resolve():
-        # Keep a side warehouse's dbt artefacts beside it, not in the project's target/.
-        cmd += ["--target-path", str(target), "--log-path", str(target.parent / "logs")]
-    env = dbt_env(db_path, data_dir)
-    env.pop(dbt_parse.MODELS_ENV, None)
-    if models_file is not None:
-        models_file.unlink(missing_ok=True)
-        env[dbt_parse.MODELS_ENV] = str(models_file)
-    if made_for := dbt_parse.seed(PARSE_CACHE, target, db_path):
-        env[dbt_parse.SEED_ENV] = made_for
-    since = time.time() - 1  # mtime resolution
-    output: deque[str] = deque(maxlen=2000)
-    with subprocess.Popen(
-        cmd,
-        cwd=PROJECT_DIR,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        errors="replace",
-    ) as proc:
-        echo = not capture
-        for line in proc.stdout or ():
-            output.append(line)
-            if echo and not debug and FAILURE_SUMMARY.search(line):
-                echo = False
-            if echo:
-                sys.stdout.write(line)
-                sys.stdout.flush()
-    if proc.returncode != 0:
-        raise dbt_failure(args, db_path, since, list(output), proc.returncode)
-    dbt_parse.keep(PARSE_CACHE, target, db_path)
+    argv = dbt_argv(args, db_path, quiet, dbt_vars)
+    with _dbt(argv, db_path, data_dir, capture, debug, models_file) as child:
+        child.read(args)
+    dbt_parse.keep(PARSE_CACHE, target_dir(db_path), db_path)
+
+
+@contextlib.contextmanager
+def dbt_phases(
+    first: list[str],
+    db_path: Path,
+    data_dir: Path | None,
+    quiet: bool = False,
+    capture: bool = False,
+    debug: bool = False,
+    dbt_vars: Mapping[str, Any] | None = None,
+    models_file: Path | None = None,
+) -> Iterator[Callable[[list[str]], None]]:
+    """judge-bias build's two dbt commands in one child (dbt_child): run ``first``
+    as run_dbt does, then yield ``second(args)``, which runs the second command on
+    the same dbt process and parse; leaving without calling it stops the child.
+    The child holds no connection to the warehouse in between."""
+    argv = [PHASES_FLAG, *dbt_argv(first, db_path, quiet, dbt_vars)]
+    with _dbt(argv, db_path, data_dir, capture, debug, models_file) as child:
+        if not child.read(first):
+            raise BuildError("dbt ended before its second phase (no end of the first printed)")
+        dbt_parse.keep(PARSE_CACHE, target_dir(db_path), db_path)
+        yield lambda args: child.second(args, dbt_argv(args, db_path, quiet, dbt_vars))
 
 
 def exit_without_teardown(code: int) -> NoReturn:
@@ -310,7 +277,7 @@ def spark_stage(data_dir: Path, db_path: Path, quiet: bool = False) -> list[str]
     start = time.perf_counter()
     done = subprocess.run(cmd, cwd=PROJECT_DIR, env=env, capture_output=quiet, text=True)
     if done.returncode != 0:
-        tail = _meaningful_lines((done.stdout or "") + (done.stderr or ""))[-1:] if quiet else []
+        tail = meaningful_lines((done.stdout or "") + (done.stderr or ""))[-1:] if quiet else []
         cause = tail[0] if tail else f"exit code {done.returncode} (see above)"
         raise BuildError(f"the Spark stage failed: {cause}")
     built = attach_export(db_path, export / "1")
@@ -439,27 +406,27 @@ def build(
             first = ["build", "--select", *GATE_SELECTION, *refresh]
             # its manifest.json is not written: the second phase's replaces it
             models = target_dir(db) / GATE_MODELS
-            run_dbt(first, db, data, quiet=quiet, debug=debug, dbt_vars=extra, models_file=models)
-            results = target_dir(db) / "run_results.json"
-            shutil.copyfile(results, results.with_name(GATE_RESULTS))
-            if guard.loads:
-                drop_load_temps(db)
-            record.reach("input gates")
-            inputs = summarise_inputs(db)
-            # the gates in SQL first (instant); a file failing them is confirmed by the
-            # suites, whose report the validation record keeps
-            gates = validate_gates(db) if any(f.fails for f in inputs) else None
-            if gates is not None and not gates.success:
-                drop_unbuilt_models(db, _executed(results))
-                guard.restore()  # a rejected load is not kept
-                write_validation_record(db, data, gates, None)
-                record.finish(VALIDATION_FAILED, validation_failure(gates, inputs))
-                return BuildResult(db, gates, None, inputs, record.warnings)
-            if not quiet:
-                print("input gates passed: building the rest", flush=True)
-            record.reach("dbt build")
-            rest = ["build", "--exclude", *GATE_SELECTION, *refresh]
-            run_dbt(rest, db, data, quiet=quiet, debug=debug, dbt_vars=extra)
+            # one dbt process for both (dbt_phases); it waits while the gates are checked
+            with dbt_phases(first, db, data, quiet, False, debug, extra, models) as second:
+                results = target_dir(db) / "run_results.json"
+                shutil.copyfile(results, results.with_name(GATE_RESULTS))
+                if guard.loads:
+                    drop_load_temps(db)
+                record.reach("input gates")
+                inputs = summarise_inputs(db)
+                # the gates in SQL first (instant); a file failing them is confirmed by
+                # the suites, whose report the validation record keeps
+                gates = validate_gates(db) if any(f.fails for f in inputs) else None
+                if gates is not None and not gates.success:
+                    drop_unbuilt_models(db, _executed(results))
+                    guard.restore()  # a rejected load is not kept
+                    write_validation_record(db, data, gates, None)
+                    record.finish(VALIDATION_FAILED, validation_failure(gates, inputs))
+                    return BuildResult(db, gates, None, inputs, record.warnings)
+                if not quiet:
+                    print("input gates passed: building the rest", flush=True)
+                record.reach("dbt build")
+                second(["build", "--exclude", *GATE_SELECTION, *refresh])
         result = validate_and_publish(db, data, bi, record, target_dir(db) / "manifest.json")
         if result.bi_path is None:
             guard.restore()  # the validation failed: the load is not kept

@@ -23,12 +23,16 @@ warehouse's parse after a dbt command succeeded.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import sys
 import threading
 from pathlib import Path
+from typing import Any
+
+from judge_bias.warehouse import dbt_child
 
 PARTIAL_PARSE = "partial_parse.msgpack"
 SEED_ENV = "JUDGE_BIAS_PARSE_SEED"  # the path of the warehouse the seeded parse was made for
@@ -172,15 +176,98 @@ def _models_instead_of_manifest() -> None:
     runnable.write_manifest = models_only
 
 
-def main() -> None:
-    """dbt's command line (the ``dbt`` script's entry point) with the seeded parse
-    accepted and manifest.json written once (or not at all: MODELS_ENV)."""
-    from dbt.cli.main import cli
-
+def _patch(argv: list[str]) -> None:
+    """Before dbt's command line ``argv`` runs in this process: the patches above
+    (they read the command in sys.argv, as dbt's INVOCATION_COMMAND does)."""
+    sys.argv = ["dbt", *argv]
     _accept_seeded_parse()
     _write_manifest_once()
     _models_instead_of_manifest()
-    sys.argv[0] = "dbt"
+
+
+def _exit_code(result) -> int:
+    """The exit code of the ``dbt`` script for a dbtRunner result: 0, 1 for failed
+    nodes (dbt's ResultExit), 2 for an error (ExceptionExit: dbt printed it)."""
+    if result.success:
+        return 0
+    if result.exception is not None and type(result.exception).__name__ == "DbtUsageException":
+        print(f"Error: {result.exception}", flush=True)  # the script's click prints it
+    return 1 if result.exception is None else 2
+
+
+def _release_warehouse() -> None:
+    """Close dbt-duckdb's database between the phases: the parent opens the file
+    read-write while the child waits (DuckDB takes one writing process). dbt closes
+    its connections at the end of a command, which closes the database when the
+    last handle goes (profiles.yml sets no keep_open); the environment is closed
+    here too, and the child fails rather than answer while it still holds the file."""
+    import gc
+
+    from dbt.adapters.duckdb.connections import DuckDBConnectionManager
+
+    env: Any = DuckDBConnectionManager._ENV  # typed None in dbt-duckdb
+    DuckDBConnectionManager.close_all_connections()  # forgets the environment
+    if env is not None:
+        env.close()
+    gc.collect()
+    db = Path(os.environ.get("JUDGE_BIAS_DB", "warehouse/judge_bias.duckdb")).resolve()
+    held = {str(db), f"{db}.wal"}
+    for fd in Path("/proc/self/fd").iterdir():
+        with contextlib.suppress(OSError):
+            if os.readlink(fd) in held:
+                raise RuntimeError(f"dbt still holds {db} after the first phase")
+
+
+def two_phases(first: list[str]) -> int:
+    """judge-bias build's two phases in this one process (dbt_child.PHASES_FLAG):
+    dbt's command line ``first``; then, when it succeeded, the warehouse closed,
+    dbt_child.PHASE_DONE printed and one line read from stdin: dbt_child.GO and the
+    second command's arguments (JSON) run it on the manifest the first parsed
+    (dbt's start-up and the parse once per build, ~3.5 CPU s); anything else
+    (``stop``, or the end of stdin: the parent ended) ends the process. Returns the
+    exit code of the command that ran last."""
+    import dbt.task.runnable as runnable
+    from dbt.cli import requires
+    from dbt.cli.main import dbtRunner
+
+    write_manifest = runnable.write_manifest  # before _models_instead_of_manifest
+    parsed = []
+    setup = requires.setup_manifest
+
+    def keep_manifest(ctx, *args, **kwargs):
+        setup(ctx, *args, **kwargs)  # parses (partial parse), registers the adapter
+        parsed.append(ctx.obj["manifest"])
+
+    # the @requires.manifest decorator calls the module's name when a command runs
+    requires.setup_manifest = keep_manifest
+    _patch(first)
+    code = _exit_code(dbtRunner().invoke(first))
+    requires.setup_manifest = setup
+    if code:
+        return code
+    _release_warehouse()
+    print(dbt_child.PHASE_DONE, flush=True)
+    try:
+        answer = sys.stdin.readline()
+    except KeyboardInterrupt:
+        return 130
+    if not answer.startswith(dbt_child.GO):
+        return 0
+    second = json.loads(answer.removeprefix(dbt_child.GO))
+    sys.argv = ["dbt", *second]
+    runnable.write_manifest = write_manifest  # the second phase writes manifest.json
+    return _exit_code(dbtRunner(manifest=parsed[-1]).invoke(second))
+
+
+def main() -> None:
+    """dbt's command line (the ``dbt`` script's entry point) with the seeded parse
+    accepted and manifest.json written once (or not at all: MODELS_ENV); with
+    dbt_child.PHASES_FLAG first, judge-bias build's two phases (two_phases)."""
+    if sys.argv[1:2] == [dbt_child.PHASES_FLAG]:
+        sys.exit(two_phases(sys.argv[2:]))
+    from dbt.cli.main import cli
+
+    _patch(sys.argv[1:])
     sys.exit(cli())
 
 

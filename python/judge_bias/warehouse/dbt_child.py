@@ -1,0 +1,159 @@
+"""dbt as a child process of judge-bias (``python -m judge_bias.warehouse.dbt_parse``):
+its progress echoed on the terminal, its failure read back in one line, and
+judge-bias build's two phases run by one child (issue 34: dbt's import, start-up
+and parse once per build instead of once per phase).
+
+The two phases' handshake: the child runs the first command, closes the warehouse
+and prints PHASE_DONE on its own line, then reads one line from its stdin: GO and
+the second command's arguments as JSON, or anything else to stop. A pipe rather
+than a file: the child blocks in one read, and the parent's end (an exception, a
+kill) closes the pipe, which the child reads as stop; nothing polls, nothing is
+left behind. The parent checks the gates while the child waits; the child holds
+no connection to the warehouse then (dbt_parse checks it before PHASE_DONE).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import subprocess
+import sys
+import time
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from judge_bias.inputs import loading
+from judge_bias.warehouse.locks import lock_message
+
+PHASES_FLAG = "--phases"  # dbt_parse's first argument for the two phases
+PHASE_DONE = "judge-bias: the first dbt phase is done"
+GO = "go "  # then the second command's arguments (JSON), on one line
+
+
+class BuildError(RuntimeError):
+    """dbt build or the validation failed; the message is one line. ``hint``: a line
+    to print before it (where the whole output is)."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
+# dbt's summary of failures starts here: its details (a Python traceback can run to
+# hundreds of lines) are kept off the terminal; the failing node and the cause end
+# the command's output instead (all of it with --debug, and in dbt's log).
+FAILURE_SUMMARY = re.compile(r"Completed with [1-9]\d* errors?")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+TIMESTAMP = re.compile(r"^\d\d:\d\d:\d\d\s+")
+NOISE = ("Done. PASS=", "compiled code at", "Completed with", "Finished running", "See also")
+INPUT_ERROR = re.compile(r"^(?:[\w.]+\.)?InputError: (?P<message>.*)$")
+
+
+def meaningful_lines(text: str) -> list[str]:
+    """The lines of dbt's output that say something (no colours, times, summaries)."""
+    lines = (TIMESTAMP.sub("", ANSI.sub("", line)).strip() for line in text.splitlines())
+    return [line for line in lines if line and not line.startswith(NOISE)]
+
+
+def _failed_nodes(run_results: Path, since: float) -> list[tuple[str, str]]:
+    """(node, message) of every node that failed in the dbt run that wrote
+    ``run_results`` at or after ``since`` (an older file is another run's)."""
+    try:
+        if run_results.stat().st_mtime < since:
+            return []
+        results = json.loads(run_results.read_text(encoding="utf-8"))["results"]
+    except (OSError, ValueError, KeyError):
+        return []
+    failed = []
+    for r in results:
+        if r.get("status") in ("error", "fail", "runtime error"):
+            kind, _, rest = r["unique_id"].partition(".")
+            name = rest.partition(".")[2].split(".")[0]
+            failed.append((f"{kind} {name}", r.get("message") or ""))
+    return failed
+
+
+def dbt_failure(
+    args: list[str], target: Path, since: float, output: list[str], returncode: int
+) -> Exception:
+    """The exception for a failed dbt command (its artefacts in ``target``): the
+    loader's InputError when an input file broke the contract, else a BuildError
+    naming the failing node and the last meaningful line of its message (or of
+    dbt's output when no node ran)."""
+    failed = _failed_nodes(target / "run_results.json", since)
+    text = failed[0][1] if failed else "".join(output)
+    cause = (meaningful_lines(text) or [f"exit code {returncode}"])[-1]
+    log = target.parent / "logs" / "dbt.log"
+    hint = f"dbt's whole output: run again with --debug, or read {log}"
+    if m := INPUT_ERROR.match(cause):
+        return loading.InputError(m["message"])
+    if lock := lock_message(cause):
+        return BuildError(lock)
+    where = f" in {failed[0][0]}" if failed else ""
+    more = f" (and {len(failed) - 1} more failing nodes)" if len(failed) > 1 else ""
+    return BuildError(f"dbt {args[0]} failed{where}: {cause}{more}", hint)
+
+
+class DbtChild:
+    """A running dbt child: ``read`` echoes a command's output (``capture``: none
+    on the terminal; ``debug``: also the details of failures) and raises its
+    failure; ``second`` starts the second of two phases."""
+
+    def __init__(self, proc: subprocess.Popen, target: Path, capture: bool, debug: bool) -> None:
+        self.proc, self.target, self.capture, self.debug = proc, target, capture, debug
+
+    def read(self, args: list[str]) -> bool:
+        """Read the output of dbt's command ``args`` to PHASE_DONE (True) or to the
+        child's end (False); raise dbt_failure(...) when the command failed."""
+        since = time.time() - 1  # mtime resolution
+        output: deque[str] = deque(maxlen=2000)
+        echo = not self.capture
+        for line in self.proc.stdout or ():
+            if line.rstrip("\r\n") == PHASE_DONE:
+                return True
+            output.append(line)
+            if echo and not self.debug and FAILURE_SUMMARY.search(line):
+                echo = False
+            if echo:
+                sys.stdout.write(line)
+                sys.stdout.flush()
+        self.proc.wait()
+        if self.proc.returncode != 0:
+            raise dbt_failure(args, self.target, since, list(output), self.proc.returncode)
+        return False
+
+    def second(self, args: list[str], argv: list[str]) -> None:
+        """Run the second phase (``argv``: dbt's whole command line) to its end."""
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(GO + json.dumps(argv) + "\n")
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            pass  # the child ended: read says how
+        finally:
+            with contextlib.suppress(BrokenPipeError):
+                self.proc.stdin.close()
+        if self.read(args):
+            raise BuildError("dbt's child printed the end of its first phase twice")
+
+
+@contextmanager
+def dbt_child(
+    cmd: list[str], env: dict[str, str], cwd: Path, target: Path, capture: bool, debug: bool
+) -> Iterator[DbtChild]:
+    """Start ``cmd`` (dbt_parse); on leaving, its stdin is closed (a child waiting
+    between the phases stops) and the child waited for."""
+    with subprocess.Popen(
+        cmd,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        errors="replace",
+    ) as proc:
+        yield DbtChild(proc, target, capture, debug)

@@ -150,5 +150,16 @@ def _row_tables(db: Path) -> list[str]:
 
 
 # Columns that differ by construction between an incremental warehouse and a full
-# build: the loads' own columns, and the record of the dbt invocation's vars/folder.
-IGNORED_COLUMNS = ("_load_id", "_load_key", "data_dir", "dbt_vars")
+# build: the loads' own columns, the record of the dbt invocation's vars/folder, and
+# what the gates judged (input_row_counts.gate_*: the last load against every row).
+IGNORED_COLUMNS = (
+    "_load_id",
+    "_load_key",
+    "data_dir",
+    "dbt_vars",
+    "gate_scope",
+    "gate_rows_read",
+    "gate_rows_accepted",
+    "gate_rows_rejected",
+    "gate_rejected_share",
+)

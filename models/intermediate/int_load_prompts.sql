@@ -7,12 +7,12 @@ with
 
 touched as (
     {%- for kind in prompt_kinds() %}
-    select {{ clean_text('prompt_id') }} as prompt_id
-    from {{ input_table(kind) }}
-    where _load_id = {{ current_load_id() }}
-    {%- if not loop.last %}
-    union
-    {%- endif %}
+        select {{ clean_text('prompt_id') }} as prompt_id
+        from {{ input_table(kind) }}
+        where _load_id = {{ current_load_id() }}
+        {%- if not loop.last %}
+            union
+        {%- endif %}
     {%- endfor %}
 )
 

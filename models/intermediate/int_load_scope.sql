@@ -37,12 +37,12 @@ previous as (
     where load_id <> (select load_id from load)
 ),
 {%- else -%}
-previous as (
-    select
-        0 as load_number,
-        cast(null as boolean) as has_prompts,
-        cast(null as varchar) as fact_vars
-),
+    previous as (
+        select
+            0 as load_number,
+            cast(null as boolean) as has_prompts,
+            cast(null as varchar) as fact_vars
+    ),
 {%- endif %}
 
 reasons as (
@@ -50,16 +50,16 @@ reasons as (
         case
             when previous.has_prompts is null then 'the first load'
             {%- for kind in ['models', 'rating_scales'] %}
-            when exists (
-                select 1 from {{ input_table(kind) }}
-                where _load_id = (select load_id from load)
-            ) then 'the load has {{ kind }} rows'
+                when exists (
+                    select 1 from {{ input_table(kind) }}
+                    where _load_id = (select load_id from load)
+                ) then 'the load has {{ kind }} rows'
             {%- endfor %}
             {%- for kind in prompt_kinds() %}
-            when exists (
-                select 1 from {{ input_table(kind) }}
-                where _load_id = (select load_id from load) and {{ clean_text('prompt_id') }} is null
-            ) then 'the load has {{ kind }} rows without a prompt_id'
+                when exists (
+                    select 1 from {{ input_table(kind) }}
+                    where _load_id = (select load_id from load) and {{ clean_text('prompt_id') }} is null
+                ) then 'the load has {{ kind }} rows without a prompt_id'
             {%- endfor %}
             when previous.has_prompts <> accepted_prompts.has_prompts
                 then 'the accepted prompts went from none to some or back'

@@ -9,7 +9,7 @@
     {{ return(var('judge_bias_incremental', false) | string | lower in ['true', '1', 'yes', 'on']) }}
 {%- endmacro %}
 
-{% macro incremental_by_prompt() -%}
+{% macro incremental_by_prompt(run_column=none) -%}
     {#- The config of a model incremental by prompt: append after deleting the
         touched prompts' rows (delete_load_prompts, a pre-hook: dbt's delete+insert
         would keep the rows whose prompt_id is null). {} without the var. -#}
@@ -18,7 +18,7 @@
             'materialized': 'incremental',
             'incremental_strategy': 'append',
             'on_schema_change': 'fail',
-            'pre_hook': ["{{ delete_load_prompts() }}"],
+            'pre_hook': ["{{ delete_load_prompts(" ~ (("'" ~ run_column ~ "'") if run_column else "none") ~ ") }}"],
         }) }}
     {%- else -%}
         {{ return({}) }}
@@ -33,25 +33,36 @@
     {%- endif -%}
 {%- endmacro %}
 
-{% macro load_prompt_condition(column='prompt_id') -%}
+{% macro load_prompt_condition(column='prompt_id', run_column=none) -%}
     {#- True for a row the build recomputes: every row when the load needs a full
-        recompute, else the rows of a touched prompt and those without a prompt. -#}
+        recompute, else the rows without a prompt and those of a touched prompt
+        (int_load_prompts); with run_column, of a prompt touched as a whole (run_id
+        null: by its prompts, completions or human labels) or of a touched prompt
+        and run (by the load's ratings). -#}
+    {%- set touched = ref('int_load_prompts') -%}
     (
         (select needs_full from {{ ref('int_load_scope') }} where load_id = {{ current_load_id() }})
         or {{ column }} is null
-        or {{ column }} in (select prompt_id from {{ ref('int_load_prompts') }})
+    {%- if run_column is none %}
+        or {{ column }} in (select prompt_id from {{ touched }})
+    {%- else %}
+        or {{ column }} in (select prompt_id from {{ touched }} where run_id is null)
+        or {{ column }} || chr(31) || {{ run_column }} in (
+            select prompt_id || chr(31) || run_id from {{ touched }} where run_id is not null
+        )
+    {%- endif %}
     )
 {%- endmacro %}
 
-{% macro load_prompt_filter(column='prompt_id') -%}
+{% macro load_prompt_filter(column='prompt_id', run_column=none) -%}
     {#- `where <condition>` on an incremental run; nothing otherwise. -#}
-    {%- if is_incremental() %} where {{ load_prompt_condition(column) }}{% endif -%}
+    {%- if is_incremental() %} where {{ load_prompt_condition(column, run_column) }}{% endif -%}
 {%- endmacro %}
 
-{% macro delete_load_prompts() -%}
+{% macro delete_load_prompts(run_column=none) -%}
     {#- The pre-hook: the rows the build recomputes leave the table first. -#}
     {%- if is_incremental() -%}
-        delete from {{ this }} where {{ load_prompt_condition() }}
+        delete from {{ this }} where {{ load_prompt_condition('prompt_id', run_column) }}
     {%- endif -%}
 {%- endmacro %}
 

@@ -110,6 +110,7 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
               for r in _read(DEMO_DIR / "models.csv")]  # fmt: skip
     assert REFAMILIED in models
     _write(tmp_path / "M" / "models.csv", [REFAMILIED], list(REFAMILIED))
+    _write(tmp_path / "M" / "judge_ratings.csv", [ratings[5000]])  # re-sent as it was
     _write(union / "models.csv", models, list(REFAMILIED))
     inc = tmp_path / "inc.duckdb"
     first = build(DEMO_DIR, inc, quiet=True, incremental=True)
@@ -126,6 +127,12 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
     touched = set(query(inc, "select prompt_id from int_load_prompts")["prompt_id"])
     b_prompts = {r["prompt_id"] for r in new_run + resent + new_prompt_ratings}
     assert touched == b_prompts and len(touched) < 0.8 * len({r["prompt_id"] for r in ratings})
+    # a prompt is recomputed whole when its prompts/completions/human rows came in;
+    # for ratings, only the runs the load rated (the new run 2, the re-sent run 1)
+    whole = query(inc, "select prompt_id from int_load_prompts where run_id is null")
+    assert set(whole["prompt_id"]) == set(NEW_PROMPTS)
+    runs = query(inc, "select distinct run_id from int_load_prompts where run_id is not null")
+    assert set(runs["run_id"]) == {"1", "2"}
     n = query(inc, "select count(*) as n, count(distinct _load_key) as k "
                    "from base_inputs__judge_ratings")  # fmt: skip
     n_b = len(new_run) + len(new_prompt_ratings)

@@ -1,4 +1,4 @@
-{{ config(incremental_by_prompt()) -}}
+{{ config(incremental_by_prompt('run_id')) -}}
 {{ load_prompt_dependencies() -}}
 -- Every judge_ratings row, resolved to canonical judge, model and dimension and
 -- scored on its dimension's scale, with the reason when it is rejected.
@@ -11,7 +11,7 @@
 with
 
 ratings as {{ not_materialized() }} (
-    select * from {{ ref('stg_inputs__judge_ratings') }}{{ load_prompt_filter() }}
+    select * from {{ ref('stg_inputs__judge_ratings') }}{{ load_prompt_filter('prompt_id', 'run_id') }}
 ),
 
 {{ reference_ctes() }}

@@ -1,4 +1,4 @@
-{{ config(incremental_by_prompt()) -}}
+{{ config(incremental_by_prompt('run_id')) -}}
 {{ load_prompt_dependencies() -}}
 -- One row per accepted judge rating: judge x prompt x model x dimension x
 -- framing x run, with the human reference, families and length beside it.
@@ -6,7 +6,7 @@ with
 
 ratings as (
     select * from {{ ref('int_judge_ratings_checked') }}
-    where reject_code is null{% if is_incremental() %} and {{ load_prompt_condition() }}{% endif %}
+    where reject_code is null{% if is_incremental() %} and {{ load_prompt_condition('prompt_id', 'run_id') }}{% endif %}
 ),
 
 human as (

@@ -26,10 +26,10 @@ def _read(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
-def _write(path: Path, rows: list[dict[str, str]]) -> None:
+def _write(path: Path, rows: list[dict[str, str]], columns: list[str] | None = None) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=RATING_COLUMNS)
+        writer = csv.DictWriter(f, fieldnames=columns or RATING_COLUMNS)
         writer.writeheader()
         writer.writerows(rows)
 
@@ -61,14 +61,31 @@ def test_as_load_continues_row_numbers() -> None:
     assert {r[-3] for r in out} == {"L2"}
 
 
+NEW_PROMPTS = ("news_9000", "forum_9001")  # prompts the demo does not have
+# a models row re-sent with another family: every rating's is_same_family may change
+REFAMILIED = {"alias": "borealis-lite-v1", "model": "borealis-lite", "family": "Aurora"}
+
+
+def _new_prompt_rows(kind: str) -> list[dict[str, str]]:
+    """The demo's rows of prompt news_0000 (prompts, completions, human labels, judge
+    ratings) copied for each of NEW_PROMPTS."""
+    rows = [r for r in _read(DEMO_DIR / f"{kind}.csv") if r["prompt_id"] == "news_0000"]
+    return [dict(r, prompt_id=p) for p in NEW_PROMPTS for r in rows]
+
+
 @pytest.mark.dbt
 def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
-    """Build the demo with --incremental, append a load B (a new run of 1,000 ratings,
-    plus 50 ratings of the first load re-sent with another label), and compare with
-    a full build of the union in which the re-sent rows replace the old ones:
-    every table equal to 1e-9 (the loads' own columns and the row numbers aside:
-    a replaced row moves to the end of the log). Fails without the delete+insert
-    on the key (the 50 would be rejected as duplicate_key, counted twice)."""
+    """Build the demo with --incremental, append a load M (a models.csv row giving a
+    model another family: every prompt's facts are recomputed), then a load B (a new
+    run of 1,000 ratings of old prompts, 50 ratings of the first load re-sent with
+    another label, and two new prompts with their completions, human labels and
+    ratings: only the prompts B names are recomputed), and compare with a full
+    build of the union in which the re-sent rows replace the old ones: every table
+    equal to 1e-9 (the loads' own columns and the row numbers aside: a replaced row
+    moves to the end of the log). Fails without the delete+insert on the key (the
+    50 would be rejected as duplicate_key, counted twice), when M does not recompute
+    the prompts B leaves alone (their is_same_family would stay the old one), and
+    when B does not recompute its prompts (the re-sent labels, the new prompts)."""
     ratings = _read(DEMO_DIR / "judge_ratings.csv")
     new_run = [dict(r, run_id="2") for r in ratings[:1000]]
     resent_at = range(2000, 2050)
@@ -77,27 +94,53 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
         label = "Correct" if ratings[i]["label"] != "Correct" else "Incorrect"
         resent.append(dict(ratings[i], label=label if ratings[i]["dimension"] == "correctness"
                            else ratings[i]["label"]))  # fmt: skip
-    _write(tmp_path / "B" / "judge_ratings.csv", new_run + resent)
+    new_prompt_ratings = _new_prompt_rows("judge_ratings")
+    load_b = tmp_path / "B"
+    _write(load_b / "judge_ratings.csv", new_run + resent + new_prompt_ratings)
     union = tmp_path / "U"
     shutil.copytree(DEMO_DIR, union)
     kept = [r for i, r in enumerate(ratings) if i not in resent_at]
-    _write(union / "judge_ratings.csv", kept + new_run + resent)
-
+    _write(union / "judge_ratings.csv", kept + new_run + resent + new_prompt_ratings)
+    for kind in ("prompts", "completions", "human_annotations"):
+        columns = list(_read(DEMO_DIR / f"{kind}.csv")[0])
+        _write(load_b / f"{kind}.csv", _new_prompt_rows(kind), columns)
+        _write(union / f"{kind}.csv", _read(DEMO_DIR / f"{kind}.csv") + _new_prompt_rows(kind),
+               columns)  # fmt: skip
+    models = [REFAMILIED if r["alias"] == REFAMILIED["alias"] else r
+              for r in _read(DEMO_DIR / "models.csv")]  # fmt: skip
+    assert REFAMILIED in models
+    _write(tmp_path / "M" / "models.csv", [REFAMILIED], list(REFAMILIED))
+    _write(tmp_path / "M" / "judge_ratings.csv", [ratings[5000]])  # re-sent as it was
+    _write(union / "models.csv", models, list(REFAMILIED))
     inc = tmp_path / "inc.duckdb"
     first = build(DEMO_DIR, inc, quiet=True, incremental=True)
     assert first.bi_path is not None
     assert holds_loads(inc) is True
-    second = build(tmp_path / "B", inc, quiet=True, incremental=True)
-    assert second.bi_path is not None
+    for load in (tmp_path / "M", load_b):
+        assert build(load, inc, quiet=True, incremental=True).bi_path is not None
     full = build(union, tmp_path / "full.duckdb", quiet=True)
     assert full.bi_path is not None
-
+    # which path each load took: every prompt (the first load, M), B's prompts
+    scope = query(inc, "select needs_full, full_reason from int_load_scope order by load_number")
+    assert list(scope["needs_full"]) == [True, True, False]
+    assert list(scope["full_reason"])[:2] == ["the first load", "the load has models rows"]
+    touched = set(query(inc, "select prompt_id from int_load_prompts")["prompt_id"])
+    b_prompts = {r["prompt_id"] for r in new_run + resent + new_prompt_ratings}
+    assert touched == b_prompts and len(touched) < 0.8 * len({r["prompt_id"] for r in ratings})
+    # a prompt is recomputed whole when its prompts/completions/human rows came in;
+    # for ratings, only the runs the load rated (the new run 2, the re-sent run 1)
+    whole = query(inc, "select prompt_id from int_load_prompts where run_id is null")
+    assert set(whole["prompt_id"]) == set(NEW_PROMPTS)
+    runs = query(inc, "select distinct run_id from int_load_prompts where run_id is not null")
+    assert set(runs["run_id"]) == {"1", "2"}
     n = query(inc, "select count(*) as n, count(distinct _load_key) as k "
                    "from base_inputs__judge_ratings")  # fmt: skip
-    assert n["n"][0] == n["k"][0] == len(ratings) + len(new_run)
+    n_b = len(new_run) + len(new_prompt_ratings)
+    assert n["n"][0] == n["k"][0] == len(ratings) + n_b
     result = compare_warehouses(
         inc,
         tmp_path / "full.duckdb",
+        ignore_tables=["int_load_scope", "int_load_prompts"],
         ignore_columns=[
             "_load_id",
             "_load_key",
@@ -113,13 +156,11 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
     )
     assert result.equal, result.differences[:10]
     assert result.rows > 100_000
-
     # the gates judge each load (input_row_counts' gate_* columns): load B's rows
     counts = query(inc, "select * from input_row_counts where source = 'judge_ratings'")
     assert counts["gate_scope"][0].startswith("load ")
-    assert counts["gate_rows_read"][0] == counts["gate_rows_accepted"][0] == len(new_run) + 50
-    assert counts["rows_read"][0] == len(ratings) + len(new_run)
-
+    assert counts["gate_rows_read"][0] == counts["gate_rows_accepted"][0] == n_b + 50
+    assert counts["rows_read"][0] == len(ratings) + n_b
     # a load that fails the gates is rolled back: the warehouse file is the one
     # before it. 100 ratings, all rejected: against the accumulated inputs they
     # would be 0.6% rejected (under warn_rejected_share, green); as a load, all

@@ -1,3 +1,5 @@
+{{ config(incremental_by_prompt('run_id')) -}}
+{{ load_prompt_dependencies() -}}
 -- Every judge_ratings row, resolved to canonical judge, model and dimension and
 -- scored on its dimension's scale, with the reason when it is rejected.
 -- Numbers given under the inverted frame ("1 is best") are mapped back with
@@ -9,7 +11,7 @@
 with
 
 ratings as {{ not_materialized() }} (
-    select * from {{ ref('stg_inputs__judge_ratings') }}
+    select * from {{ ref('stg_inputs__judge_ratings') }}{{ load_prompt_filter('prompt_id', 'run_id') }}
 ),
 
 {{ reference_ctes() }}

@@ -1,3 +1,5 @@
+{{ config(incremental_by_prompt()) -}}
+{{ load_prompt_dependencies() -}}
 -- Per judge x dimension x prompt, sums over the judge's completions (positive
 -- frame, both scores, runs averaged) of a = judge score, b = human score
 -- (normalised): n, sum a, sum b, sum a^2, sum b^2, sum a*b. Interval alpha
@@ -17,7 +19,8 @@ completions as (
     where
         framing = 'positive'
         and judge_score_norm is not null
-        and human_score_norm is not null
+        and human_score_norm is not null{% if is_incremental() %}
+        and {{ load_prompt_condition() }}{% endif %}
     group by judge, prompt_id, model, dimension
 )
 

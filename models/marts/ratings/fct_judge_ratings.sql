@@ -1,10 +1,12 @@
+{{ config(incremental_by_prompt('run_id')) -}}
+{{ load_prompt_dependencies() -}}
 -- One row per accepted judge rating: judge x prompt x model x dimension x
 -- framing x run, with the human reference, families and length beside it.
 with
 
 ratings as (
     select * from {{ ref('int_judge_ratings_checked') }}
-    where reject_code is null
+    where reject_code is null{% if is_incremental() %} and {{ load_prompt_condition('prompt_id', 'run_id') }}{% endif %}
 ),
 
 human as (

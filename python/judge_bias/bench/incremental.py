@@ -8,6 +8,7 @@ table (compare_builds, 1e-9). It asserts nothing: timing noise never fails a run
 
 from __future__ import annotations
 
+import json
 import resource
 import subprocess
 import sys
@@ -74,6 +75,7 @@ def run_incremental_bench(n_ratings: int = 1_000_000) -> int:
         first = _build(["--incremental", "--data", str(root / "base"), "--db", str(inc)])
         print(f"  {first.wall:.0f} s wall, {first.cpu:.0f} CPU s", flush=True)
         appended = _build(["--incremental", "--data", str(root / "new"), "--db", str(inc)])
+        append_nodes = node_times(inc)
         rebuilt = _build(["--data", str(root / "union"), "--db", str(full)])
         peak_gb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024**2
         ratio = appended.wall / rebuilt.wall
@@ -84,8 +86,19 @@ def run_incremental_bench(n_ratings: int = 1_000_000) -> int:
             f"ratio append / full: {ratio:.2f} wall, {appended.cpu / rebuilt.cpu:.2f} CPU "
             f"(target < {TARGET_RATIO:.2f}); peak memory of a build {peak_gb:.2f} GB"
         )
+        print("append's dbt nodes (run_results of both phases): " + summarize(append_nodes))
+        full_nodes = node_times(full)
+        print("full build's dbt nodes: " + summarize(full_nodes))
+        print(
+            "incremental facts, append vs full: "
+            + ", ".join(
+                f"{m} {append_nodes.get(f'model.judge_bias.{m}', 0.0):.1f} s vs "
+                f"{full_nodes.get(f'model.judge_bias.{m}', 0.0):.1f} s"
+                for m in FACT_MODELS
+            )
+        )
         result = compare_warehouses(
-            inc, full, ignore_tables=_row_tables(full), ignore_columns=IGNORED_COLUMNS
+            inc, full, ignore_tables=_row_tables(inc), ignore_columns=IGNORED_COLUMNS
         )
         print(
             "append equals the full build (compare_builds on the marts, 1e-9): "
@@ -94,10 +107,47 @@ def run_incremental_bench(n_ratings: int = 1_000_000) -> int:
         return 0 if result.equal else 1
 
 
+def node_times(db: Path) -> dict[str, float]:
+    """Execution time of each dbt node of the last build of ``db`` (its two phases'
+    run_results), by unique_id."""
+    from judge_bias.warehouse.build import GATE_RESULTS, target_dir
+
+    times: dict[str, float] = {}
+    for name in (GATE_RESULTS, "run_results.json"):
+        path = target_dir(db) / name
+        if path.exists():
+            for r in json.loads(path.read_text(encoding="utf-8"))["results"]:
+                times[r["unique_id"]] = times.get(r["unique_id"], 0.0) + r["execution_time"]
+    return times
+
+
+def summarize(times: dict[str, float]) -> str:
+    """SQL models, Python models and tests' total seconds, and the slowest nodes."""
+    from judge_bias.warehouse.build import PROJECT_DIR
+
+    python_models = {p.stem for p in (PROJECT_DIR / "models").rglob("*.py")}
+    totals = {"SQL models": 0.0, "Python models": 0.0, "tests": 0.0, "other": 0.0}
+    for uid, seconds in times.items():
+        name = uid.split(".")[-1]
+        if uid.startswith("model."):
+            totals["Python models" if name in python_models else "SQL models"] += seconds
+        elif uid.startswith("test."):
+            totals["tests"] += seconds
+        else:
+            totals["other"] += seconds
+    slow = sorted(times.items(), key=lambda kv: -kv[1])[:8]
+    return (
+        ", ".join(f"{k} {v:.1f} s" for k, v in totals.items())
+        + "; slowest: "
+        + ", ".join(f"{uid.split('.')[-1]} {v:.1f} s" for uid, v in slow)
+    )
+
+
 def _row_tables(db: Path) -> list[str]:
     """The loaders', staging and intermediate tables: row-level copies of the inputs
-    that compare_builds sorts in Python (minutes at 1M); the test compares them on
-    the demo, the bench compares the marts."""
+    that compare_builds sorts in Python (minutes at 1M), and the incremental
+    warehouse's record of its loads (int_load_*); the test compares them on the
+    demo, the bench compares the marts."""
     import duckdb
 
     con = duckdb.connect(str(db), read_only=True)
@@ -109,6 +159,20 @@ def _row_tables(db: Path) -> list[str]:
     return [n for n in names if n.startswith(("base_inputs__", "stg_", "int_"))]
 
 
+# The models incremental by prompt (docs/incremental.md, "The facts: by prompt").
+FACT_MODELS = ("int_judge_ratings_checked", "fct_judge_ratings", "int_agreement_prompt_sums")
+
 # Columns that differ by construction between an incremental warehouse and a full
-# build: the loads' own columns, and the record of the dbt invocation's vars/folder.
-IGNORED_COLUMNS = ("_load_id", "_load_key", "data_dir", "dbt_vars")
+# build: the loads' own columns, the record of the dbt invocation's vars/folder, and
+# what the gates judged (input_row_counts.gate_*: the last load against every row).
+IGNORED_COLUMNS = (
+    "_load_id",
+    "_load_key",
+    "data_dir",
+    "dbt_vars",
+    "gate_scope",
+    "gate_rows_read",
+    "gate_rows_accepted",
+    "gate_rows_rejected",
+    "gate_rejected_share",
+)

@@ -1,0 +1,103 @@
+{#- Incremental facts by prompt (docs/incremental.md, "The facts: by prompt"). With
+    the var judge_bias_incremental, the models that call
+    config(incremental_by_prompt()) keep their rows across builds and recompute
+    only the prompts the build's load touched (int_load_prompts), or every prompt
+    when the load can change rows beyond its prompts (int_load_scope.needs_full).
+    Without the var they are what they were: nothing here renders. -#}
+
+{% macro incremental_on() -%}
+    {{ return(var('judge_bias_incremental', false) | string | lower in ['true', '1', 'yes', 'on']) }}
+{%- endmacro %}
+
+{% macro incremental_by_prompt(run_column=none) -%}
+    {#- The config of a model incremental by prompt: append after deleting the
+        touched prompts' rows (delete_load_prompts, a pre-hook: dbt's delete+insert
+        would keep the rows whose prompt_id is null). {} without the var. -#}
+    {%- if incremental_on() -%}
+        {{ return({
+            'materialized': 'incremental',
+            'incremental_strategy': 'append',
+            'on_schema_change': 'fail',
+            'pre_hook': ["{{ delete_load_prompts(" ~ (("'" ~ run_column ~ "'") if run_column else "none") ~ ") }}"],
+        }) }}
+    {%- else -%}
+        {{ return({}) }}
+    {%- endif -%}
+{%- endmacro %}
+
+{% macro load_prompt_dependencies() -%}
+    {#- The load's scope tables, as dbt dependencies (a ref inside is_incremental()
+        is not seen at parse time). Nothing without the var. -#}
+    {%- if incremental_on() -%}
+        {{ return('-- depends_on: ' ~ ref('int_load_scope') ~ ', ' ~ ref('int_load_prompts') ~ '\n') }}
+    {%- endif -%}
+{%- endmacro %}
+
+{% macro load_prompt_condition(column='prompt_id', run_column=none) -%}
+    {#- True for a row the build recomputes: every row when the load needs a full
+        recompute, else the rows without a prompt and those of a touched prompt
+        (int_load_prompts); with run_column, of a prompt touched as a whole (run_id
+        null: by its prompts, completions or human labels) or of a touched prompt
+        and run (by the load's ratings). -#}
+    {%- set touched = ref('int_load_prompts') -%}
+    (
+        (select needs_full from {{ ref('int_load_scope') }} where load_id = {{ current_load_id() }})
+        or {{ column }} is null
+    {%- if run_column is none %}
+        or {{ column }} in (select prompt_id from {{ touched }})
+    {%- else %}
+        or {{ column }} in (select prompt_id from {{ touched }} where run_id is null)
+        or {{ column }} || chr(31) || {{ run_column }} in (
+            select prompt_id || chr(31) || run_id from {{ touched }} where run_id is not null
+        )
+    {%- endif %}
+    )
+{%- endmacro %}
+
+{% macro load_prompt_filter(column='prompt_id', run_column=none) -%}
+    {#- `where <condition>` on an incremental run; nothing otherwise. -#}
+    {%- if is_incremental() %} where {{ load_prompt_condition(column, run_column) }}{% endif -%}
+{%- endmacro %}
+
+{% macro delete_load_prompts(run_column=none) -%}
+    {#- The pre-hook: the rows the build recomputes leave the table first. -#}
+    {%- if is_incremental() -%}
+        delete from {{ this }} where {{ load_prompt_condition('prompt_id', run_column) }}
+    {%- endif -%}
+{%- endmacro %}
+
+{% macro current_load_id() -%}
+    {#- The build's load: the var judge_bias_load_id (judge-bias build sets it),
+        else the latest load of the inputs (ids sort in load order). -#}
+    {%- set given = var('judge_bias_load_id', '') -%}
+    {%- if given | string | length > 0 -%}
+        {{ sql_string(given | string | replace("'", "")) }}
+    {%- else -%}
+        (
+            select max(_load_id) from (
+                {%- for kind in load_kinds() %}
+                select max(_load_id) as _load_id from {{ input_table(kind) }}
+                {%- if not loop.last %} union all{% endif %}
+                {%- endfor %}
+            )
+        )
+    {%- endif -%}
+{%- endmacro %}
+
+{% macro load_kinds() -%}
+    {{ return([
+        'prompts', 'completions', 'human_annotations', 'judge_ratings',
+        'pairwise_judgments', 'perturbation_judgments', 'models', 'rating_scales',
+    ]) }}
+{%- endmacro %}
+
+{% macro prompt_kinds() -%}
+    {#- The kinds whose every row belongs to one prompt (their key holds prompt_id). -#}
+    {{ return(['prompts', 'completions', 'human_annotations', 'judge_ratings']) }}
+{%- endmacro %}
+
+{% macro fact_vars() -%}
+    {#- The vars the checked inputs read (the range checks): a load built with other
+        values than the previous load's recomputes every prompt. -#}
+    {{ return({'score_range': var('score_range'), 'max_count': var('max_count')}) }}
+{%- endmacro %}

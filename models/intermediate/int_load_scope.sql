@@ -1,0 +1,84 @@
+{{ config(
+    enabled=incremental_on(),
+    materialized='incremental',
+    incremental_strategy='delete+insert',
+    unique_key='load_id',
+    on_schema_change='fail',
+) }}
+-- One row per load of an incremental warehouse (docs/incremental.md, "The facts:
+-- by prompt"): whether the facts must be recomputed for every prompt, and why.
+-- A load whose rows all belong to prompts (prompts, completions, human labels,
+-- judge ratings with a prompt_id) changes only those prompts' facts; a models or
+-- rating_scales row can change every family or score, a row without a prompt_id
+-- is checked against rows of every prompt, and the first accepted prompt (or the
+-- last one rejected) turns the unknown-prompt check on (off) for every rating, and
+-- a var the checks read (fact_vars) changes every row's check.
+with
+
+load as (
+    select
+        {{ current_load_id() }} as load_id,
+        {{ sql_string(tojson(fact_vars())) }} as fact_vars
+),
+
+accepted_prompts as (
+    select count(*) > 0 as has_prompts
+    from {{ ref('int_prompts_checked') }}
+    where reject_code is null
+),
+
+{% if is_incremental() -%}
+previous as (
+    select
+        max(load_number) as load_number,
+        arg_max(has_prompts, load_number) as has_prompts,
+        arg_max(fact_vars, load_number) as fact_vars
+    from {{ this }}
+    where load_id <> (select load_id from load)
+),
+{%- else -%}
+    previous as (
+        select
+            0 as load_number,
+            cast(null as boolean) as has_prompts,
+            cast(null as varchar) as fact_vars
+    ),
+{%- endif %}
+
+reasons as (
+    select
+        case
+            when previous.has_prompts is null then 'the first load'
+            {%- for kind in ['models', 'rating_scales'] %}
+                when exists (
+                    select 1 from {{ input_table(kind) }}
+                    where _load_id = (select load_id from load)
+                ) then 'the load has {{ kind }} rows'
+            {%- endfor %}
+            {%- for kind in prompt_kinds() %}
+                when exists (
+                    select 1 from {{ input_table(kind) }}
+                    where _load_id = (select load_id from load) and {{ clean_text('prompt_id') }} is null
+                ) then 'the load has {{ kind }} rows without a prompt_id'
+            {%- endfor %}
+            when previous.has_prompts <> accepted_prompts.has_prompts
+                then 'the accepted prompts went from none to some or back'
+            when previous.fact_vars <> load.fact_vars
+                then 'the vars of the checks changed: ' || load.fact_vars
+        end as full_reason
+    from previous
+    cross join accepted_prompts
+    cross join load
+)
+
+select
+    load.load_id,
+    coalesce(previous.load_number, 0) + 1 as load_number,
+    accepted_prompts.has_prompts,
+    load.fact_vars,
+    reasons.full_reason is not null as needs_full,
+    reasons.full_reason
+from load
+cross join previous
+cross join accepted_prompts
+cross join reasons

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import duckdb
@@ -135,6 +136,22 @@ def spark_route(tmp_path_factory: pytest.TempPathFactory):
     from tests.test_spark import spark_route_and_broken_copy
 
     return spark_route_and_broken_copy(tmp_path_factory)
+
+
+@pytest.fixture()
+def dbt_children(monkeypatch: pytest.MonkeyPatch) -> list:
+    """The command lines of the dbt child processes started during the test
+    (``python -m judge_bias.warehouse.dbt_parse``), in order."""
+    started: list = []
+    popen = subprocess.Popen
+
+    def counted(cmd, *args, **kwargs):
+        if "judge_bias.warehouse.dbt_parse" in cmd:
+            started.append(cmd)
+        return popen(cmd, *args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", counted)
+    return started
 
 
 @pytest.fixture()

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import duckdb
@@ -165,20 +164,12 @@ def test_the_first_phase_writes_the_models_instead_of_the_manifest(project, tmp_
     assert written == expected and "model.judge_bias.input_row_counts" in written
 
 
-def test_both_phases_run_in_one_dbt_process_holding_nothing_between(tmp_path, monkeypatch):
+def test_both_phases_run_in_one_dbt_process_holding_nothing_between(tmp_path, dbt_children):
     """judge-bias build's two dbt commands (build.dbt_phases): one child process,
     one parse; between them the child has let go of the warehouse (this process
     writes it, as the gate check and a rejected load's rollback do), and the
     second command opens it again."""
-    started = []
-    popen = subprocess.Popen
-
-    def counted(cmd, *args, **kwargs):
-        if "judge_bias.warehouse.dbt_parse" in cmd:
-            started.append(cmd)
-        return popen(cmd, *args, **kwargs)
-
-    monkeypatch.setattr(subprocess, "Popen", counted)
+    started = dbt_children
     db = tmp_path / "one" / "w.duckdb"
     target = build_mod.target_dir(db)
     models = target / build_mod.GATE_MODELS

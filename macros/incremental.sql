@@ -19,6 +19,7 @@
             'incremental_strategy': 'append',
             'on_schema_change': 'fail',
             'pre_hook': ["{{ delete_load_prompts(" ~ (("'" ~ run_column ~ "'") if run_column else "none") ~ ") }}"],
+            'post_hook': ["{{ mark_load_built() }}"],
         }) }}
     {%- else -%}
         {{ return({}) }}
@@ -66,17 +67,34 @@
     {%- endif -%}
 {%- endmacro %}
 
+{% macro by_prompt_models() -%}
+    {#- The models incremental by prompt: a load is complete when each has been
+        built for it (int_load_scope.facts_done); one that is not (a killed or
+        failed build, a partial selection) makes the next load recompute every
+        prompt, as the prompts it touched may be stale in some of them. -#}
+    {{ return(['int_judge_ratings_checked', 'fct_judge_ratings', 'int_agreement_prompt_sums']) }}
+{%- endmacro %}
+
+{% macro mark_load_built() -%}
+    {#- The post-hook: this model is built for the build's load. -#}
+    update {{ ref('int_load_scope') }}
+    set facts_done = list_distinct(list_append(facts_done, '{{ this.identifier }}'))
+    where load_id = {{ current_load_id() }}
+{%- endmacro %}
+
 {% macro current_load_id() -%}
     {#- The build's load: the var judge_bias_load_id (judge-bias build sets it),
-        else the latest load of the inputs (ids sort in load order). -#}
+        else the latest load of the inputs: the one read last (_loaded_at; a load
+        id given by name need not sort in load order). -#}
     {%- set given = var('judge_bias_load_id', '') -%}
     {%- if given | string | length > 0 -%}
         {{ sql_string(given | string | replace("'", "")) }}
     {%- else -%}
         (
-            select max(_load_id) from (
+            select arg_max(_load_id, _loaded_at) from (
                 {%- for kind in load_kinds() %}
-                select max(_load_id) as _load_id from {{ input_table(kind) }}
+                select arg_max(_load_id, _loaded_at) as _load_id, max(_loaded_at) as _loaded_at
+                from {{ input_table(kind) }}
                 {%- if not loop.last %} union all{% endif %}
                 {%- endfor %}
             )

@@ -13,7 +13,7 @@ import pytest
 
 from judge_bias.bench.compare_builds import compare_warehouses
 from judge_bias.inputs.loads import KEY_SEPARATOR, as_load, key_expression, process_load_id
-from judge_bias.warehouse.build import build
+from judge_bias.warehouse.build import build, run_dbt
 from judge_bias.warehouse.incremental import IncrementalError, guard_load, holds_loads
 from tests.conftest import DEMO_DIR, query
 
@@ -175,6 +175,31 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
     scope = gated[0].gate_scope or ""
     assert scope.startswith("load ") and gated[0].gate == f"100 rows read in {scope}, all rejected"
     assert inc.read_bytes() == before
+    _a_load_left_unfinished_recomputes_every_prompt(inc, tmp_path)
+
+
+BY_PROMPT = {"int_judge_ratings_checked", "fct_judge_ratings", "int_agreement_prompt_sums"}
+
+
+def _a_load_left_unfinished_recomputes_every_prompt(inc: Path, tmp_path: Path) -> None:
+    """Every load of the sequence above built the three by-prompt models
+    (int_load_scope.facts_done, their post-hooks: fails without them); a load whose
+    build stopped after the first of them (a kill skips the rollback) makes the next
+    load recompute every prompt: int_load_scope alone, run for a next load on a copy
+    whose last load built only int_judge_ratings_checked (fails without the rule:
+    that load's prompts would stay stale in fct_judge_ratings)."""
+    done = query(inc, "select facts_done from int_load_scope order by load_number")
+    assert [set(d) for d in done["facts_done"]] == [BY_PROMPT] * 3
+    cut = tmp_path / "cut.duckdb"
+    shutil.copy(inc, cut)
+    with duckdb.connect(str(cut)) as con:
+        con.execute("update int_load_scope set facts_done = ['int_judge_ratings_checked'] "
+                    "where load_number = 3")  # fmt: skip
+    run_dbt(["run", "--select", "int_load_scope"], cut, quiet=True, capture=True,
+            dbt_vars={"judge_bias_incremental": True, "judge_bias_load_id": "next"})  # fmt: skip
+    nxt = query(cut, "select needs_full, full_reason from int_load_scope where load_id = 'next'")
+    assert list(nxt["needs_full"]) == [True]
+    assert list(nxt["full_reason"]) == ["the previous load did not build every by-prompt model"]
 
 
 def test_one_load_id_per_process_without_the_var() -> None:
@@ -204,3 +229,30 @@ def test_warehouse_without_loads_refuses_a_load(tmp_path: Path) -> None:
         guard_load(db, {"judge_bias_incremental": True}, full_refresh=False)
     # with --full-refresh the inputs start again: nothing to guard
     assert guard_load(db, {"judge_bias_incremental": True}, full_refresh=True).backup is None
+
+
+def test_a_load_left_by_a_killed_build_is_rolled_back_before_the_next(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A build killed during its load leaves <db>.before-load (the rollback never
+    ran): the next load puts the warehouse back as it was before the killed load
+    instead of copying the half-built one aside (fails on the old guard_load: the
+    killed load's rows stay)."""
+    db = tmp_path / "w.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("create table base_inputs__judge_ratings (_row_number bigint, "
+                "_load_id varchar, _loaded_at timestamp, _load_key varchar)")  # fmt: skip
+    con.execute("insert into base_inputs__judge_ratings values (1, 'a', now(), 'k1')")
+    con.close()
+    shutil.copyfile(db, tmp_path / "w.duckdb.before-load")  # the killed load's guard
+    con = duckdb.connect(str(db))
+    con.execute("insert into base_inputs__judge_ratings values (2, 'killed', now(), 'k2')")
+    con.close()
+    guard = guard_load(db, {"judge_bias_incremental": True}, full_refresh=False)
+    assert "did not finish" in capsys.readouterr().err
+    with duckdb.connect(str(db), read_only=True) as con:
+        loads = con.execute("select _load_id from base_inputs__judge_ratings").fetchall()
+    assert loads == [("a",)]
+    assert guard.backup is not None and guard.backup.exists()
+    guard.discard()
+    assert not guard.backup.exists()

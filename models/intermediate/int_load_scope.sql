@@ -12,7 +12,10 @@
 -- rating_scales row can change every family or score, a row without a prompt_id
 -- is checked against rows of every prompt, and the first accepted prompt (or the
 -- last one rejected) turns the unknown-prompt check on (off) for every rating, and
--- a var the checks read (fact_vars) changes every row's check.
+-- a var the checks read (fact_vars) changes every row's check. A load whose
+-- by-prompt models were not all built (facts_done: a killed or failed build, a
+-- partial selection) leaves the prompts it touched stale in some of them: the next
+-- load recomputes every prompt.
 with
 
 load as (
@@ -32,7 +35,8 @@ previous as (
     select
         max(load_number) as load_number,
         arg_max(has_prompts, load_number) as has_prompts,
-        arg_max(fact_vars, load_number) as fact_vars
+        arg_max(fact_vars, load_number) as fact_vars,
+        arg_max(facts_done, load_number) as facts_done
     from {{ this }}
     where load_id <> (select load_id from load)
 ),
@@ -41,7 +45,8 @@ previous as (
         select
             0 as load_number,
             cast(null as boolean) as has_prompts,
-            cast(null as varchar) as fact_vars
+            cast(null as varchar) as fact_vars,
+            cast(null as varchar []) as facts_done
     ),
 {%- endif %}
 
@@ -49,6 +54,8 @@ reasons as (
     select
         case
             when previous.has_prompts is null then 'the first load'
+            when not list_has_all(previous.facts_done, {{ by_prompt_models() | list }})
+                then 'the previous load did not build every by-prompt model'
             {%- for kind in ['models', 'rating_scales'] %}
                 when exists (
                     select 1 from {{ input_table(kind) }}
@@ -77,7 +84,8 @@ select
     accepted_prompts.has_prompts,
     load.fact_vars,
     reasons.full_reason is not null as needs_full,
-    reasons.full_reason
+    reasons.full_reason,
+    cast([] as varchar []) as facts_done
 from load
 cross join previous
 cross join accepted_prompts

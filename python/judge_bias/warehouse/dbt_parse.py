@@ -212,7 +212,8 @@ def _release_warehouse() -> None:
     gc.collect()
     db = Path(os.environ.get("JUDGE_BIAS_DB", "warehouse/judge_bias.duckdb")).resolve()
     held = {str(db), f"{db}.wal"}
-    for fd in Path("/proc/self/fd").iterdir():
+    fds = Path("/proc/self/fd")  # Linux; elsewhere (macOS) the close above is trusted
+    for fd in fds.iterdir() if fds.is_dir() else []:
         with contextlib.suppress(OSError):
             if os.readlink(fd) in held:
                 raise RuntimeError(f"dbt still holds {db} after the first phase")

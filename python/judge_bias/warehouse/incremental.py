@@ -7,6 +7,7 @@ load never stays in the accumulated inputs."""
 from __future__ import annotations
 
 import shutil
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,6 +113,15 @@ def guard_load(db: Path, dbt_vars: Mapping[str, Any], full_refresh: bool) -> Loa
         return LoadGuard(db, None)
     if full_refresh:
         return LoadGuard(db, None, loads=True)
+    backup = db.with_name(db.name + ".before-load")
+    if backup.exists() and db.exists():
+        # a load whose build was killed (no rollback ran): undo it before this one
+        shutil.copyfile(backup, db)
+        print(
+            f"note: {backup.name} was left by a load whose build did not finish: "
+            f"{db.name} is put back as it was before that load",
+            file=sys.stderr,
+        )
     holds = holds_loads(db)
     if holds is None:
         return LoadGuard(db, None, loads=True)
@@ -120,6 +130,5 @@ def guard_load(db: Path, dbt_vars: Mapping[str, Any], full_refresh: bool) -> Loa
             f"{db} was built without --incremental: its inputs are not loads; build it "
             "once with --incremental --full-refresh, then append"
         )
-    backup = db.with_name(db.name + ".before-load")
     shutil.copyfile(db, backup)
     return LoadGuard(db, backup, loads=True)

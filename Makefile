@@ -1,5 +1,6 @@
 # judge-bias: `make demo` builds the warehouse on the embedded demo data;
-# `make test` runs everything CI runs. Both create .venv from nothing.
+# `make test` runs the quick tier of the tests, `make test-full` the rest; CI runs
+# both. Each creates .venv from nothing.
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -8,7 +9,7 @@ export DBT_SEND_ANONYMOUS_USAGE_STATS := false
 export DO_NOT_TRACK := 1
 export GX_ANALYTICS_ENABLED := False
 
-.PHONY: demo test lint bench clean chromium spark
+.PHONY: demo test test-full lint bench clean chromium spark
 # Debian's chromium renders the report in the browser test; root runs apt-get, others sudo -n.
 APT := $(if $(filter 0,$(shell id -u)),apt-get,sudo -n apt-get)
 
@@ -42,23 +43,39 @@ lint: $(BIN)/pytest
 	$(BIN)/mypy
 	$(BIN)/sqlfluff lint models
 
-# the coverage figure counts the package's lines run in the pytest process; dbt
-# builds run in a subprocess, so code only dbt's Python models call is not counted
-# target/pytest-memory.tsv: which tests raised the peak memory; target/pytest-cpu.tsv:
-# each test's CPU seconds (tests/conftest.py). pytest ends with the 15 slowest tests
-# (wall) and the 15 that used most CPU; `time` prints the whole run's real/user/sys;
-# the coverage and peak-memory figures follow, printed when a test fails too.
-# Two pytest-xdist workers, one file (or group of files sharing a build: tests/conftest.py
-# XDIST_GROUPS) per worker at a time; JUDGE_BIAS_TEST_WORKERS=0 runs in one process
+# Two tiers (tests/conftest.py FULL_TIER): `make test` runs the quick tier (every unit
+# and statistical test, the shared demo / broken / Play Favorites builds and the tests
+# that read them); `make test-full` runs the rest (each importer end to end, the Spark
+# route, the browser, the many-folder studies, other dbt projects and build routes,
+# the GLMs against their references); CI (.ci/run) runs both.
+# The coverage figure counts the package's lines run in the pytest process (dbt
+# builds run in a subprocess, so code only dbt's Python models call is not counted);
+# `make test` starts it afresh, `make test-full` adds to it (after both: the suite's).
+# target/pytest-memory[-full].tsv: which tests raised the peak memory;
+# target/pytest-cpu[-full].tsv: each test's CPU seconds (tests/conftest.py). pytest ends
+# with the 15 slowest tests (wall) and the 15 that used most CPU; `time` prints the
+# whole run's real/user/sys; the coverage and peak-memory figures follow, printed when
+# a test fails too. Two pytest-xdist workers, one file (or group of files sharing a
+# build: tests/conftest.py XDIST_GROUPS) per worker at a time;
+# JUDGE_BIAS_TEST_WORKERS=0 runs in one process
 JUDGE_BIAS_TEST_WORKERS ?= 2
-test: $(BIN)/pytest $(BIN)/pyspark lint chromium
-	@mkdir -p target && rm -f target/pytest-memory.tsv target/pytest-cpu.tsv
-	status=0; time JUDGE_BIAS_MEMLOG=target/pytest-memory.tsv JUDGE_BIAS_CPULOG=target/pytest-cpu.tsv \
+# $(call pytest_tier,TIER,LOG SUFFIX,EXTRA PYTEST ARGS)
+define pytest_tier
+	@mkdir -p target && rm -f target/pytest-memory$(2).tsv target/pytest-cpu$(2).tsv
+	status=0; time JUDGE_BIAS_TIER=$(1) JUDGE_BIAS_MEMLOG=target/pytest-memory$(2).tsv \
+	  JUDGE_BIAS_CPULOG=target/pytest-cpu$(2).tsv \
 	  $(BIN)/pytest -q -n $(JUDGE_BIAS_TEST_WORKERS) --dist loadfile --cov=judge_bias --cov-report= \
-	  --durations=15 || status=$$?; \
+	  $(3) --durations=15 || status=$$?; \
 	$(BIN)/coverage report --precision=1 | tail -1 | awk '{print "coverage of python/judge_bias: " $$NF " of lines"}'; \
-	echo "peak memory steps (pytest process, finished children):" && tail -4 target/pytest-memory.tsv; \
+	echo "peak memory steps (pytest process, finished children):" && tail -4 target/pytest-memory$(2).tsv; \
 	exit $$status
+endef
+
+test: $(BIN)/pytest lint
+	$(call pytest_tier,quick,,)
+
+test-full: $(BIN)/pytest $(BIN)/pyspark chromium
+	$(call pytest_tier,full,-full,--cov-append)
 
 chromium:
 	@command -v chromium >/dev/null 2>&1 \

@@ -22,6 +22,9 @@ DEMO_DIR = PROJECT_DIR / DEFAULT_DATA
 SHARED_DATA = PROJECT_DIR.parent / "shared" / "data"
 
 
+_OTHER_TIER = pytest.StashKey[int]()
+
+
 def query(db: Path, sql: str) -> pd.DataFrame:
     """Run one query on a built warehouse, read-only."""
     con = duckdb.connect(str(db), read_only=True)
@@ -31,9 +34,55 @@ def query(db: Path, sql: str) -> pd.DataFrame:
         con.close()
 
 
+# Two tiers (issue 34): `make test` runs the quick tier, `make test-full` the full
+# tier, CI (.ci/run) both; a plain `pytest` runs every test. The full tier is the test
+# files that build warehouses of their own beyond the shared ones (demo_build,
+# broken, gapped_demo, pf_build) or start another engine or program: each importer
+# end to end on its real files, the many-folder studies, the Spark route, the
+# browser, other dbt projects and build routes, the Bayesian GLMs against their
+# references. The quick tier keeps every unit and statistical test, the shared
+# builds and every test that reads them. JUDGE_BIAS_TIER=quick|full selects one.
+FULL_TIER = frozenset({
+    # the Spark route (one JVM for all three)
+    "test_spark", "test_spark_route", "test_spark_aggregates",
+    # many folders built: generated valid data, CSV fuzzing, awkward folders
+    "test_valid_data_property", "test_csv_fuzz", "test_awkward_folders",
+    # each importer end to end: import the real files, build, reconcile
+    "test_langfuse_import", "test_promptfoo_import", "test_mlflow_import",
+    "test_deepeval_import", "test_inspect_import", "test_hibayes_import",
+    "test_mapping_import", "test_judge_bench", "test_alpaca_eval", "test_llmbar",
+    "test_mt_bench", "test_self_recognition",
+    # other projects and build routes: a consumer dbt project, inputs from relations,
+    # the front door's vars and plain dbt, three incremental loads, the BI snapshot
+    # under a reader, the profile
+    "test_dbt_package", "test_input_relations", "test_front_door", "test_incremental",
+    "test_bi_snapshot", "test_bench_profile",
+    # the report in headless Chromium
+    "test_report_browser",
+    # the Bayesian GLMs against HiBayes' specs, MLEs, row-level fits, planted values
+    "test_glm_hibayes", "test_glm_mle", "test_glm_hierarchical", "test_glm_agreement",
+    "test_glm_sampler", "test_glm_engine", "test_glm_planted", "test_glm_items_planted",
+})  # fmt: skip
+TIERS = ("quick", "full")
+
+
+def tier_of(nodeid: str) -> str:
+    return "full" if Path(nodeid.split("::", 1)[0]).stem in FULL_TIER else "quick"
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked slow (studies of minutes) run only with JUDGE_BIAS_SLOW=1;
-    `make test` and CI skip them, and their figures are in docs/."""
+    """JUDGE_BIAS_TIER=quick|full keeps one tier's tests (the rest deselected, and
+    counted at the end). Tests marked slow (studies of minutes) run only with
+    JUDGE_BIAS_SLOW=1; `make test` and CI skip them, and their figures are in docs/."""
+    tier = os.environ.get("JUDGE_BIAS_TIER", "")
+    if tier:
+        if tier not in TIERS:
+            raise pytest.UsageError(f"JUDGE_BIAS_TIER={tier!r}: expected one of {TIERS}")
+        other = [item for item in items if tier_of(item.nodeid) != tier]
+        if other:
+            config.hook.pytest_deselected(items=other)
+            items[:] = [item for item in items if tier_of(item.nodeid) == tier]
+            config.stash[_OTHER_TIER] = len(other)
     if os.environ.get("JUDGE_BIAS_SLOW") == "1":
         return
     skip = pytest.mark.skip(reason="slow study: set JUDGE_BIAS_SLOW=1 to run it")
@@ -237,7 +286,15 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     """The CPU time of the tests (with their finished children) and the tests that
-    used most of it, beside pytest's own --durations (wall time)."""
+    used most of it, beside pytest's own --durations (wall time); with a tier, how
+    many tests the other tier has."""
+    tier = os.environ.get("JUDGE_BIAS_TIER", "")
+    if other := config.stash.get(_OTHER_TIER, 0):
+        rest = "make test-full" if tier == "quick" else "make test"
+        terminalreporter.write_line(
+            f"tier {tier}: {other} tests of the other tier not run here "
+            f"(`{rest}` runs them; CI runs both)"
+        )
     if not _CPU:
         return
     top = sorted(_CPU.items(), key=lambda kv: -kv[1])[:15]

@@ -23,7 +23,7 @@ CHROMIUM = next(
 )
 needs_chromium = pytest.mark.skipif(
     CHROMIUM is None,
-    reason="no headless Chromium: `make test` installs Debian's chromium with apt-get "
+    reason="no headless Chromium: `make test-full` installs Debian's chromium with apt-get "
     "(apt-get update && apt-get install -y chromium); install it to run this test",
 )
 WAREHOUSES = {

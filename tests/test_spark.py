@@ -10,7 +10,7 @@ this session, the copy its second folder, spark_route_and_broken_copy.) Every
 table must be equal: same columns in the same order, same rows (text and
 booleans exact, numbers to 1e-9), including the loaders' record numbers,
 parse errors and raw lines. Skipped, saying why, where Java or pyspark is
-missing (`make spark` installs pyspark; `make test` runs it).
+missing (`make spark` installs pyspark; `make test-full` runs it).
 """
 
 from __future__ import annotations

@@ -144,3 +144,20 @@ def test_session_runs_with_the_tests_java_options(spark) -> None:
 
     bean = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
     assert set(TEST_JAVA_OPTIONS.split()) <= set(bean.getInputArguments())
+
+
+def test_validation_imports_where_main_has_no_file() -> None:
+    """(Here, in the full tier, where pyspark is installed: `make test` runs without
+    it.) `python -c` and pytest-xdist's workers have a __main__ without __file__: with
+    pyspark installed and grpc absent, importing Great Expectations used to end the
+    process with exit 0 ("Skipping doctests"), so a green build was recorded failed."""
+    import subprocess
+    import sys
+
+    code = "import judge_bias.warehouse.validation; print('imported')"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "imported", done.stderr[-2000:]
+    # pyspark's import warning about pandas 3 (Great Expectations imports pyspark for
+    # its Spark route, unused here) stays off a build's output
+    assert "PySpark does not yet fully support" not in done.stderr, done.stderr[-2000:]

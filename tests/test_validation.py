@@ -95,19 +95,3 @@ def test_missing_offending_values_are_named_not_nan(
     assert texts[2].endswith("(1 offending rows); e.g. [2.0]")
     assert texts[3].endswith("; e.g. ['b']")
     assert not any("nan" in t for t in texts)
-
-
-def test_validation_imports_where_main_has_no_file() -> None:
-    """`python -c` and pytest-xdist's workers have a __main__ without __file__: with
-    pyspark installed and grpc absent, importing Great Expectations used to end the
-    process with exit 0 ("Skipping doctests"), so a green build was recorded failed."""
-    import subprocess
-    import sys
-
-    code = "import judge_bias.warehouse.validation; print('imported')"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip() == "imported", done.stderr[-2000:]
-    # pyspark's import warning about pandas 3 (Great Expectations imports pyspark for
-    # its Spark route, unused here) stays off a build's output
-    assert "PySpark does not yet fully support" not in done.stderr, done.stderr[-2000:]

@@ -39,4 +39,5 @@ def test_make_test_runs_the_quick_tier_and_ci_runs_both():
     assert test.group(2) == "$(call pytest_tier,quick,,)"
     assert full.group(2).startswith("$(call pytest_tier,full,")
     ci = (PROJECT / ".ci" / "run").read_text(encoding="utf-8")
-    assert re.search(r"^time make test \|\|", ci, re.M) and re.search(r"^time make test-full \|\|", ci, re.M)
+    for target in ("test", "test-full"):
+        assert re.search(rf"^time make {target} \|\|", ci, re.M), target

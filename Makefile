@@ -37,11 +37,12 @@ demo: $(BIN)/judge-bias
 	$(BIN)/judge-bias report --out warehouse/report.html
 	@echo "tables: warehouse/judge_bias.duckdb (schema main); BI snapshot: warehouse/bi.duckdb; report (open in a browser): $(CURDIR)/warehouse/report.html"
 
+# mypy and sqlfluff (a minute of CPU each from a fresh clone) run side by side
 lint: $(BIN)/pytest
 	$(BIN)/ruff check python tests
 	$(BIN)/ruff format --check python tests
-	$(BIN)/mypy
-	$(BIN)/sqlfluff lint models
+	$(BIN)/mypy & mypy=$$!; $(BIN)/sqlfluff lint models; sqlfluff=$$?; \
+	  wait $$mypy && exit $$sqlfluff
 
 # Two tiers (tests/conftest.py FULL_TIER): `make test` runs the quick tier (every unit
 # and statistical test, the shared demo / broken / Play Favorites builds and the tests

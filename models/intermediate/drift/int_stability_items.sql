@@ -25,10 +25,11 @@ repeated as (
     having count(*) >= 2
 ),
 
+-- an inner join, as the keys of repeated are unique (and Spark SQL reads it too)
 repeated_ratings as (
     select ratings.*
     from ratings
-    semi join repeated
+    inner join repeated
         on
             ratings.judge is not distinct from repeated.judge
             and ratings.dimension is not distinct from repeated.dimension

@@ -4,9 +4,38 @@
 -- lowest and highest score (judge_stability).
 with
 
-ratings as (
+-- read twice and not materialised (each reader scans the columns it needs)
+ratings as {{ not_materialized() }} (
     select * from {{ ref('fct_judge_ratings') }}
     where judge_score_norm is not null
+),
+
+-- the items rated twice or more, found by one narrow count: most folders repeat
+-- few items or none, and only their ratings go through the two aggregations below
+-- (aggregating every rating twice to keep none of them was the model's cost)
+repeated as (
+    select
+        judge,
+        dimension,
+        prompt_id,
+        model,
+        framing
+    from ratings
+    group by judge, dimension, prompt_id, model, framing
+    having count(*) >= 2
+),
+
+-- an inner join, as the keys of repeated are unique (and Spark SQL reads it too)
+repeated_ratings as (
+    select ratings.*
+    from ratings
+    inner join repeated
+        on
+            ratings.judge is not distinct from repeated.judge
+            and ratings.dimension is not distinct from repeated.dimension
+            and ratings.prompt_id is not distinct from repeated.prompt_id
+            and ratings.model is not distinct from repeated.model
+            and ratings.framing is not distinct from repeated.framing
 ),
 
 value_counts as (
@@ -18,7 +47,7 @@ value_counts as (
         framing,
         judge_score_norm,
         count(*) as n_value
-    from ratings
+    from repeated_ratings
     group by judge, dimension, prompt_id, model, framing, judge_score_norm
 ),
 

@@ -7,7 +7,8 @@
 -- neither set: they are counted (n_human_na, n_judge_na), never dropped silently.
 with
 
-units as (
+-- read twice (pooled, unit_sums) and not materialised: each reader scans it
+units as {{ not_materialized() }} (
     select * from {{ ref('int_ppi_units') }}
 ),
 
@@ -38,19 +39,50 @@ pooled as {{ not_materialized() }} (
 
 -- the group means, for the third central moments of the skewness-corrected
 -- interval: one aggregation joined back (a window over the four poolings of
--- every unit sorted them all: most of the model's time, spilling at 3M ratings)
-group_means as (
+-- every unit sorted them all: most of the model's time, spilling at 3M ratings).
+-- The sums and counts are taken once per unit group (model and dimension not
+-- pooled) and added up into each pooling's groups: the units are aggregated
+-- once, not four times over (the means then differ from an avg over the pooled
+-- rows by the order of their additions only, ~1e-16 relative)
+unit_sums as (
     select
         judge,
         is_panel,
         model,
         dimension,
         stratum,
-        avg(case when status = 'labelled' then y end) as mean_y,
-        avg(case when status = 'labelled' then yhat end) as mean_yhat_labelled,
-        avg(case when status = 'unlabelled' then yhat end) as mean_yhat_unlabelled
-    from pooled
+        sum(case when status = 'labelled' then y end) as sum_y,
+        count(case when status = 'labelled' then y end) as n_y,
+        sum(case when status = 'labelled' then yhat end) as sum_yhat_labelled,
+        count(case when status = 'labelled' then yhat end) as n_yhat_labelled,
+        sum(case when status = 'unlabelled' then yhat end) as sum_yhat_unlabelled,
+        count(case when status = 'unlabelled' then yhat end) as n_yhat_unlabelled
+    from units
     group by judge, is_panel, model, dimension, stratum
+),
+
+group_means as (
+    select
+        unit_sums.judge,
+        unit_sums.is_panel,
+        case when poolings.pool_model then 'all' else unit_sums.model end as model,
+        case
+            when poolings.pool_dimension then 'all' else unit_sums.dimension
+        end as dimension,
+        unit_sums.stratum,
+        sum(unit_sums.sum_y) / nullif(sum(unit_sums.n_y), 0) as mean_y,
+        sum(unit_sums.sum_yhat_labelled) / nullif(sum(unit_sums.n_yhat_labelled), 0)
+            as mean_yhat_labelled,
+        sum(unit_sums.sum_yhat_unlabelled) / nullif(sum(unit_sums.n_yhat_unlabelled), 0)
+            as mean_yhat_unlabelled
+    from unit_sums
+    cross join poolings
+    group by
+        unit_sums.judge,
+        unit_sums.is_panel,
+        case when poolings.pool_model then 'all' else unit_sums.model end,
+        case when poolings.pool_dimension then 'all' else unit_sums.dimension end,
+        unit_sums.stratum
 ),
 
 centred as (

@@ -23,7 +23,10 @@
 {%- set stratum_expr = "concat_ws(', ', " ~ parts | join(', ') ~ ")" if parts else "'all'" %}
 with
 
-ratings as (
+-- read three times (judge_units, panel_families, panel_judges) and not
+-- materialised: DuckDB would buffer every column of every rating first (a fifth
+-- of the model's CPU at 1M ratings) where each reader scans the few it needs
+ratings as {{ not_materialized() }} (
     select * from {{ ref('fct_judge_ratings') }}
     where framing = 'positive'
 ),

@@ -33,6 +33,16 @@ def test_equal_up_to_order_noise_and_build_times(tmp_path: Path) -> None:
     assert res.ignored_columns == ["t.built_at"]
 
 
+def test_the_input_folders_path_is_volatile(tmp_path: Path) -> None:
+    """dbt_last_run.data_dir names the folder a build read: builds of two copies of one
+    folder differ only there."""
+    a = _db(tmp_path / "a.duckdb", ROWS, "create table r as select '/tmp/a/data' as data_dir")
+    b = _db(tmp_path / "b.duckdb", ROWS, "create table r as select '/tmp/b/data' as data_dir")
+    res = compare_warehouses(a, b)
+    assert res.equal, res.differences
+    assert res.ignored_columns == ["r.data_dir", "t.built_at"]
+
+
 @pytest.mark.parametrize(
     ("rows", "extra", "expect"),
     [

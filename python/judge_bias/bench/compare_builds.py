@@ -97,8 +97,10 @@ def _sort_key(row: Sequence[object], float_cols: set[int], digits: int) -> tuple
 def _rows(
     con: duckdb.DuckDBPyConnection, table: str, columns: list[str]
 ) -> list[tuple[object, ...]]:
-    cols = ", ".join(f'"{c}"' for c in columns)
-    return con.execute(f'select {cols} from main."{table}"').fetchall()
+    # a table of volatile columns only: its rows, as empty tuples (their number counts)
+    cols = ", ".join(f'"{c}"' for c in columns) or "1"
+    rows = con.execute(f'select {cols} from main."{table}"').fetchall()
+    return rows if columns else [() for _ in rows]
 
 
 def _fingerprint(

@@ -219,7 +219,7 @@ def test_demo_checks_are_one_node_per_model_and_severity(demo_build: BuildResult
     manifest = json.loads((target / "manifest.json").read_text())
     tests = [n for n in manifest["nodes"].values() if n["resource_type"] == "test"]
     grouped = [n for n in tests if (n.get("test_metadata") or {}).get("name") == "model_checks"]
-    keys = [(tuple(n["depends_on"]["nodes"]), n["config"]["severity"]) for n in grouped]
+    keys = [(n["attached_node"], n["config"]["severity"]) for n in grouped]
     assert len(keys) == len(set(keys))
     assert all(len(n["depends_on"]["nodes"]) <= 1 for n in grouped)
     assert len(manifest_checks(manifest)) == 396

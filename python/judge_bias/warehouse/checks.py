@@ -63,9 +63,11 @@ def _rule_check(rule: dict[str, Any]) -> tuple[str, str | None, dict[str, Any], 
 
 def manifest_checks(manifest: dict[str, Any]) -> set[Check]:
     """Every check of a dbt manifest: a single generic test is one check, a
-    model_checks test one per rule; a singular test one check named after it."""
+    model_checks test one per rule; a singular test one check named after it.
+    Disabled tests count too (dbt lists them among the nodes or apart, by command)."""
     checks = set()
-    for node in manifest["nodes"].values():
+    disabled = [n for versions in (manifest.get("disabled") or {}).values() for n in versions]
+    for node in [*manifest["nodes"].values(), *disabled]:
         if node["resource_type"] != "test":
             continue
         meta = node.get("test_metadata") or {}

@@ -133,11 +133,11 @@ def test_a_valid_skewed_posterior_has_its_mean_outside_its_hdi() -> None:
     spec = yaml.safe_load((PROJECT_DIR / "models/marts/glm/_glm__models.yml").read_text())
     effects = next(m for m in spec["models"] if m["name"] == "glm_effects")
     checks = {
-        t["expression_is_true"]["arguments"]["expression"]: t["expression_is_true"].get(
-            "config", {}
-        )
+        rule["expression_is_true"]: t["model_checks"].get("config", {})
         for t in effects["data_tests"]
-        if "expression_is_true" in t
+        if "model_checks" in t
+        for rule in t["model_checks"]["arguments"]["rules"]
+        if "expression_is_true" in rule
     }
     assert checks == {
         "{{ float_le('hdi_low', 'hdi_high') }}": {},

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from judge_bias.warehouse.build import PROJECT_DIR, BuildResult, dbt_env
+from judge_bias.warehouse.checks import manifest_checks
 from tests.conftest import query
 
 pytestmark = pytest.mark.dbt
@@ -30,14 +31,10 @@ def _models(manifest: dict) -> dict[str, dict]:
 
 
 def test_every_model_has_a_primary_key_test(manifest: dict) -> None:
-    keyed: set[str] = set()
-    for node in manifest["nodes"].values():
-        meta = node.get("test_metadata") or {}
-        if node["resource_type"] == "test" and meta.get("name") in {
-            "unique",
-            "unique_combination_of_columns",
-        }:
-            keyed.update(node["depends_on"]["nodes"])
+    # a unique or unique_combination_of_columns check, a rule of the model's
+    # model_checks test (judge_bias.warehouse.checks) or a test of its own
+    keys = {"unique", "unique_combination_of_columns"}
+    keyed = {f"model.judge_bias.{c.models}" for c in manifest_checks(manifest) if c.kind in keys}
     # a model may instead name its key and why it holds without a test (views whose
     # test would re-run them over every rating)
     exempt = {k for k, m in _models(manifest).items() if m["meta"].get("primary_key_reason")}
@@ -150,11 +147,9 @@ def test_reason_codes_have_one_list(manifest: dict) -> None:
     from judge_bias.inputs.contract import REASON_CODES
 
     lists = [
-        node["test_metadata"]["kwargs"]["values"]
-        for node in manifest["nodes"].values()
-        if node["resource_type"] == "test"
-        and (node.get("test_metadata") or {}).get("name") == "accepted_values"
-        and node.get("column_name") in {"reason_code", "reject_code"}
+        json.loads(check.arguments)["values"]
+        for check in manifest_checks(manifest)
+        if check.kind == "accepted_values" and check.column in {"reason_code", "reject_code"}
     ]
     assert len(lists) >= 2
     assert all(list(v) == list(REASON_CODES) for v in lists), lists
@@ -208,5 +203,5 @@ def test_a_partial_selection_runs_only_the_tests_of_selected_models(
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     tests = proc.stdout.split()
-    assert "unique_input_row_counts_source" in tests
+    assert "input_row_counts_checks" in tests  # its model_checks node
     assert not [t for t in tests if t.startswith("relationships_fct_judge_ratings")]

@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from judge_bias.inputs import loading
+from judge_bias.warehouse.checks import describe_violations, violated_rules
 from judge_bias.warehouse.locks import lock_message
 
 PHASES_FLAG = "--phases"  # dbt_parse's first argument for the two phases
@@ -58,9 +59,9 @@ def meaningful_lines(text: str) -> list[str]:
     return [line for line in lines if line and not line.startswith(NOISE)]
 
 
-def _failed_nodes(run_results: Path, since: float) -> list[tuple[str, str]]:
-    """(node, message) of every node that failed in the dbt run that wrote
-    ``run_results`` at or after ``since`` (an older file is another run's)."""
+def _failed_nodes(run_results: Path, since: float) -> list[tuple[str, str, str]]:
+    """(node, message, compiled SQL) of every node that failed in the dbt run that
+    wrote ``run_results`` at or after ``since`` (an older file is another run's)."""
     try:
         if run_results.stat().st_mtime < since:
             return []
@@ -72,17 +73,23 @@ def _failed_nodes(run_results: Path, since: float) -> list[tuple[str, str]]:
         if r.get("status") in ("error", "fail", "runtime error"):
             kind, _, rest = r["unique_id"].partition(".")
             name = rest.partition(".")[2].split(".")[0]
-            failed.append((f"{kind} {name}", r.get("message") or ""))
+            failed.append((f"{kind} {name}", r.get("message") or "", r.get("compiled_code") or ""))
     return failed
 
 
 def dbt_failure(
-    args: list[str], target: Path, since: float, output: list[str], returncode: int
+    args: list[str],
+    target: Path,
+    since: float,
+    output: list[str],
+    returncode: int,
+    db: Path | None = None,
 ) -> Exception:
     """The exception for a failed dbt command (its artefacts in ``target``): the
     loader's InputError when an input file broke the contract, else a BuildError
     naming the failing node and the last meaningful line of its message (or of
-    dbt's output when no node ran)."""
+    dbt's output when no node ran); for a failed model_checks test on the warehouse
+    ``db``, the rules it found violated and their failing rows instead."""
     failed = _failed_nodes(target / "run_results.json", since)
     text = failed[0][1] if failed else "".join(output)
     cause = (meaningful_lines(text) or [f"exit code {returncode}"])[-1]
@@ -92,6 +99,9 @@ def dbt_failure(
         return loading.InputError(m["message"])
     if lock := lock_message(cause):
         return BuildError(lock)
+    if failed and db is not None and (violated := violated_rules(db, failed[0][2])):
+        cause = f"{len(violated)} check{'s' if len(violated) > 1 else ''} failed: "
+        cause += describe_violations(violated)
     where = f" in {failed[0][0]}" if failed else ""
     more = f" (and {len(failed) - 1} more failing nodes)" if len(failed) > 1 else ""
     return BuildError(f"dbt {args[0]} failed{where}: {cause}{more}", hint)
@@ -102,8 +112,16 @@ class DbtChild:
     on the terminal; ``debug``: also the details of failures) and raises its
     failure; ``second`` starts the second of two phases."""
 
-    def __init__(self, proc: subprocess.Popen, target: Path, capture: bool, debug: bool) -> None:
+    def __init__(
+        self,
+        proc: subprocess.Popen,
+        target: Path,
+        capture: bool,
+        debug: bool,
+        db: Path | None = None,
+    ) -> None:
         self.proc, self.target, self.capture, self.debug = proc, target, capture, debug
+        self.db = db  # the warehouse (a failed model_checks test is read back there)
 
     def read(self, args: list[str]) -> bool:
         """Read the output of dbt's command ``args`` to PHASE_DONE (True) or to the
@@ -122,7 +140,8 @@ class DbtChild:
                 sys.stdout.flush()
         self.proc.wait()
         if self.proc.returncode != 0:
-            raise dbt_failure(args, self.target, since, list(output), self.proc.returncode)
+            code = self.proc.returncode
+            raise dbt_failure(args, self.target, since, list(output), code, self.db)
         return False
 
     def second(self, args: list[str], argv: list[str]) -> None:
@@ -156,4 +175,5 @@ def dbt_child(
         text=True,
         errors="replace",
     ) as proc:
-        yield DbtChild(proc, target, capture, debug)
+        db = Path(cwd, env["JUDGE_BIAS_DB"]) if env.get("JUDGE_BIAS_DB") else None
+        yield DbtChild(proc, target, capture, debug, db)

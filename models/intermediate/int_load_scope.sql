@@ -3,13 +3,16 @@
     materialized='incremental',
     incremental_strategy='delete+insert',
     unique_key='load_id',
-    on_schema_change='fail',
+    on_schema_change='append_new_columns',
 ) }}
 -- One row per load of an incremental warehouse (docs/incremental.md, "The facts:
 -- by prompt"): whether the facts must be recomputed for every prompt, and why.
 -- A load whose rows all belong to prompts (prompts, completions, human labels,
 -- judge ratings with a prompt_id) changes only those prompts' facts; a models or
--- rating_scales row can change every family or score, a row without a prompt_id
+-- rating_scales row can change every family or score, but only if it changes what
+-- the facts read of them: the reference tables' digests (models_digest,
+-- scales_digest) then differ from the previous load's (a re-sent identical
+-- models.csv, as every importer writes, keeps them); a row without a prompt_id
 -- is checked against rows of every prompt, and the first accepted prompt (or the
 -- last one rejected) turns the unknown-prompt check on (off) for every rating, and
 -- a var the checks read (fact_vars) changes every row's check. A load whose
@@ -18,10 +21,35 @@
 -- load recomputes every prompt.
 with
 
+-- What the checks and facts read of the models and rating_scales inputs (the
+-- aliases, the scales, the accepted labels: macro reference_ctes), as one md5 each
+-- over the rows sorted: equal whatever the rows' order or load, so a row re-sent
+-- as it was changes nothing, and a changed or new row (or a new seed of aliases)
+-- changes the digest.
+models_digest as (
+    select md5(coalesce(string_agg(cast(aliases as varchar), chr(30) order by cast(aliases as varchar)), ''))
+        as digest
+    from {{ ref('int_model_aliases') }} as aliases
+),
+
+scales_digest as (
+    select md5(coalesce(string_agg(reference_row, chr(30) order by reference_row), '')) as digest
+    from (
+        select cast(scales as varchar) as reference_row
+        from {{ ref('int_dimension_scales') }} as scales
+        union all
+        select cast(struct_pack(dimension_key, label_key, score, is_na) as varchar)
+        from {{ ref('int_rating_scales_checked') }}
+        where reject_code is null
+    )
+),
+
 load as (
     select
         {{ current_load_id() }} as load_id,
-        {{ sql_string(tojson(fact_vars())) }} as fact_vars
+        {{ sql_string(tojson(fact_vars())) }} as fact_vars,
+        (select digest from models_digest) as models_digest,
+        (select digest from scales_digest) as scales_digest
 ),
 
 accepted_prompts as (
@@ -36,7 +64,9 @@ previous as (
         max(load_number) as load_number,
         arg_max(has_prompts, load_number) as has_prompts,
         arg_max(fact_vars, load_number) as fact_vars,
-        arg_max(facts_done, load_number) as facts_done
+        arg_max(facts_done, load_number) as facts_done,
+        arg_max(models_digest, load_number) as models_digest,
+        arg_max(scales_digest, load_number) as scales_digest
     from {{ this }}
     where load_id <> (select load_id from load)
 ),
@@ -46,7 +76,9 @@ previous as (
             0 as load_number,
             cast(null as boolean) as has_prompts,
             cast(null as varchar) as fact_vars,
-            cast(null as varchar []) as facts_done
+            cast(null as varchar []) as facts_done,
+            cast(null as varchar) as models_digest,
+            cast(null as varchar) as scales_digest
     ),
 {%- endif %}
 
@@ -56,12 +88,10 @@ reasons as (
             when previous.has_prompts is null then 'the first load'
             when not list_has_all(previous.facts_done, {{ by_prompt_models() | list }})
                 then 'the previous load did not build every by-prompt model'
-            {%- for kind in ['models', 'rating_scales'] %}
-                when exists (
-                    select 1 from {{ input_table(kind) }}
-                    where _load_id = (select load_id from load)
-                ) then 'the load has {{ kind }} rows'
-            {%- endfor %}
+            when previous.models_digest is distinct from load.models_digest
+                then 'the models (aliases, families) changed'
+            when previous.scales_digest is distinct from load.scales_digest
+                then 'the rating scales changed'
             {%- for kind in prompt_kinds() %}
                 when exists (
                     select 1 from {{ input_table(kind) }}
@@ -83,6 +113,8 @@ select
     coalesce(previous.load_number, 0) + 1 as load_number,
     accepted_prompts.has_prompts,
     load.fact_vars,
+    load.models_digest,
+    load.scales_digest,
     reasons.full_reason is not null as needs_full,
     reasons.full_reason,
     cast([] as varchar []) as facts_done

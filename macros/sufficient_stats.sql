@@ -32,3 +32,19 @@
     {%- endfor -%}
     {{ items | join(',\n    ') }}
 {%- endmacro %}
+
+{% macro bias_moment_names(max_degree=4, max_y=2) -%}
+    {#- The names of bias_moment_sums' columns, in its order (m_y0r0l0, the count,
+        first). -#}
+    {%- set names = [] -%}
+    {%- for a in range(max_y + 1) -%}
+        {%- for b in range(max_degree + 1) -%}
+            {%- for c in range(max_degree + 1) -%}
+                {%- if a + b + c <= max_degree -%}
+                    {%- do names.append('m_y' ~ a ~ 'r' ~ b ~ 'l' ~ c) -%}
+                {%- endif -%}
+            {%- endfor -%}
+        {%- endfor -%}
+    {%- endfor -%}
+    {{ return(names) }}
+{%- endmacro %}

@@ -48,3 +48,17 @@
     {%- endfor -%}
     {{ return(names) }}
 {%- endmacro %}
+
+{% macro bias_moment_totals() -%}
+    {#- The sums of bias_moment_sums' columns (degree 4) over the rows of a group:
+        int_bias_cell_stats from per-prompt moments; the count stays a bigint. -#}
+    {%- set items = [] -%}
+    {%- for name in bias_moment_names() -%}
+        {%- if loop.first -%}
+            {%- do items.append('cast(sum(' ~ name ~ ') as bigint) as ' ~ name) -%}
+        {%- else -%}
+            {%- do items.append('sum(' ~ name ~ ') as ' ~ name) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ items | join(',\n    ') }}
+{%- endmacro %}

@@ -22,26 +22,37 @@
 with
 
 -- What the checks and facts read of the models and rating_scales inputs (the
--- aliases, the scales, the accepted labels: macro reference_ctes), as one md5 each
--- over the rows sorted: equal whatever the rows' order or load, so a row re-sent
--- as it was changes nothing, and a changed or new row (or a new seed of aliases)
--- changes the digest.
+-- aliases, the scales, the accepted labels: macro reference_ctes; every column of
+-- int_model_aliases and int_dimension_scales), as one md5 each over the rows
+-- sorted: equal whatever the rows' order or load, so a row re-sent as it was
+-- changes nothing, and a changed or new row (or a new seed of aliases) changes the
+-- digest (a previous load without one, an older warehouse: the full path).
+model_rows as (
+    select cast(struct_pack(alias_key, model, family, alias_source) as varchar) as reference_row
+    from {{ ref('int_model_aliases') }}
+),
+
+scale_rows as (
+    select
+        cast(struct_pack(
+            dimension_key, dimension, scale_min, scale_max, n_levels, scale_labels,
+            level_of_measurement
+        ) as varchar) as reference_row
+    from {{ ref('int_dimension_scales') }}
+    union all
+    select cast(struct_pack(dimension_key, label_key, score, is_na) as varchar) as reference_row
+    from {{ ref('int_rating_scales_checked') }}
+    where reject_code is null
+),
+
 models_digest as (
-    select md5(coalesce(string_agg(cast(aliases as varchar), chr(30) order by cast(aliases as varchar)), ''))
-        as digest
-    from {{ ref('int_model_aliases') }} as aliases
+    select md5(coalesce(string_agg(reference_row, chr(30) order by reference_row), '')) as digest
+    from model_rows
 ),
 
 scales_digest as (
     select md5(coalesce(string_agg(reference_row, chr(30) order by reference_row), '')) as digest
-    from (
-        select cast(scales as varchar) as reference_row
-        from {{ ref('int_dimension_scales') }} as scales
-        union all
-        select cast(struct_pack(dimension_key, label_key, score, is_na) as varchar)
-        from {{ ref('int_rating_scales_checked') }}
-        where reject_code is null
-    )
+    from scale_rows
 ),
 
 load as (
@@ -88,9 +99,9 @@ reasons as (
             when previous.has_prompts is null then 'the first load'
             when not list_has_all(previous.facts_done, {{ by_prompt_models() | list }})
                 then 'the previous load did not build every by-prompt model'
-            when previous.models_digest is distinct from load.models_digest
+            when coalesce(previous.models_digest, '') <> load.models_digest
                 then 'the models (aliases, families) changed'
-            when previous.scales_digest is distinct from load.scales_digest
+            when coalesce(previous.scales_digest, '') <> load.scales_digest
                 then 'the rating scales changed'
             {%- for kind in prompt_kinds() %}
                 when exists (

@@ -4,25 +4,13 @@
 -- solves the regressions from them). One pass over int_bias_ratings.
 {#- On an incremental warehouse (docs/incremental.md): the sum over prompts of
     int_bias_cell_prompt_moments, whose rows are recomputed only for the prompts a
-    load touched. Without the var the SQL is what it was. -#}
-{%- if incremental_on() %}
+    load touched. Without the var the SQL is what it was, character for character. -#}
+{%- set by_prompt = incremental_on() %}
 select
     {{ bias_stat_keys() | join(',\n    ') }},
-    has_length,
-    {%- for moment in bias_moment_names() %}
-    {% if loop.first %}cast(sum({{ moment }}) as bigint){% else %}sum({{ moment }}){% endif %} as {{ moment }}{{ ',' if not loop.last }}
-    {%- endfor %}
-from {{ ref('int_bias_cell_prompt_moments') }}
+    {{ 'has_length' if by_prompt else 'length_feature is not null as has_length' }},
+    {{ bias_moment_totals() if by_prompt else bias_moment_sums('rating', 'reference', 'coalesce(length_feature, 0)') }}
+from {{ ref('int_bias_cell_prompt_moments') if by_prompt else ref('int_bias_ratings') }}
 group by
     {{ bias_stat_keys() | join(',\n    ') }},
-    has_length
-{%- else %}
-select
-    {{ bias_stat_keys() | join(',\n    ') }},
-    length_feature is not null as has_length,
-    {{ bias_moment_sums('rating', 'reference', 'coalesce(length_feature, 0)') }}
-from {{ ref('int_bias_ratings') }}
-group by
-    {{ bias_stat_keys() | join(',\n    ') }},
-    length_feature is not null
-{%- endif %}
+    {{ 'has_length' if by_prompt else 'length_feature is not null' }}

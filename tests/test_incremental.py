@@ -300,9 +300,8 @@ def _tests_of_the_facts_read_the_recomputed_rows(inc: Path, tmp_path: Path) -> N
         run_dbt(["test", "--select", "fct_judge_ratings"], planted, quiet=True, capture=True,
                 dbt_vars=dbt_vars)  # fmt: skip
     results = json.loads((target_dir(planted) / "run_results.json").read_text(encoding="utf-8"))
-    failed = {r["unique_id"].split(".")[2].split("__")[0]: r["failures"]
+    failed = {r["unique_id"].split(".")[2]: r["failures"]
               for r in results["results"] if r["status"] == "fail"}  # fmt: skip
-    assert failed == {
-        "unique_combination_of_columns": 1,
-        "unique_fct_judge_ratings_source_row_number": 1,
-    }, failed
+    assert sorted(failed.values()) == [1, 1], failed
+    assert "unique_fct_judge_ratings_source_row_number" in failed
+    assert any(n.startswith("unique_combination_of_columns_fct_judge_ratings") for n in failed)

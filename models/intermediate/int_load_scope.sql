@@ -92,9 +92,9 @@ previous as (
             0 as load_number,
             cast(null as boolean) as has_prompts,
             cast(null as varchar) as fact_vars,
-            cast(null as varchar []) as facts_done,
-            cast(null as struct(kind varchar, name_key varchar, reference_row varchar) []) as model_rows,
-            cast(null as struct(kind varchar, name_key varchar, reference_row varchar) []) as scale_rows
+            cast(null as varchar[]) as facts_done,
+            cast(null as struct(kind varchar, name_key varchar, reference_row varchar)[]) as model_rows,
+            cast(null as struct(kind varchar, name_key varchar, reference_row varchar)[]) as scale_rows
     ),
 {%- endif %}
 
@@ -111,9 +111,17 @@ changed_names as (
         changed.reference.kind,
         changed.reference.name_key
     from (
-        (select reference from reference_now except select reference from reference_before)
+        (
+            select reference from reference_now
+            except
+            select reference from reference_before
+        )
         union all
-        (select reference from reference_before except select reference from reference_now)
+        (
+            select reference from reference_before
+            except
+            select reference from reference_now
+        )
     ) as changed
 ),
 
@@ -195,7 +203,7 @@ select
     load.scale_rows,
     reasons.full_reason is not null as needs_full,
     reasons.full_reason,
-    cast([] as varchar []) as facts_done
+    cast([] as varchar[]) as facts_done
 from load
 cross join previous
 cross join accepted_prompts

@@ -34,15 +34,16 @@
     {%- endif -%}
 {%- endmacro %}
 
-{% macro load_prompt_condition(column='prompt_id', run_column=none) -%}
+{% macro load_prompt_condition(column='prompt_id', run_column=none, scope=none, touched=none) -%}
     {#- True for a row the build recomputes: every row when the load needs a full
         recompute, else the rows without a prompt and those of a touched prompt
         (int_load_prompts); with run_column, of a prompt touched as a whole (run_id
         null: by its prompts, completions or human labels) or of a touched prompt
-        and run (by the load's ratings). -#}
-    {%- set touched = ref('int_load_prompts') -%}
+        and run (by the load's ratings). scope, touched: the relations of
+        int_load_scope and int_load_prompts where ref() cannot be called (a test). -#}
+    {%- set touched = touched or ref('int_load_prompts') -%}
     (
-        (select needs_full from {{ ref('int_load_scope') }} where load_id = {{ current_load_id() }})
+        (select needs_full from {{ scope or ref('int_load_scope') }} where load_id = {{ current_load_id() }})
         or {{ column }} is null
     {%- if run_column is none %}
         or {{ column }} in (select prompt_id from {{ touched }})
@@ -72,7 +73,7 @@
         built for it (int_load_scope.facts_done); one that is not (a killed or
         failed build, a partial selection) makes the next load recompute every
         prompt, as the prompts it touched may be stale in some of them. -#}
-    {{ return(['int_judge_ratings_checked', 'fct_judge_ratings', 'int_agreement_prompt_sums']) }}
+    {{ return(by_prompt_run_columns().keys() | list) }}
 {%- endmacro %}
 
 {% macro mark_load_built() -%}
@@ -118,4 +119,66 @@
     {#- The vars the checked inputs read (the range checks): a load built with other
         values than the previous load's recomputes every prompt. -#}
     {{ return({'score_range': var('score_range'), 'max_count': var('max_count')}) }}
+{%- endmacro %}
+
+{% macro by_prompt_run_columns() -%}
+    {#- The run column of each model incremental by prompt (none: recomputed by
+        whole prompt), as its config(incremental_by_prompt(...)) names it. -#}
+    {{ return({'int_judge_ratings_checked': 'run_id', 'fct_judge_ratings': 'run_id',
+               'int_agreement_prompt_sums': none, 'int_bias_cell_prompt_moments': none}) }}
+{%- endmacro %}
+
+{% macro get_where_subquery(relation) -%}
+    {#- dbt's hook for a test's `where` config (dbt's default, then): on an
+        incremental build, a row-level test of a model incremental by prompt
+        (by_prompt_test_scope) reads only the rows the build recomputed; the
+        other rows were tested by the loads that wrote them. -#}
+    {%- set where = config.get('where', '') -%}
+    {%- set scope = by_prompt_test_scope(relation) -%}
+    {%- if scope -%}
+        {%- set filtered -%}
+            (select * from {{ relation }} where {% if where %}({{ where }}) and {% endif %}{{ scope }}) dbt_subquery
+        {%- endset -%}
+        {{ return(filtered) }}
+    {%- endif -%}
+    {{ return(dbt.default__get_where_subquery(relation)) }}
+{%- endmacro %}
+
+{% macro by_prompt_test_scope(relation) -%}
+    {#- The condition restricting a test of `relation` to the recomputed rows
+        (load_prompt_condition), or '' when the test reads the whole table: not an
+        incremental build, not a model incremental by prompt, or a test that
+        compares rows beyond one recomputed unit. Row-level tests (not_null,
+        accepted_values, value_between, expression_is_true, relationships on the
+        child) judge each row alone; a uniqueness test only when its key holds
+        prompt_id (and the model's run column): rows that share such a key are
+        recomputed together, so a re-sent duplicate is caught. `unique` on one
+        column (row_number, source_row_number: numbered across loads) and any
+        other test read the whole table. -#}
+    {%- set runs = by_prompt_run_columns() -%}
+    {%- if not incremental_on() or relation is string or relation.identifier not in runs -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- if not execute -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- set meta = model.get('test_metadata') or {} -%}
+    {%- set name = meta.get('name') -%}
+    {%- set run_column = runs[relation.identifier] -%}
+    {%- if name in ['not_null', 'accepted_values', 'value_between', 'expression_is_true', 'relationships'] -%}
+        {{ return(load_prompt_condition('prompt_id', run_column, graph_relation('int_load_scope'), graph_relation('int_load_prompts'))) }}
+    {%- elif name == 'unique_combination_of_columns' -%}
+        {%- set key = (meta.get('kwargs') or {}).get('combination_of_columns') or [] -%}
+        {%- if 'prompt_id' in key and (run_column is none or run_column in key) -%}
+            {{ return(load_prompt_condition('prompt_id', run_column, graph_relation('int_load_scope'), graph_relation('int_load_prompts'))) }}
+        {%- endif -%}
+    {%- endif -%}
+    {{ return('') }}
+{%- endmacro %}
+
+{% macro graph_relation(name) -%}
+    {#- The relation of model `name` of this package, from the graph: a test's
+        where-subquery may not ref() a model the test does not depend on. -#}
+    {%- set node = graph.nodes['model.judge_bias.' ~ name] -%}
+    {{ return(api.Relation.create(database=node.database, schema=node.schema, identifier=node.alias)) }}
 {%- endmacro %}

@@ -32,3 +32,33 @@
     {%- endfor -%}
     {{ items | join(',\n    ') }}
 {%- endmacro %}
+
+{% macro bias_moment_names(max_degree=4, max_y=2) -%}
+    {#- The names of bias_moment_sums' columns, in its order (m_y0r0l0, the count,
+        first). -#}
+    {%- set names = [] -%}
+    {%- for a in range(max_y + 1) -%}
+        {%- for b in range(max_degree + 1) -%}
+            {%- for c in range(max_degree + 1) -%}
+                {%- if a + b + c <= max_degree -%}
+                    {%- do names.append('m_y' ~ a ~ 'r' ~ b ~ 'l' ~ c) -%}
+                {%- endif -%}
+            {%- endfor -%}
+        {%- endfor -%}
+    {%- endfor -%}
+    {{ return(names) }}
+{%- endmacro %}
+
+{% macro bias_moment_totals() -%}
+    {#- The sums of bias_moment_sums' columns (degree 4) over the rows of a group:
+        int_bias_cell_stats from per-prompt moments; the count stays a bigint. -#}
+    {%- set items = [] -%}
+    {%- for name in bias_moment_names() -%}
+        {%- if loop.first -%}
+            {%- do items.append('cast(sum(' ~ name ~ ') as bigint) as ' ~ name) -%}
+        {%- else -%}
+            {%- do items.append('sum(' ~ name ~ ') as ' ~ name) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ items | join(',\n    ') }}
+{%- endmacro %}

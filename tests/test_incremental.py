@@ -5,6 +5,7 @@ never counted twice; a failed load is rolled back; --full-refresh starts again."
 from __future__ import annotations
 
 import csv
+import json
 import shutil
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 
 from judge_bias.bench.compare_builds import compare_warehouses
 from judge_bias.inputs.loads import KEY_SEPARATOR, as_load, key_expression, process_load_id
-from judge_bias.warehouse.build import build, run_dbt
+from judge_bias.warehouse.build import BuildError, build, run_dbt, target_dir
 from judge_bias.warehouse.incremental import IncrementalError, guard_load, holds_loads
 from tests.conftest import DEMO_DIR, query
 
@@ -64,6 +65,7 @@ def test_as_load_continues_row_numbers() -> None:
 NEW_PROMPTS = ("news_9000", "forum_9001")  # prompts the demo does not have
 # a models row re-sent with another family: every rating's is_same_family may change
 REFAMILIED = {"alias": "borealis-lite-v1", "model": "borealis-lite", "family": "Aurora"}
+NEW_MODEL = {"alias": "zephyr-9", "model": "zephyr-9", "family": "Zephyr"}  # named by no rating
 
 
 def _new_prompt_rows(kind: str) -> list[dict[str, str]]:
@@ -78,8 +80,11 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
     """Build the demo with --incremental, append a load M (a models.csv row giving a
     model another family: every prompt's facts are recomputed), then a load B (a new
     run of 1,000 ratings of old prompts, 50 ratings of the first load re-sent with
-    another label, and two new prompts with their completions, human labels and
-    ratings: only the prompts B names are recomputed), and compare with a full
+    another label, two new prompts with their completions, human labels and
+    ratings, the models and rating_scales files re-sent as the warehouse holds
+    them, models in another order, and a new model no rating names: only the
+    prompts B names are recomputed; B took the full path before int_load_scope
+    compared what the names resolve to), and compare with a full
     build of the union in which the re-sent rows replace the old ones: every table
     equal to 1e-9 (the loads' own columns and the row numbers aside: a replaced row
     moves to the end of the log). Fails without the delete+insert on the key (the
@@ -111,7 +116,13 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
     assert REFAMILIED in models
     _write(tmp_path / "M" / "models.csv", [REFAMILIED], list(REFAMILIED))
     _write(tmp_path / "M" / "judge_ratings.csv", [ratings[5000]])  # re-sent as it was
-    _write(union / "models.csv", models, list(REFAMILIED))
+    # B re-sends the models and rating scales as the warehouse holds them (as every
+    # importer writes models.csv), and a new model no earlier row names: no name of
+    # an earlier row resolves otherwise, B's prompts only
+    _write(load_b / "models.csv", [*models[::-1], NEW_MODEL], list(REFAMILIED))
+    _write(union / "models.csv", [*models, NEW_MODEL], list(REFAMILIED))
+    scales = _read(DEMO_DIR / "rating_scales.csv")
+    _write(load_b / "rating_scales.csv", scales, list(scales[0]))
     inc = tmp_path / "inc.duckdb"
     first = build(DEMO_DIR, inc, quiet=True, incremental=True)
     assert first.bi_path is not None
@@ -123,7 +134,10 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
     # which path each load took: every prompt (the first load, M), B's prompts
     scope = query(inc, "select needs_full, full_reason from int_load_scope order by load_number")
     assert list(scope["needs_full"]) == [True, True, False]
-    assert list(scope["full_reason"])[:2] == ["the first load", "the load has models rows"]
+    assert list(scope["full_reason"])[:2] == [
+        "the first load",
+        "the models changed for names of earlier loads",
+    ]
     touched = set(query(inc, "select prompt_id from int_load_prompts")["prompt_id"])
     b_prompts = {r["prompt_id"] for r in new_run + resent + new_prompt_ratings}
     assert touched == b_prompts and len(touched) < 0.8 * len({r["prompt_id"] for r in ratings})
@@ -140,7 +154,7 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
     result = compare_warehouses(
         inc,
         tmp_path / "full.duckdb",
-        ignore_tables=["int_load_scope", "int_load_prompts"],
+        ignore_tables=["int_load_scope", "int_load_prompts", "int_bias_cell_prompt_moments"],
         ignore_columns=[
             "_load_id",
             "_load_key",
@@ -176,9 +190,11 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
     assert scope.startswith("load ") and gated[0].gate == f"100 rows read in {scope}, all rejected"
     assert inc.read_bytes() == before
     _a_load_left_unfinished_recomputes_every_prompt(inc, tmp_path)
+    _tests_of_the_facts_read_the_recomputed_rows(inc, tmp_path)
 
 
-BY_PROMPT = {"int_judge_ratings_checked", "fct_judge_ratings", "int_agreement_prompt_sums"}
+BY_PROMPT = {"int_judge_ratings_checked", "fct_judge_ratings", "int_agreement_prompt_sums",
+             "int_bias_cell_prompt_moments"}  # fmt: skip
 
 
 def _a_load_left_unfinished_recomputes_every_prompt(inc: Path, tmp_path: Path) -> None:
@@ -256,3 +272,36 @@ def test_a_load_left_by_a_killed_build_is_rolled_back_before_the_next(
     assert guard.backup is not None and guard.backup.exists()
     guard.discard()
     assert not guard.backup.exists()
+
+
+def _tests_of_the_facts_read_the_recomputed_rows(inc: Path, tmp_path: Path) -> None:
+    """On an incremental load the row-level and by-key tests of the models incremental
+    by prompt read only the rows the load recomputed (macro get_where_subquery), and
+    a duplicate among them is still caught. On a copy of the warehouse after load B,
+    fct_judge_ratings gets a copy of a rating B recomputed (same key and
+    source_row_number) and a copy of one B left alone (same key, a new
+    source_row_number); dbt test of fct_judge_ratings for load B fails on the first
+    only: unique_combination_of_columns finds 1 duplicate key, not 2 (fails before
+    the restriction), and unique(source_row_number), a whole-table test (row numbers
+    run across loads), finds the first copy."""
+    planted = tmp_path / "planted.duckdb"
+    shutil.copy(inc, planted)
+    touched = "(select prompt_id || chr(31) || run_id from int_load_prompts where run_id <> '')"
+    with duckdb.connect(str(planted)) as con:
+        load_id = con.execute("select arg_max(load_id, load_number) from int_load_scope").fetchone()
+        key = "prompt_id || chr(31) || run_id"
+        con.execute(f"insert into fct_judge_ratings select * from fct_judge_ratings "
+                    f"where {key} in {touched} limit 1")  # fmt: skip
+        con.execute(f"insert into fct_judge_ratings select * replace (-1 as source_row_number) "
+                    f"from fct_judge_ratings where {key} not in {touched} limit 1")  # fmt: skip
+    assert load_id is not None
+    dbt_vars = {"judge_bias_incremental": True, "judge_bias_load_id": load_id[0]}
+    with pytest.raises(BuildError):
+        run_dbt(["test", "--select", "fct_judge_ratings"], planted, quiet=True, capture=True,
+                dbt_vars=dbt_vars)  # fmt: skip
+    results = json.loads((target_dir(planted) / "run_results.json").read_text(encoding="utf-8"))
+    failed = {r["unique_id"].split(".")[2]: r["failures"]
+              for r in results["results"] if r["status"] == "fail"}  # fmt: skip
+    assert sorted(failed.values()) == [1, 1], failed
+    assert "unique_fct_judge_ratings_source_row_number" in failed
+    assert any(n.startswith("unique_combination_of_columns_fct_judge_ratings") for n in failed)

@@ -145,16 +145,29 @@
 {%- endmacro %}
 
 {% macro by_prompt_test_scope(relation) -%}
-    {#- The condition restricting a test of `relation` to the recomputed rows
-        (load_prompt_condition), or '' when the test reads the whole table: not an
-        incremental build, not a model incremental by prompt, or a test that
-        compares rows beyond one recomputed unit. Row-level tests (not_null,
+    {#- The condition restricting a dbt test of `relation` to the recomputed rows,
+        or '' when it reads the whole table: by_prompt_rule_scope of the test's
+        name and key (a model_checks test restricts each of its rules instead). -#}
+    {%- if not execute -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- set meta = model.get('test_metadata') or {} -%}
+    {%- set key = (meta.get('kwargs') or {}).get('combination_of_columns') or [] -%}
+    {{ return(by_prompt_rule_scope(relation, meta.get('name'), key)) }}
+{%- endmacro %}
+
+{% macro by_prompt_rule_scope(relation, name, key=[]) -%}
+    {#- The condition restricting a check `name` (a dbt test or a model_checks
+        rule; `key`: a uniqueness check's columns) of `relation` to the recomputed
+        rows (load_prompt_condition), or '' when it reads the whole table: not an
+        incremental build, not a model incremental by prompt, or a check that
+        compares rows beyond one recomputed unit. Row-level checks (not_null,
         accepted_values, value_between, expression_is_true, relationships on the
-        child) judge each row alone; a uniqueness test only when its key holds
+        child) judge each row alone; a uniqueness check only when its key holds
         prompt_id (and the model's run column): rows that share such a key are
         recomputed together, so a re-sent duplicate is caught. `unique` on one
         column (row_number, source_row_number: numbered across loads) and any
-        other test read the whole table. -#}
+        other check read the whole table. -#}
     {%- set runs = by_prompt_run_columns() -%}
     {%- if not incremental_on() or relation is string or relation.identifier not in runs -%}
         {{ return('') }}
@@ -162,13 +175,10 @@
     {%- if not execute -%}
         {{ return('') }}
     {%- endif -%}
-    {%- set meta = model.get('test_metadata') or {} -%}
-    {%- set name = meta.get('name') -%}
     {%- set run_column = runs[relation.identifier] -%}
     {%- if name in ['not_null', 'accepted_values', 'value_between', 'expression_is_true', 'relationships'] -%}
         {{ return(load_prompt_condition('prompt_id', run_column, graph_relation('int_load_scope'), graph_relation('int_load_prompts'))) }}
     {%- elif name == 'unique_combination_of_columns' -%}
-        {%- set key = (meta.get('kwargs') or {}).get('combination_of_columns') or [] -%}
         {%- if 'prompt_id' in key and (run_column is none or run_column in key) -%}
             {{ return(load_prompt_condition('prompt_id', run_column, graph_relation('int_load_scope'), graph_relation('int_load_prompts'))) }}
         {%- endif -%}

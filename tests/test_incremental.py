@@ -15,6 +15,7 @@ import pytest
 from judge_bias.bench.compare_builds import compare_warehouses
 from judge_bias.inputs.loads import KEY_SEPARATOR, as_load, key_expression, process_load_id
 from judge_bias.warehouse.build import BuildError, build, run_dbt, target_dir
+from judge_bias.warehouse.checks import violated_rules
 from judge_bias.warehouse.incremental import IncrementalError, guard_load, holds_loads
 from tests.conftest import DEMO_DIR, query
 
@@ -281,9 +282,9 @@ def _tests_of_the_facts_read_the_recomputed_rows(inc: Path, tmp_path: Path) -> N
     fct_judge_ratings gets a copy of a rating B recomputed (same key and
     source_row_number) and a copy of one B left alone (same key, a new
     source_row_number); dbt test of fct_judge_ratings for load B fails on the first
-    only: unique_combination_of_columns finds 1 duplicate key, not 2 (fails before
-    the restriction), and unique(source_row_number), a whole-table test (row numbers
-    run across loads), finds the first copy."""
+    only: the unique_combination_of_columns rule of its model_checks test finds 1
+    duplicate key, not 2 (fails before the restriction), and unique(source_row_number),
+    a whole-table rule (row numbers run across loads), finds the first copy."""
     planted = tmp_path / "planted.duckdb"
     shutil.copy(inc, planted)
     touched = "(select prompt_id || chr(31) || run_id from int_load_prompts where run_id <> '')"
@@ -300,8 +301,11 @@ def _tests_of_the_facts_read_the_recomputed_rows(inc: Path, tmp_path: Path) -> N
         run_dbt(["test", "--select", "fct_judge_ratings"], planted, quiet=True, capture=True,
                 dbt_vars=dbt_vars)  # fmt: skip
     results = json.loads((target_dir(planted) / "run_results.json").read_text(encoding="utf-8"))
-    failed = {r["unique_id"].split(".")[2]: r["failures"]
+    failed = {r["unique_id"].split(".")[2]: r["compiled_code"]
               for r in results["results"] if r["status"] == "fail"}  # fmt: skip
-    assert sorted(failed.values()) == [1, 1], failed
-    assert "unique_fct_judge_ratings_source_row_number" in failed
-    assert any(n.startswith("unique_combination_of_columns_fct_judge_ratings") for n in failed)
+    assert list(failed) == ["fct_judge_ratings_checks"], failed
+    violated = dict(violated_rules(planted, failed["fct_judge_ratings_checks"]))
+    assert violated == {
+        "unique_combination_of_columns(judge, prompt_id, model, dimension, framing, run_id)": 1,
+        "unique(source_row_number)": 1,
+    }, violated

@@ -15,12 +15,23 @@
     'not_null(judge_id)') and n_failing (the rows, or duplicated values, the
     single test would have returned), so the failure says which check failed
     (judge_bias.warehouse.dbt_child re-reads these rows when the test fails).
-    Rules of another severity are another model_checks node. -#}
+    Rules of another severity are another model_checks node. On an incremental
+    load, each rule of a model incremental by prompt reads the rows its
+    by_prompt_rule_scope names (macros/incremental.sql). -#}
 {%- set checks = [] -%}
+{%- set kinds = ['not_null', 'unique', 'accepted_values', 'unique_combination_of_columns', 'expression_is_true', 'value_between'] -%}
 {%- for rule in rules -%}
+    {%- set kind = (kinds | select('in', rule) | list + [none])[0] -%}
+    {#- on an incremental load, a row-level or by-prompt-key rule of a model
+        incremental by prompt reads the recomputed rows (macros/incremental.sql) -#}
+    {%- set scope = by_prompt_rule_scope(model, kind, rule.get('unique_combination_of_columns') or []) -%}
+    {%- set conditions = [rule['where']] if rule.get('where') else [] -%}
+    {%- if scope -%}
+        {%- do conditions.append(scope) -%}
+    {%- endif -%}
     {%- set relation = model -%}
-    {%- if rule.get('where') -%}
-        {%- set relation = '(select * from ' ~ model ~ ' where ' ~ rule['where'] ~ ') as filtered' -%}
+    {%- if conditions -%}
+        {%- set relation = '(select * from ' ~ model ~ ' where (' ~ conditions | join(') and (') ~ ')) as filtered' -%}
     {%- endif -%}
     {%- if 'not_null' in rule -%}
         {%- set label = 'not_null(' ~ rule['not_null'] ~ ')' -%}

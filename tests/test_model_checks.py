@@ -77,14 +77,16 @@ SINGLE = """
 
 def _project(tmp_path: Path, rules: str = RULES) -> Path:
     """A dbt project of one model (planted, the rows of CLEAN or, with the var
-    broken, BROKEN) with this project's generic tests and float macros."""
+    broken, BROKEN) with this project's generic tests, float and incremental macros."""
     project = tmp_path / "project"
     (project / "models").mkdir(parents=True)
     (project / "checks" / "generic").mkdir(parents=True)
     (project / "macros").mkdir()
     for path in (PROJECT_DIR / "dbt_tests" / "generic").glob("*.sql"):
         (project / "checks" / "generic" / path.name).symlink_to(path)
-    (project / "macros" / "floats.sql").symlink_to(PROJECT_DIR / "macros" / "floats.sql")
+    # model_checks reads floats.sql's tolerances and incremental.sql's rule scope
+    for name in ("floats.sql", "incremental.sql"):
+        (project / "macros" / name).symlink_to(PROJECT_DIR / "macros" / name)
     (project / "dbt_project.yml").write_text(
         "name: probe\nversion: '1.0.0'\nconfig-version: 2\nprofile: probe\n"
         "model-paths: [models]\nmacro-paths: [macros]\ntest-paths: [checks]\n"
@@ -214,7 +216,8 @@ def test_the_build_names_the_failed_check_of_a_mart(
 
 def test_demo_checks_are_one_node_per_model_and_severity(demo_build: BuildResult) -> None:
     """Every model_checks node holds one model's rules of one severity, and the
-    demo project keeps its 396 checks (main before model_checks: 396 test nodes)."""
+    demo project keeps its checks: main before model_checks had 396 test nodes, and
+    int_bias_cell_prompt_moments (incremental warehouses only) adds one, its key."""
     target = build_mod.target_dir(demo_build.db_path)
     manifest = json.loads((target / "manifest.json").read_text())
     tests = [n for n in manifest["nodes"].values() if n["resource_type"] == "test"]
@@ -222,5 +225,5 @@ def test_demo_checks_are_one_node_per_model_and_severity(demo_build: BuildResult
     keys = [(n["attached_node"], n["config"]["severity"]) for n in grouped]
     assert len(keys) == len(set(keys))
     assert all(len(n["depends_on"]["nodes"]) <= 1 for n in grouped)
-    assert len(manifest_checks(manifest)) == 396
+    assert len(manifest_checks(manifest)) == 397
     assert len(tests) < 120

@@ -83,6 +83,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             config.hook.pytest_deselected(items=other)
             items[:] = [item for item in items if tier_of(item.nodeid) == tier]
             config.stash[_OTHER_TIER] = len(other)
+            if hasattr(config, "workeroutput"):  # an xdist worker: tell the controller
+                config.workeroutput["other_tier"] = len(other)
     if os.environ.get("JUDGE_BIAS_SLOW") == "1":
         return
     skip = pytest.mark.skip(reason="slow study: set JUDGE_BIAS_SLOW=1 to run it")
@@ -134,6 +136,13 @@ if importlib.util.find_spec("xdist") is not None:
                 return xdist_scope(nodeid)
 
         return GroupedFiles(config, log)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(node, error) -> None:
+        """The controller learns from a worker how many tests the other tier has."""
+        other = getattr(node, "workeroutput", {}).get("other_tier")
+        if other is not None:
+            node.config.stash[_OTHER_TIER] = other
 
 
 @pytest.fixture(scope="session")

@@ -58,14 +58,16 @@ load as (
     select
         {{ current_load_id() }} as load_id,
         {{ sql_string(tojson(fact_vars())) }} as fact_vars,
-        (
+        -- [] when there are none (list() of no rows is null, which reads as a load
+        -- that kept no reference rows: the full path every time)
+        coalesce((
             select list(struct_pack(kind, name_key, reference_row) order by reference_row)
             from model_rows
-        ) as model_rows,
-        (
+        ), []) as model_rows,
+        coalesce((
             select list(struct_pack(kind, name_key, reference_row) order by reference_row)
             from scale_rows
-        ) as scale_rows
+        ), []) as scale_rows
 ),
 
 accepted_prompts as (

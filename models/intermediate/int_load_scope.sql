@@ -164,22 +164,19 @@ reasons as (
                 then 'the previous load did not build every by-prompt model'
             when previous.model_rows is null or previous.scale_rows is null
                 then 'the previous load kept no reference rows'
-            when exists (
-                select 1 from changed_names
-                inner join earlier_names
-                    on
-                        changed_names.kind = earlier_names.kind
-                        and changed_names.name_key = earlier_names.name_key
-                where changed_names.kind = 'model'
-            ) then 'the models changed for names of earlier loads'
-            when exists (
-                select 1 from changed_names
-                inner join earlier_names
-                    on
-                        changed_names.kind = earlier_names.kind
-                        and changed_names.name_key = earlier_names.name_key
-                where changed_names.kind = 'dimension'
-            ) then 'the rating scales changed for dimensions of earlier loads'
+            {%- for kind, reason in [
+                ('model', 'the models changed for names of earlier loads'),
+                ('dimension', 'the rating scales changed for dimensions of earlier loads'),
+            ] %}
+                when exists (
+                    select 1 from changed_names
+                    inner join earlier_names
+                        on
+                            changed_names.kind = earlier_names.kind
+                            and changed_names.name_key = earlier_names.name_key
+                    where changed_names.kind = '{{ kind }}'
+                ) then '{{ reason }}'
+            {%- endfor %}
             {%- for kind in prompt_kinds() %}
                 when exists (
                     select 1 from {{ input_table(kind) }}

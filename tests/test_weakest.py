@@ -43,3 +43,17 @@ def test_standard_error_of_the_completion_means() -> None:
     se = completion_mean_se(df)
     assert se["m"] == np.std([0.2, 0.4, 0.9], ddof=1) / np.sqrt(3)
     assert np.isnan(se["n"])  # one completion: no standard error
+
+
+def test_the_note_does_not_depend_on_the_last_bit_of_a_sum() -> None:
+    # Play Favorites Faithfulness: a mean of 200 labels that is exactly 0.96500875,
+    # summed by DuckDB in one order or another (4e-16 apart); `.7g` alone rounds the
+    # tie either way (0.9650087 vs 0.9650088)
+    notes = {
+        weakest_note(pd.Series({"Mistral 7B": m, "Llama 3 8B": 0.97}), None, ["Mistral 7B"])
+        for m in (0.9650087499999997, 0.9650087500000001)
+    }
+    assert notes == {
+        "removed the weakest models by mean human score: Mistral 7B (0.9650087); the first "
+        "model kept, Llama 3 8B (0.97), is 0.005 above Mistral 7B"
+    }

@@ -188,6 +188,13 @@ def llm_reference(inputs: FitInputs, s: Settings) -> list[FitOutput]:
     return out
 
 
+def _digits(x: float, spec: str) -> str:
+    """``x`` formatted with ``spec`` after rounding to 12 significant digits, so that
+    the last bits of a sum (which DuckDB may add in any order) cannot flip a printed
+    digit: 0.9650087499999997 and 0.9650087500000001 both print as 0.9650087."""
+    return format(float(f"{float(x):.12g}"), spec)
+
+
 def weakest_note(model_means: pd.Series, model_se: pd.Series | None, removed: list[str]) -> str:
     """Which models were removed, their mean human scores, and the margin to the
     first model kept; a warning when that margin is within the standard error of
@@ -195,7 +202,9 @@ def weakest_note(model_means: pd.Series, model_se: pd.Series | None, removed: li
     if not removed:
         return "no model removed: no model has a mean human score"
     ranked = model_means.sort_index().sort_values(kind="stable")
-    scores = ", ".join(f"{m} ({model_means[m]:.7g})" for m in removed if m in model_means)
+    scores = ", ".join(
+        f"{m} ({_digits(model_means[m], '.7g')})" for m in removed if m in model_means
+    )
     note = f"removed the weakest models by mean human score: {scores or ', '.join(removed)}"
     kept = [m for m in ranked.index if m not in removed]
     inside = [m for m in removed if m in model_means]
@@ -205,16 +214,16 @@ def weakest_note(model_means: pd.Series, model_se: pd.Series | None, removed: li
     first_kept = kept[0]
     margin = model_means[first_kept] - model_means[last]
     note += (
-        f"; the first model kept, {first_kept} ({model_means[first_kept]:.7g}), is "
-        f"{margin:.2g} above {last}"
+        f"; the first model kept, {first_kept} ({_digits(model_means[first_kept], '.7g')}), is "
+        f"{_digits(margin, '.2g')} above {last}"
     )
     if model_se is not None and last in model_se and first_kept in model_se:
         se = float(np.hypot(model_se[last], model_se[first_kept]))
         if np.isfinite(se) and abs(margin) <= se:
             note += (
                 f"; WARNING: that margin is within the standard error of the difference of "
-                f"the means ({se:.2g}): which models are the weakest is not clear from the "
-                "data; set weakest_models to choose them"
+                f"the means ({_digits(se, '.2g')}): which models are the weakest is not clear "
+                "from the data; set weakest_models to choose them"
             )
     return note
 

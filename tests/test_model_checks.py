@@ -227,3 +227,25 @@ def test_demo_checks_are_one_node_per_model_and_severity(demo_build: BuildResult
     assert all(len(n["depends_on"]["nodes"]) <= 1 for n in grouped)
     assert len(manifest_checks(manifest)) == 397
     assert len(tests) < 120
+
+
+def test_a_rule_reads_the_rows_of_its_own_and_the_test_where() -> None:
+    # dbt filters `model` by the test's `where` and model_checks ands the rule's:
+    # the check described is the conjunction (a rule without one keeps the test's)
+    node = {
+        "resource_type": "test",
+        "test_metadata": {
+            "name": "model_checks",
+            "kwargs": {
+                "model": "m",
+                "rules": [{"not_null": "a", "where": "b > 0"}, {"not_null": "c"}],
+            },
+        },
+        "depends_on": {"nodes": ["model.judge_bias.m"]},
+        "config": {"severity": "ERROR", "where": "run_id is not null", "enabled": True},
+    }
+    checks = manifest_checks({"nodes": {"test.m": node}})
+    assert {(c.column, c.where) for c in checks} == {
+        ("a", "(run_id is not null) and (b > 0)"),
+        ("c", "run_id is not null"),
+    }

@@ -90,7 +90,12 @@ def manifest_checks(manifest: dict[str, Any]) -> set[Check]:
         for rule in kwargs["rules"]:
             kind, column, args, rule_where = _rule_check(rule)
             arguments = json.dumps(args, sort_keys=True)
-            where_rule = rule_where or where
+            # dbt applies the test's `where` to `model` and model_checks ands the
+            # rule's with it: the rule reads the rows meeting both
+            both = [w for w in (where, rule_where) if w]
+            where_rule = (
+                " and ".join(f"({w})" for w in both) if len(both) > 1 else rule_where or where
+            )
             checks.add(Check(models, kind, column, arguments, severity, where_rule, enabled))
     return checks
 
@@ -103,7 +108,9 @@ def violated_rules(db_path: Path, compiled_sql: str) -> list[tuple[str, int]]:
     if not compiled_sql.lstrip().startswith(CHECKS_SELECT) or not db_path.is_file():
         return []
     try:
-        with duckdb.connect(str(db_path), read_only=True) as con:
+        # the build's DuckDB bounds (profiles.yml): a failure's re-run stays in them
+        config = {"threads": 2, "memory_limit": "2GB"}
+        with duckdb.connect(str(db_path), read_only=True, config=config) as con:
             rows = con.execute(f"{compiled_sql} order by check_name").fetchall()
     except duckdb.Error:
         return []

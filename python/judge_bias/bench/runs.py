@@ -70,16 +70,23 @@ def write_agreement_bench_data(
     out: Path, n_ratings: int, n_annotations: int, seed: int = 1
 ) -> None:
     """Synthetic inputs (Parquet) of about n_ratings judge ratings and n_annotations
-    human labels: 6 judges in 3 families, 6 models, 2 dimensions on 1..5."""
+    human labels: 6 judges in 3 families, 6 models, 2 dimensions on 1..5. Past
+    PANDAS_MAX_RATINGS, DuckDB writes them (write_bench_data_sql: the same design, its
+    own random numbers) without holding them in memory."""
     import numpy as np
     import pandas as pd
 
-    rng = np.random.default_rng(seed)
     out.mkdir(parents=True, exist_ok=True)
     judges = models = [f"m{i}" for i in range(6)]
     dims = ["d1", "d2"]
     n_prompts = max(1, n_ratings // (len(judges) * len(models) * len(dims)))
     n_annotators = max(1, round(n_annotations / (n_prompts * len(models) * len(dims))))
+    if n_ratings > PANDAS_MAX_RATINGS:
+        n_humans, n_judged = write_bench_data_sql(out, n_prompts, n_annotators, seed)
+        _write_bench_references(out, models, dims)
+        print(f"bench data: {n_judged:,} judge ratings, {n_humans:,} human labels in {out}")
+        return
+    rng = np.random.default_rng(seed)
     p, m, d = (
         g.ravel()
         for g in np.meshgrid(np.arange(n_prompts), np.arange(6), np.arange(2), indexing="ij")
@@ -120,6 +127,16 @@ def write_agreement_bench_data(
     )
     humans.to_parquet(out / "human_annotations.parquet", index=False)
     ratings.to_parquet(out / "judge_ratings.parquet", index=False)
+    _write_bench_references(out, models, dims)
+    print(f"bench data: {len(ratings):,} judge ratings, {len(humans):,} human labels in {out}")
+
+
+# the bench data of more ratings than this is written by DuckDB (pandas' frames of
+# Python strings take ~3 GB per 10M ratings)
+PANDAS_MAX_RATINGS = 12_000_000
+
+
+def _write_bench_references(out: Path, models: list[str], dims: list[str]) -> None:
     families = ["F0", "F0", "F1", "F1", "F2", "F2"]
     write_rows(
         out / "models.csv", ["alias", "model", "family"], zip(models, models, families, strict=True)
@@ -129,7 +146,55 @@ def write_agreement_bench_data(
         ["dimension", "label", "score"],
         [(dim, str(s), s) for dim in dims for s in range(1, 6)],
     )
-    print(f"bench data: {len(ratings):,} judge ratings, {len(humans):,} human labels in {out}")
+
+
+def write_bench_data_sql(
+    out: Path, n_prompts: int, n_annotators: int, seed: int
+) -> tuple[int, int]:
+    """write_agreement_bench_data's design written by DuckDB, streamed to Parquet
+    (memory bounded by DuckDB's limit, for 100M ratings and more): per completion
+    (prompt x model x dimension) a quality q uniform on [0, 1), each of 6 judges'
+    labels and each annotator's round(4q + 1 + noise) clipped to 1..5, the noise
+    normal with sd 0.8 (judges) and 0.6 (humans). The uniforms are hashes of the
+    row's key and the seed (Box-Muller for the normals): the same on every run and
+    thread. Returns (human labels, judge ratings) written."""
+    import duckdb
+
+    def uniform(*key: str) -> str:  # in (0, 1]: 53 bits of a hash of the key and the seed
+        return f"((hash({', '.join(key)}, {int(seed)}) >> 11) + 1) / 9007199254740992.0"
+
+    def normal(*key: str) -> str:
+        u1, u2 = uniform(*key, "'n1'"), uniform(*key, "'n2'")
+        return f"sqrt(-2 * ln({u1})) * cos(2 * pi() * {u2})"
+
+    def label(sd: float, *key: str) -> str:
+        score = f"round(quality * 4 + 1 + {sd} * {normal(*key)})"
+        return f"cast(cast(least(5, greatest(1, {score})) as integer) as varchar)"
+
+    cells = f"""
+        select p, m, d, {uniform("p", "m", "d", "'q'")} - 2.0 ^ -53 as quality
+        from range({int(n_prompts)}) as tp (p), range(6) as tm (m), range(2) as td (d)
+    """
+    con = duckdb.connect()
+    try:
+        con.execute("set memory_limit = '2GB'; set preserve_insertion_order = false")
+        con.execute(f"""
+            copy (
+                select 'm' || j as judge, 'p' || p as prompt_id, 'm' || m as model,
+                    'd' || (d + 1) as dimension, {label(0.8, "p", "m", "d", "j")} as label
+                from ({cells}) as cells, range(6) as tj (j)
+            ) to '{out / "judge_ratings.parquet"}' (format parquet)
+        """)
+        con.execute(f"""
+            copy (
+                select 'p' || p as prompt_id, 'm' || m as model, 'd' || (d + 1) as dimension,
+                    'a' || a as annotator_id, {label(0.6, "p", "m", "d", "a + 100")} as label
+                from ({cells}) as cells, range({int(n_annotators)}) as ta (a)
+            ) to '{out / "human_annotations.parquet"}' (format parquet)
+        """)
+        return n_prompts * 12 * n_annotators, n_prompts * 12 * 6
+    finally:
+        con.close()
 
 
 def run_agreement_bench(n_ratings: int = 1_000_000, n_annotations: int = 1_000_000) -> int:

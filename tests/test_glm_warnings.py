@@ -3,6 +3,7 @@ notes, counted, and not into the build log (issue 33)."""
 
 from __future__ import annotations
 
+import threading
 import warnings
 
 import arviz as az
@@ -42,3 +43,29 @@ def test_no_warning_no_note_and_distinct_messages_counted() -> None:
         "3 x UserWarning 'a' while summarising the posterior",
         "1 x DeprecationWarning 'b' while summarising the posterior",
     ]
+
+
+def test_another_threads_warning_stays_out_of_the_notes() -> None:
+    # dbt runs two Python models at once in one process: a warning another model's
+    # thread raises while the GLM summarises is not the GLM's (it once put a
+    # statsmodels ConvergenceWarning into glm_fits.notes in one build of two)
+    notes: list[str] = []
+    inside, raised = threading.Event(), threading.Event()
+
+    def other_model() -> None:
+        inside.wait(10)
+        warnings.warn("from another model", UserWarning, stacklevel=1)
+        raised.set()
+
+    thread = threading.Thread(target=other_model)
+    thread.start()
+    with warnings.catch_warnings(record=True) as outside:
+        warnings.simplefilter("always")
+        with warnings_to_notes(notes):
+            inside.set()
+            assert raised.wait(10)
+            warnings.warn("the GLM's own", UserWarning, stacklevel=1)
+    thread.join()
+    assert notes == ["1 x UserWarning 'the GLM's own' while summarising the posterior"]
+    # the other thread's warning went on to the hook it would have reached
+    assert [str(w.message) for w in outside] == ["from another model"]

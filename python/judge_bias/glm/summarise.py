@@ -8,6 +8,7 @@ parameters (their MCSE and ESS come from their own draws).
 
 from __future__ import annotations
 
+import threading
 import warnings
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -61,11 +62,26 @@ def warnings_to_notes(notes: list[str]) -> Iterator[None]:
     """Keep the warnings raised inside out of the build log: append one note per
     distinct message, with its count, to ``notes`` (for glm_fits.notes). ArviZ warns
     "invalid value encountered in scalar divide" for a scalar constant over the
-    draws (a pinned level): its R-hat is 0/0, published as null."""
-    with warnings.catch_warnings(record=True) as caught:
+    draws (a pinned level): its R-hat is 0/0, published as null. Only this thread's
+    warnings: dbt runs two Python models at once in threads of one process, and
+    Python's warning hooks are process-wide (a statsmodels ConvergenceWarning of
+    another model once landed in glm_fits.notes, in one build of two); another
+    thread's warning goes on to the hook it would have reached."""
+    own = threading.get_ident()
+    caught: list[str] = []
+    with warnings.catch_warnings():
         warnings.simplefilter("always")
+        previous = warnings.showwarning
+
+        def show(message, category, filename, lineno, file=None, line=None) -> None:
+            if threading.get_ident() == own:
+                caught.append(f"{category.__name__} '{message}'")
+            else:
+                previous(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = show
         yield
-    counts = Counter(f"{w.category.__name__} '{w.message}'" for w in caught)
+    counts = Counter(caught)
     notes.extend(
         f"{n} x {text} while summarising the posterior (null r_hat/ess where a "
         "scalar is constant over the draws)"

@@ -76,7 +76,12 @@ def _new_prompt_rows(kind: str) -> list[dict[str, str]]:
     return [dict(r, prompt_id=p) for p in NEW_PROMPTS for r in rows]
 
 
-IGNORED_TABLES = ["int_load_scope", "int_load_prompts", "int_bias_cell_prompt_moments"]
+IGNORED_TABLES = [
+    "int_load_scope",
+    "int_load_prompts",
+    "int_bias_cell_prompt_moments",
+    "int_bias_cell_reference_moments",
+]
 IGNORED_COLUMNS = [
     "_load_id",
     "_load_key",

@@ -5,31 +5,16 @@
 -- reference is the family's mean rating of its completion (int_bias_ratings'
 -- family_reference), constant within a cell and prompt, so an llm_reference cell
 -- is the sum over prompts of the reference's powers times the human cell's
--- moments without the reference (as int_bias_prompt_stats at degree 2): no pass
--- over the ratings, whose moments are kept by prompt and run.
+-- moments without the reference (as int_bias_prompt_stats at degree 2), here
+-- per run (the reference is one value per cell and prompt, so per cell, prompt
+-- and run too): no pass over the ratings, whose moments are kept by prompt and
+-- run. The llm_reference cells still read every row of the moments: a new run
+-- changes the family means of the completions it rates.
 {%- set keys = bias_stat_keys()[2:] %}
-{%- set without_reference = [] %}
-{%- for name in bias_moment_names() if name[5] == '0' %}
-    {%- do without_reference.append('sum(' ~ name ~ ') as ' ~ name) %}
-{%- endfor %}
 with
 
 human as (
     select * from {{ ref('int_bias_cell_prompt_moments') }}
-),
-
--- per cell and prompt, the moments without the reference, runs summed
-prompt_moments as (
-    select
-        {{ keys | join(',\n        ') }},
-        has_length,
-        prompt_id,
-        {{ without_reference | join(',\n        ') }}
-    from human
-    group by
-        {{ keys | join(',\n        ') }},
-        has_length,
-        prompt_id
 ),
 
 -- the mean rating per judge family and completion, over the human rows
@@ -59,15 +44,15 @@ select
     'llm' as reference_kind,
     family_reference.reference_family,
     {%- for key in keys %}
-        prompt_moments.{{ key }},
+        human.{{ key }},
     {%- endfor %}
-    prompt_moments.has_length,
-    {{ bias_reference_moment_totals('prompt_moments', 'family_reference.reference') }}
-from prompt_moments
-{{ family_reference_join('prompt_moments') }}
+    human.has_length,
+    {{ bias_reference_moment_totals('human', 'family_reference.reference') }}
+from human
+{{ family_reference_join('human') }}
 group by
     family_reference.reference_family,
     {%- for key in keys %}
-        prompt_moments.{{ key }},
+        human.{{ key }},
     {%- endfor %}
-    prompt_moments.has_length
+    human.has_length

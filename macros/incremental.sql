@@ -125,7 +125,7 @@
     {#- The run column of each model incremental by prompt (none: recomputed by
         whole prompt), as its config(incremental_by_prompt(...)) names it. -#}
     {{ return({'int_judge_ratings_checked': 'run_id', 'fct_judge_ratings': 'run_id',
-               'int_agreement_prompt_sums': none, 'int_bias_cell_prompt_moments': none}) }}
+               'int_agreement_prompt_sums': none, 'int_bias_cell_prompt_moments': 'run_id'}) }}
 {%- endmacro %}
 
 {% macro get_where_subquery(relation) -%}

@@ -62,3 +62,25 @@
     {%- endfor -%}
     {{ items | join(',\n    ') }}
 {%- endmacro %}
+
+{% macro bias_reference_moment_totals(moments, reference) -%}
+    {#- The columns of bias_moment_sums (degree 4) for rows whose reference is the
+        constant `reference` within each group of `moments` (per-prompt moments
+        of a cell: m_y{a}r0l{c}, no reference): sum(reference^b * m_y{a}r0l{c})
+        is the sum of y^a * reference^b * l^c over the group's rows (the
+        llm_reference rows of int_bias_cell_stats on an incremental warehouse, as
+        int_bias_prompt_stats at degree 2); the count stays a bigint. -#}
+    {%- set items = [] -%}
+    {%- for name in bias_moment_names() -%}
+        {%- set b = name[5] | int -%}
+        {%- set base = moments ~ '.' ~ name[:5] ~ '0' ~ name[6:] -%}
+        {%- if loop.first -%}
+            {%- do items.append('cast(sum(' ~ base ~ ') as bigint) as ' ~ name) -%}
+        {%- elif b == 0 -%}
+            {%- do items.append('sum(' ~ base ~ ') as ' ~ name) -%}
+        {%- else -%}
+            {%- do items.append('sum(' ~ ([reference] * b + [base]) | join(' * ') ~ ') as ' ~ name) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ items | join(',\n    ') }}
+{%- endmacro %}

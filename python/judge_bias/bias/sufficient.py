@@ -349,7 +349,7 @@ class StatsFit:
     params: np.ndarray
     cov: np.ndarray
     n_obs: int
-    r_squared: float
+    r_squared: float | None  # None: the outcome is constant (r_squared_of says)
     notes: list[str]
 
 
@@ -405,7 +405,26 @@ def fit_stats(
     sum_y = zy[:, 0].sum()
     ssr = yy - 2.0 * params @ xy + params @ gram @ params
     sst = yy - sum_y**2 / n
-    return StatsFit(terms, params, cov, int(n), 1.0 - ssr / sst, design.notes)
+    r_squared = r_squared_of(ssr, sst, yy, design.notes)
+    return StatsFit(terms, params, cov, int(n), r_squared, design.notes)
+
+
+# the total sum of squares of a constant outcome, computed as yy - (sum y)^2 / n,
+# is 0 up to the rounding of yy: within this share of yy it is taken as 0
+CONSTANT_OUTCOME_RTOL = 1e-12
+
+
+def r_squared_of(ssr: float, sst: float, yy: float, notes: list[str]) -> float | None:
+    """1 - ssr / sst, or None with a note when the outcome is constant (sst 0 within
+    CONSTANT_OUTCOME_RTOL of yy): R-squared is 0/0 there (statsmodels gives nan, or
+    -inf when the rounding leaves ssr above 0), never a number."""
+    if sst <= CONSTANT_OUTCOME_RTOL * yy:
+        notes.append(
+            "r_squared is not defined: the outcome is the same on every rating of the "
+            "slice (total sum of squares 0)"
+        )
+        return None
+    return 1.0 - ssr / sst
 
 
 def _meat_hc0(stats: pd.DataFrame, design: CellDesign, b: np.ndarray) -> np.ndarray:

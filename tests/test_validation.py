@@ -65,6 +65,29 @@ def test_large_tables_are_validated_on_a_sample(demo_build, monkeypatch) -> None
     assert "random sample of 1,000 of its" in report.summary()
 
 
+def test_the_sample_is_the_reservoir_samples_rows(tmp_path: Path, monkeypatch) -> None:
+    """A table over MAX_VALIDATED_ROWS is read as the rows of the seeded reservoir
+    sample (drawn on the row ids, then only those rows read), the same rows as the
+    sample of every column; a view (no row ids) is sampled directly."""
+    from judge_bias.warehouse import validation
+
+    monkeypatch.setattr(validation, "MAX_VALIDATED_ROWS", 1000)
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    con.execute(
+        "create table t as select i, 'v' || (i * 7919 % 5003) as s from range(20000) r(i)"
+    )
+    con.execute("create view v as select * from t")
+    seeded = (
+        f"using sample reservoir(1000 rows) repeatable ({validation.SAMPLE_SEED})"
+    )
+    expected = sorted(con.execute(f"select i, s from t {seeded}").fetchall())
+    for table in ("t", "v"):
+        df, total = validation._read_table(con, table, {"i", "s"})
+        assert total == 20000
+        assert sorted(zip(df["i"].tolist(), df["s"].tolist(), strict=True)) == expected
+    con.close()
+
+
 def test_missing_offending_values_are_named_not_nan(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

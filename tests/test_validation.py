@@ -73,13 +73,9 @@ def test_the_sample_is_the_reservoir_samples_rows(tmp_path: Path, monkeypatch) -
 
     monkeypatch.setattr(validation, "MAX_VALIDATED_ROWS", 1000)
     con = duckdb.connect(str(tmp_path / "w.duckdb"))
-    con.execute(
-        "create table t as select i, 'v' || (i * 7919 % 5003) as s from range(20000) r(i)"
-    )
+    con.execute("create table t as select i, 'v' || (i * 7919 % 5003) as s from range(20000) r(i)")
     con.execute("create view v as select * from t")
-    seeded = (
-        f"using sample reservoir(1000 rows) repeatable ({validation.SAMPLE_SEED})"
-    )
+    seeded = f"using sample reservoir(1000 rows) repeatable ({validation.SAMPLE_SEED})"
     expected = sorted(con.execute(f"select i, s from t {seeded}").fetchall())
     for table in ("t", "v"):
         df, total = validation._read_table(con, table, {"i", "s"})

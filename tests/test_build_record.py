@@ -252,3 +252,14 @@ def test_build_record_is_written_at_each_stage(tmp_path: Path) -> None:
     )
     assert last["build_id"] == first["build_id"] and last["finished_at"]
     assert not list(tmp_path.glob("*.tmp"))  # written by rename
+
+
+def test_dbt_runs_numpys_blas_on_one_thread_unless_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """dbt runs two nodes at once: each Python model's OpenBLAS on one thread (its own
+    threads spun on the other core); a user's OPENBLAS_NUM_THREADS is kept."""
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    assert build_mod.dbt_env(tmp_path / "w.duckdb")["OPENBLAS_NUM_THREADS"] == "1"
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "4")
+    assert build_mod.dbt_env(tmp_path / "w.duckdb")["OPENBLAS_NUM_THREADS"] == "4"

@@ -45,13 +45,38 @@ def calibrate(judge: np.ndarray, human: np.ndarray) -> np.ndarray:
 def _alpha_from_prompt_sums(w: np.ndarray, sums: dict[str, np.ndarray]) -> np.ndarray:
     """interval_alpha_two_coders on the rows of prompts weighted by w (one row of
     w per bootstrap replicate), from per-prompt sums: the bootstrap without copies."""
-    n = 2 * (w @ sums["n"])
-    mean = (w @ (sums["a"] + sums["b"])) / n
-    squares = w @ (sums["aa"] + sums["bb"])
+    return _alpha_from_totals(_weighted_totals(w, _alpha_columns(sums)))
+
+
+def _alpha_columns(sums: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The per-prompt columns whose weighted totals _alpha_from_totals takes."""
+    return {"n": sums["n"], "ab": sums["a"] + sums["b"], "sq": sums["aa"] + sums["bb"],
+            "d2": sums["d2"]}  # fmt: skip
+
+
+def _alpha_from_totals(t: dict[str, np.ndarray]) -> np.ndarray:
+    """_alpha_from_prompt_sums from the weighted totals (B) of _alpha_columns."""
+    n = 2 * t["n"]
+    mean = t["ab"] / n
+    squares = t["sq"]
     spread = squares - n * mean**2
     with np.errstate(invalid="ignore", divide="ignore"):  # no spread: NaN, kept apart
-        alpha = 1.0 - (n - 1) * (w @ sums["d2"]) / (n * spread)
+        alpha = 1.0 - (n - 1) * t["d2"] / (n * spread)
     return np.where(spread > NO_SPREAD * squares, alpha, np.nan)
+
+
+def _weighted_totals(w: np.ndarray, columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``w @ v`` for each per-prompt array v (P, or P x D) of ``columns``, from one
+    matrix product: one pass over the B x P weights instead of one per array (at
+    1M ratings the twelve products were a third of agreement_counterfactual's time)."""
+    blocks = [v.reshape(v.shape[0], -1) for v in columns.values()]
+    stacked = w @ np.hstack(blocks)
+    out, start = {}, 0
+    for (key, v), block in zip(columns.items(), blocks, strict=True):
+        part = stacked[:, start : start + block.shape[1]]
+        out[key] = part if v.ndim > 1 else part[:, 0]
+        start += block.shape[1]
+    return out
 
 
 def _calibrated_alpha(w: np.ndarray, m: dict[str, np.ndarray]) -> np.ndarray:
@@ -60,7 +85,11 @@ def _calibrated_alpha(w: np.ndarray, m: dict[str, np.ndarray]) -> np.ndarray:
     per dimension, as calibrate() does) refitted on each weighted sample.
     ``m``: per prompt x dimension sums (P x D) of n, a, b, aa, bb, ab. NaN where
     the calibrated and human scores have no spread (alpha undefined)."""
-    t = {key: w @ v for key, v in m.items()}  # B x D weighted totals
+    return _calibrated_alpha_from_totals(_weighted_totals(w, m))
+
+
+def _calibrated_alpha_from_totals(t: dict[str, np.ndarray]) -> np.ndarray:
+    """_calibrated_alpha from the B x D weighted totals of n, a, b, aa, bb, ab."""
     n, a, b, aa, bb, ab = (t[key] for key in ("n", "a", "b", "aa", "bb", "ab"))
     # cells without rows or spread divide by 0: np.where below keeps only the defined
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -169,13 +198,17 @@ def counterfactual_from_prompt_sums(
             boots = [np.full(1, point) for point in points]
         else:  # replicates in batches within the budget: the same draws as one call
             parts: list[list[np.ndarray]] = [[], []]
+            # both alphas' per-prompt columns, weighted in one product per batch
+            alpha_columns = _alpha_columns(per_prompt)
+            alpha_keys = list(alpha_columns)
+            columns_of_w = {f"p_{k}": v for k, v in alpha_columns.items()} | per_cell
             step = budget.batch(n_prompts)
             for done in range(0, n_boot, step):
                 size = min(step, n_boot - done)
                 w = rng.multinomial(n_prompts, np.full(n_prompts, 1.0 / n_prompts), size=size)
-                w = w.astype(float)
-                parts[0].append(_alpha_from_prompt_sums(w, per_prompt))
-                parts[1].append(_calibrated_alpha(w, per_cell))
+                t = _weighted_totals(w.astype(float), columns_of_w)
+                parts[0].append(_alpha_from_totals({k: t[f"p_{k}"] for k in alpha_keys}))
+                parts[1].append(_calibrated_alpha_from_totals({k: t[k] for k in per_cell}))
             boots = [np.concatenate(part) for part in parts]
         notes: list[str] = []
         (observed, o_lo, o_hi), (after, a_lo, a_hi) = [

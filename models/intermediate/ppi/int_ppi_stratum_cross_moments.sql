@@ -13,8 +13,8 @@
 with
 
 -- each unit centred on the means of both its pooled rows (its model's and model
--- 'all'): the units are paired once and the poolings applied to the pairs, as the
--- two poolings pair the same units (macros/ppi_pairs.sql)
+-- 'all'): the units are paired once and the poolings applied to the sums per pair
+-- of unit keys, as the two poolings pair the same units (macros/ppi_pairs.sql)
 {{ ppi_unit_pairs(
     moments_where="dimension = 'all'",
     pooled='model',

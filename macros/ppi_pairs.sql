@@ -11,20 +11,22 @@
     {{- return(products) }}
 {%- endmacro %}
 
-{% macro ppi_unit_pairs(moments_where, pooled, own_keys, pair_condition, pair_columns, with_judge_centring=false) -%}
+{% macro ppi_unit_pairs(moments_where, pooled, own_keys, pair_keys, pair_condition, pair_columns, with_judge_centring=false) -%}
     {#- The CTEs units, moments, unit_keys, centred, pair_sums, poolings and pairs of
         the PPI cross moments (int_ppi_stratum_cross_moments,
         int_comparison_cross_moments): units, int_ppi_units' labelled and unlabelled
         units; moments, the rows of int_ppi_stratum_moments meeting moments_where (the
-        model's grain), each numbered (unit_key). Each unit is centred on the moments
+        model's grain), each numbered (unit_key) and its (judge, is_panel,
+        pair_keys) too (pair_group: the units paired share it). Each unit is centred on the moments
         of both of its rows, its own (matched on judge, is_panel, own_keys and
         stratum; its unit_key) and the one pooling `pooled` (the same keys, `pooled`
         = 'all'): dy, dh a labelled unit's human and judge scores minus the
         stratum's labelled means, du an unlabelled unit's judge score minus its
         unlabelled mean, dg (with_judge_centring) the judge score minus the mean
         over all its units. Every unit has both rows (int_ppi_stratum_moments groups
-        the same units). The units are paired once (a self-join on judge, is_panel,
-        prompt_id and pair_condition, over unit_a and unit_b) and, in pair_sums, the
+        the same units). The units are paired once (a self-join on pair_group,
+        prompt_id and pair_condition, over unit_a and unit_b: integer keys and no
+        other strings, a narrower join spilling less at 10M ratings) and, in pair_sums, the
         products of both centrings summed at once per pair of unit keys: a few
         thousand groups of integer keys, where the pairs themselves are ~64M at 10M
         ratings (materialised once per pooling with their string keys, they spilled
@@ -41,17 +43,17 @@ units as (
 moments as (
     select
         *,
-        row_number() over (order by judge, is_panel, model, dimension, stratum) as unit_key
+        row_number() over (order by judge, is_panel, model, dimension, stratum) as unit_key,
+        dense_rank() over (order by judge, is_panel
+            {%- for key in pair_keys %}, {{ key }}{% endfor %}) as pair_group
     from {{ ref('int_ppi_stratum_moments') }}
     where {{ moments_where }}
 ),
 
 centred as (
     select
-        units.judge,
-        units.is_panel,
+        own_moments.pair_group,
         units.prompt_id,
-        units.model as unit_model,
         units.dimension as unit_dimension,
         own_moments.unit_key,
         {%- for side, m in sides.items() %}
@@ -106,8 +108,7 @@ pair_sums as (
     from centred as unit_a
     inner join centred as unit_b
         on
-            unit_a.judge = unit_b.judge
-            and unit_a.is_panel = unit_b.is_panel
+            unit_a.pair_group = unit_b.pair_group
             and unit_a.prompt_id = unit_b.prompt_id
             and ({{ pair_condition }})
     group by unit_a.unit_key, unit_b.unit_key

@@ -28,6 +28,7 @@ with
     moments_where="model != 'all'",
     pooled='dimension',
     own_keys=['model', 'dimension'],
+    pair_keys=[],
     pair_condition='unit_a.unit_key < unit_b.unit_key',
     pair_columns={
         'first_model': 'unit_a.model',

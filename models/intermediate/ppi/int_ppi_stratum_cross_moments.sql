@@ -19,8 +19,8 @@ with
     moments_where="dimension = 'all'",
     pooled='model',
     own_keys=['model'],
-    pair_condition='unit_a.unit_model = unit_b.unit_model
-        and unit_a.unit_dimension < unit_b.unit_dimension',
+    pair_keys=['model'],
+    pair_condition='unit_a.unit_dimension < unit_b.unit_dimension',
     pair_columns={'stratum_a': 'unit_a.stratum', 'stratum_b': 'unit_b.stratum'},
 ) }}
 

@@ -1,20 +1,39 @@
-{% macro ppi_unit_pairs(moments_where, pooled, own_keys, pair_condition, pair_columns, with_judge_centring=false) -%}
-    {#- The CTEs units, moments, poolings, centred, unit_pairs and pairs of the PPI
-        cross moments (int_ppi_stratum_cross_moments, int_comparison_cross_moments):
-        units, int_ppi_units' labelled and unlabelled units; moments, the rows of
-        int_ppi_stratum_moments meeting moments_where (the model's grain). Each unit is centred on
-        the moments of both of its rows, its own (matched on judge, is_panel,
-        own_keys and stratum) and the one pooling `pooled` (the same keys, `pooled`
+{% macro ppi_cross_products(with_judge_centring=false) -%}
+    {#- The products the PPI cross moments sum, as (name, unit a's centred score,
+        unit b's), by the pair's label status: ll_* both labelled, lu_* / ul_* one
+        of them, uu_* neither; gg (with_judge_centring) the judge scores centred on
+        all units. -#}
+    {%- set products = [
+        ('ll_yy', 'dy', 'dy'), ('ll_yh', 'dy', 'dh'), ('ll_hy', 'dh', 'dy'),
+        ('ll_hh', 'dh', 'dh'), ('lu_yu', 'dy', 'du'), ('lu_hu', 'dh', 'du'),
+        ('ul_uy', 'du', 'dy'), ('ul_uh', 'du', 'dh'), ('uu_uu', 'du', 'du'),
+    ] + ([('gg', 'dg', 'dg')] if with_judge_centring else []) %}
+    {{- return(products) }}
+{%- endmacro %}
+
+{% macro ppi_unit_pairs(moments_where, pooled, own_keys, pair_keys, pair_condition, pair_columns, with_judge_centring=false) -%}
+    {#- The CTEs units, moments, unit_keys, centred, pair_sums, poolings and pairs of
+        the PPI cross moments (int_ppi_stratum_cross_moments,
+        int_comparison_cross_moments): units, int_ppi_units' labelled and unlabelled
+        units; moments, the rows of int_ppi_stratum_moments meeting moments_where (the
+        model's grain), each numbered (unit_key) and its (judge, is_panel,
+        pair_keys) too (pair_group: the units paired share it). Each unit is centred on the moments
+        of both of its rows, its own (matched on judge, is_panel, own_keys and
+        stratum; its unit_key) and the one pooling `pooled` (the same keys, `pooled`
         = 'all'): dy, dh a labelled unit's human and judge scores minus the
         stratum's labelled means, du an unlabelled unit's judge score minus its
         unlabelled mean, dg (with_judge_centring) the judge score minus the mean
-        over all its units. The units are paired once (a self-join on judge,
-        is_panel, prompt_id and pair_condition, over unit_a and unit_b) and both
-        poolings applied to the pairs, as they pair the same units (a self-join of
-        the pooled units paired twice as many rows, spilling at 3M ratings): in
-        `pairs`, `pooled` is 'all' in the pooling rows and the units' shared value
-        in the others (pairs of units with different values only pool). -#}
-{%- set deltas = ['y', 'h', 'u'] + (['g'] if with_judge_centring else []) %}
+        over all its units. Every unit has both rows (int_ppi_stratum_moments groups
+        the same units). The units are paired once (a self-join on pair_group,
+        prompt_id and pair_condition, over unit_a and unit_b: integer keys and no
+        other strings, a narrower join spilling less at 10M ratings) and, in pair_sums, the
+        products of both centrings summed at once per pair of unit keys: a few
+        thousand groups of integer keys, where the pairs themselves are ~64M at 10M
+        ratings (materialised once per pooling with their string keys, they spilled
+        and took a fifth of the build). In `pairs` each pair of keys (unit_a and
+        unit_b now the keys' moments rows) gets its two poolings: `pooled` is 'all'
+        in the pooling rows, the keys' shared value in the others (keys with
+        different values only pool); the model sums them (ppi_cross_sums). -#}
 {%- set sides = {'own': 'own_moments', 'all': 'all_moments'} %}
 units as (
     select * from {{ ref('int_ppi_units') }}
@@ -22,25 +41,21 @@ units as (
 ),
 
 moments as (
-    select * from {{ ref('int_ppi_stratum_moments') }}
+    select
+        *,
+        row_number() over (order by judge, is_panel, model, dimension, stratum) as unit_key,
+        dense_rank() over (order by judge, is_panel
+            {%- for key in pair_keys %}, {{ key }}{% endfor %}) as pair_group
+    from {{ ref('int_ppi_stratum_moments') }}
     where {{ moments_where }}
-),
-
-poolings as (
-    select flags.pool
-    from (values (false), (true)) as flags (pool)
 ),
 
 centred as (
     select
-        units.judge,
-        units.is_panel,
+        own_moments.pair_group,
         units.prompt_id,
-        units.model as unit_model,
         units.dimension as unit_dimension,
-        units.stratum,
-        own_moments.judge is not null as has_own,
-        all_moments.judge is not null as has_all,
+        own_moments.unit_key,
         {%- for side, m in sides.items() %}
         case when units.status = 'labelled' then units.y - {{ m }}.mean_y end as dy_{{ side }},
         case
@@ -57,7 +72,7 @@ centred as (
         {%- endif %}{{ ',' if not loop.last }}
         {%- endfor %}
     from units
-    left join moments as own_moments
+    inner join moments as own_moments
         on
             units.judge = own_moments.judge
             and units.is_panel = own_moments.is_panel
@@ -65,7 +80,7 @@ centred as (
             and units.{{ key }} = own_moments.{{ key }}
             {%- endfor %}
             and units.stratum = own_moments.stratum
-    left join moments as all_moments
+    inner join moments as all_moments
         on
             units.judge = all_moments.judge
             and units.is_panel = all_moments.is_panel
@@ -79,72 +94,61 @@ centred as (
             and units.stratum = all_moments.stratum
 ),
 
-unit_pairs as (
+pair_sums as (
     select
-        unit_a.judge,
-        unit_a.is_panel,
-        unit_a.unit_{{ pooled }} as shared_{{ pooled }},
-        {%- for name, expr in pair_columns.items() %}
-        {{ expr }} as {{ name }},
-        {%- endfor %}
-        unit_a.unit_{{ pooled }} = unit_b.unit_{{ pooled }}
-        and unit_a.has_own
-        and unit_b.has_own as has_own,
-        unit_a.has_all and unit_b.has_all as has_all,
+        unit_a.unit_key as key_a,
+        unit_b.unit_key as key_b,
+        count(*) as n_pairs,
         {%- for side in sides %}{% set outer = loop %}
-        {%- for d in deltas %}
-        unit_a.d{{ d }}_{{ side }} as d{{ d }}_{{ side }}_a,
-        unit_b.d{{ d }}_{{ side }} as d{{ d }}_{{ side }}_b{{ ',' if not (outer.last and loop.last) }}
+        {%- for name, a, b in ppi_cross_products(with_judge_centring) %}
+        sum(unit_a.{{ a }}_{{ side }} * unit_b.{{ b }}_{{ side }}) as {{ name }}_{{ side }}
+        {{- ',' if not (outer.last and loop.last) }}
         {%- endfor %}
         {%- endfor %}
     from centred as unit_a
     inner join centred as unit_b
         on
-            unit_a.judge = unit_b.judge
-            and unit_a.is_panel = unit_b.is_panel
+            unit_a.pair_group = unit_b.pair_group
             and unit_a.prompt_id = unit_b.prompt_id
             and ({{ pair_condition }})
+    group by unit_a.unit_key, unit_b.unit_key
+),
+
+poolings as (
+    select flags.pool
+    from (values (false), (true)) as flags (pool)
 ),
 
 pairs as (
     select
-        unit_pairs.judge,
-        unit_pairs.is_panel,
-        case when poolings.pool then 'all' else unit_pairs.shared_{{ pooled }} end
-            as {{ pooled }},
-        {%- for name in pair_columns %}
-        unit_pairs.{{ name }},
+        unit_a.judge,
+        unit_a.is_panel,
+        case when poolings.pool then 'all' else unit_a.{{ pooled }} end as {{ pooled }},
+        {%- for name, expr in pair_columns.items() %}
+        {{ expr }} as {{ name }},
         {%- endfor %}
-        {%- for d in deltas %}{% set outer = loop %}
-        {%- for unit in ['a', 'b'] %}
+        pair_sums.n_pairs,
+        {%- for name, a, b in ppi_cross_products(with_judge_centring) %}
         case
-            when poolings.pool then unit_pairs.d{{ d }}_all_{{ unit }}
-            else unit_pairs.d{{ d }}_own_{{ unit }}
-        end as d{{ d }}_{{ unit }}{{ ',' if not (outer.last and loop.last) }}
+            when poolings.pool then pair_sums.{{ name }}_all else pair_sums.{{ name }}_own
+        end as {{ name }}{{ ',' if not loop.last }}
         {%- endfor %}
-        {%- endfor %}
-    from unit_pairs
+    from pair_sums
+    inner join moments as unit_a on pair_sums.key_a = unit_a.unit_key
+    inner join moments as unit_b on pair_sums.key_b = unit_b.unit_key
     cross join poolings
-    where case when poolings.pool then unit_pairs.has_all else unit_pairs.has_own end
+    where poolings.pool or unit_a.{{ pooled }} = unit_b.{{ pooled }}
 ),
 {%- endmacro %}
 
 {% macro ppi_cross_sums(with_judge_centring=false) -%}
-    {#- The sums over a group of `pairs` (ppi_unit_pairs) of the products of the two
-        units' centred scores, by the pair's label status: ll_* both labelled,
-        lu_* / ul_* one of them, uu_* neither; gg (with_judge_centring) the judge
-        scores centred on all units; n_pairs the pairs. -#}
-        count(*) as n_pairs,
-        coalesce(sum(dy_a * dy_b), 0) as ll_yy,
-        coalesce(sum(dy_a * dh_b), 0) as ll_yh,
-        coalesce(sum(dh_a * dy_b), 0) as ll_hy,
-        coalesce(sum(dh_a * dh_b), 0) as ll_hh,
-        coalesce(sum(dy_a * du_b), 0) as lu_yu,
-        coalesce(sum(dh_a * du_b), 0) as lu_hu,
-        coalesce(sum(du_a * dy_b), 0) as ul_uy,
-        coalesce(sum(du_a * dh_b), 0) as ul_uh,
-        coalesce(sum(du_a * du_b), 0) as uu_uu
-        {%- if with_judge_centring %},
-        coalesce(sum(dg_a * dg_b), 0) as gg
-        {%- endif %}
+    {#- The sums over a group of `pairs` (ppi_unit_pairs, each a pair of unit keys
+        in one pooling) of the products of the two units' centred scores
+        (ppi_cross_products): ll_* both labelled, lu_* / ul_* one of them, uu_*
+        neither, gg (with_judge_centring) the judge scores centred on all units;
+        n_pairs the pairs of units. -#}
+        cast(sum(n_pairs) as bigint) as n_pairs,
+        {%- for name, a, b in ppi_cross_products(with_judge_centring) %}
+        coalesce(sum({{ name }}), 0) as {{ name }}{{ ',' if not loop.last }}
+        {%- endfor %}
 {%- endmacro %}

@@ -13,14 +13,14 @@
 with
 
 -- each unit centred on the means of both its pooled rows (its model's and model
--- 'all'): the units are paired once and the poolings applied to the pairs, as the
--- two poolings pair the same units (macros/ppi_pairs.sql)
+-- 'all'): the units are paired once and the poolings applied to the sums per pair
+-- of unit keys, as the two poolings pair the same units (macros/ppi_pairs.sql)
 {{ ppi_unit_pairs(
     moments_where="dimension = 'all'",
     pooled='model',
     own_keys=['model'],
-    pair_condition='unit_a.unit_model = unit_b.unit_model
-        and unit_a.unit_dimension < unit_b.unit_dimension',
+    pair_keys=['model'],
+    pair_condition='unit_a.unit_dimension < unit_b.unit_dimension',
     pair_columns={'stratum_a': 'unit_a.stratum', 'stratum_b': 'unit_b.stratum'},
 ) }}
 

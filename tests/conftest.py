@@ -57,6 +57,8 @@ FULL_TIER = frozenset({
     # under a reader, the profile
     "test_dbt_package", "test_input_relations", "test_front_door", "test_incremental",
     "test_bi_snapshot", "test_bench_profile",
+    # the PPI comparisons with strata that leave out the dimension (a build of its own)
+    "test_comparison_strata",
     # the report in headless Chromium
     "test_report_browser",
     # the Bayesian GLMs against HiBayes' specs, MLEs, row-level fits, planted values

@@ -69,3 +69,22 @@ def test_another_threads_warning_stays_out_of_the_notes() -> None:
     assert notes == ["1 x UserWarning 'the GLM's own' while summarising the posterior"]
     # the other thread's warning went on to the hook it would have reached
     assert [str(w.message) for w in outside] == ["from another model"]
+
+
+def test_a_hook_left_behind_passes_warnings_on() -> None:
+    # the review's interleaving: another thread's catch_warnings, entered while the
+    # GLM summarised and left after it, restores the GLM's hook; later warnings on
+    # this thread must reach the log, not a finished list of notes
+    notes: list[str] = []
+    with warnings_to_notes(notes):
+        left_behind = warnings.showwarning
+    with warnings.catch_warnings(record=True) as outside:
+        warnings.simplefilter("always")
+        restored = warnings.showwarning
+        warnings.showwarning = left_behind
+        try:
+            warnings.warn("after the summary", UserWarning, stacklevel=1)
+        finally:
+            warnings.showwarning = restored
+    assert notes == []
+    assert [str(w.message) for w in outside] == ["after the summary"]

@@ -88,6 +88,12 @@ def test_a_large_table_is_read_as_a_reproducible_uniform_sample(
         # uniform over the table: each fifth holds about 200 of the 1,000 (sd 12.6)
         fifths = np.bincount(df["i"].to_numpy() // 4000, minlength=5)
         assert ((fifths > 150) & (fifths < 250)).all(), fifths
+    # an input column named rowid hides DuckDB's row id: constant, repeated or null
+    # values must not decide the sample (the review's case: all 20,000 rows came back)
+    con.execute("create table r as select i, case when i % 3 = 0 then null else 'a' end as rowid "
+                "from range(20000) r(i)")  # fmt: skip
+    df, total = validation._read_table(con, "r", {"i", "rowid"})
+    assert total == 20000 and len(df) == 1000 and df["i"].is_unique
     con.close()
 
 

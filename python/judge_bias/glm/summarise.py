@@ -69,18 +69,24 @@ def warnings_to_notes(notes: list[str]) -> Iterator[None]:
     thread's warning goes on to the hook it would have reached."""
     own = threading.get_ident()
     caught: list[str] = []
+    active = [True]
     with warnings.catch_warnings():
         warnings.simplefilter("always")
         previous = warnings.showwarning
 
         def show(message, category, filename, lineno, file=None, line=None) -> None:
-            if threading.get_ident() == own:
+            # after the block (another thread's catch_warnings may restore this hook
+            # when it leaves after us), every warning goes on as before
+            if active[0] and threading.get_ident() == own:
                 caught.append(f"{category.__name__} '{message}'")
             else:
                 previous(message, category, filename, lineno, file, line)
 
         warnings.showwarning = show
-        yield
+        try:
+            yield
+        finally:
+            active[0] = False
     counts = Counter(caught)
     notes.extend(
         f"{n} x {text} while summarising the posterior (null r_hat/ess where a "

@@ -369,7 +369,9 @@ def _read_table(
         "where table_schema = current_schema() and table_name = ?",
         [table],
     ).fetchall()
-    if kind and kind[0][0] == "BASE TABLE":
+    # a column of the input named rowid hides DuckDB's row id (its values may repeat
+    # or be null): such a table is sampled as a view is
+    if kind and kind[0][0] == "BASE TABLE" and "rowid" not in {c.lower() for c in existing}:
         # the rows whose seeded hash of the row id is smallest: a reproducible uniform
         # sample drawn on one column, then only its rows read. At 1M ratings a seeded
         # reservoir sample of the needed columns cost 1.6 CPU s per table, of the row
@@ -381,7 +383,7 @@ def _read_table(
         return con.execute(
             f'select {select} from "{table}" where rowid in ({rows}) order by rowid'
         ).df(), total
-    # a view (no row ids): a seeded reservoir sample of its rows
+    # a view (no row ids), or a table with a rowid column: a seeded reservoir sample
     sample = f"using sample reservoir({MAX_VALIDATED_ROWS} rows) repeatable ({SAMPLE_SEED})"
     return con.execute(f'select {select} from "{table}" {sample}').df(), total
 

@@ -109,7 +109,10 @@ def violated_rules(db_path: Path, compiled_sql: str) -> list[tuple[str, int]]:
         return []
     try:
         # the build's DuckDB bounds (profiles.yml): a failure's re-run stays in them
-        config = {"threads": 2, "memory_limit": "2GB"}
+        config: dict[str, str | bool | int | float | list[str]] = {
+            "threads": 2,
+            "memory_limit": "2GB",
+        }
         with duckdb.connect(str(db_path), read_only=True, config=config) as con:
             rows = con.execute(f"{compiled_sql} order by check_name").fetchall()
     except duckdb.Error:

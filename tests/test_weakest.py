@@ -57,3 +57,19 @@ def test_the_note_does_not_depend_on_the_last_bit_of_a_sum() -> None:
         "removed the weakest models by mean human score: Mistral 7B (0.9650087); the first "
         "model kept, Llama 3 8B (0.97), is 0.005 above Mistral 7B"
     }
+
+
+def test_means_equal_but_for_the_order_of_their_sums_are_ties_broken_by_name() -> None:
+    # two models whose means are the same number added in two orders (4e-16 apart):
+    # the weakest is the first by name whichever of them came out 1 ulp lower
+    from judge_bias.bias.analyses import Settings
+    from judge_bias.bias.fit_inputs import weakest_models
+
+    s = Settings(weakest_k=1)
+    for a, b in (
+        (0.9650087499999997, 0.9650087500000001),
+        (0.9650087500000001, 0.9650087499999997),
+    ):
+        means = pd.Series({"Mistral 7B": a, "Llama 3 8B": b, "GPT-4o": 0.99})
+        assert weakest_models(means, s) == ["Llama 3 8B"]
+        assert weakest_note(means, None, ["Llama 3 8B"]).endswith("is 0 above Llama 3 8B")

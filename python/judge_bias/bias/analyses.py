@@ -30,6 +30,7 @@ from judge_bias.bias.fit_inputs import (
     llm_reference_data,
     prepare,
     read_statistics,
+    to_12_digits,
     weakest_models,
     with_llm_references,
 )
@@ -192,7 +193,7 @@ def _digits(x: float, spec: str) -> str:
     """``x`` formatted with ``spec`` after rounding to 12 significant digits, so that
     the last bits of a sum (which DuckDB may add in any order) cannot flip a printed
     digit: 0.9650087499999997 and 0.9650087500000001 both print as 0.9650087."""
-    return format(float(f"{float(x):.12g}"), spec)
+    return format(to_12_digits(x), spec)
 
 
 def weakest_note(model_means: pd.Series, model_se: pd.Series | None, removed: list[str]) -> str:
@@ -201,6 +202,7 @@ def weakest_note(model_means: pd.Series, model_se: pd.Series | None, removed: li
     the difference of the two means (the choice could go either way)."""
     if not removed:
         return "no model removed: no model has a mean human score"
+    model_means = model_means.map(to_12_digits)  # ranked as weakest_models ranks them
     ranked = model_means.sort_index().sort_values(kind="stable")
     scores = ", ".join(
         f"{m} ({_digits(model_means[m], '.7g')})" for m in removed if m in model_means

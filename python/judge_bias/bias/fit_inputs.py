@@ -138,12 +138,21 @@ def completion_mean_se(df: pd.DataFrame) -> pd.Series:
     return grouped.std(ddof=1) / np.sqrt(grouped.size())
 
 
+def to_12_digits(x: float) -> float:
+    """``x`` rounded to 12 significant digits: a mean or sum whose last bits depend on
+    the order DuckDB or pandas added its terms in is the same number either way
+    (0.9650087499999997 and 0.9650087500000001 are both 0.96500875)."""
+    return float(f"{float(x):.12g}")
+
+
 def weakest_models(model_means: pd.Series, s: Settings) -> list[str]:
     """The explicit list when given, else the k models with the lowest mean human score
-    (ties broken by name)."""
+    (ties broken by name; means equal to 12 significant digits are ties, whatever
+    order their sums were added in)."""
     if s.weakest_models:
         return list(s.weakest_models)
-    return list(model_means.sort_index().sort_values(kind="stable").index[: s.weakest_k])
+    ranked = model_means.map(to_12_digits).sort_index().sort_values(kind="stable")
+    return list(ranked.index[: s.weakest_k])
 
 
 def with_llm_references(df: pd.DataFrame) -> pd.DataFrame:

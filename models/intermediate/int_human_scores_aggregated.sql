@@ -7,8 +7,10 @@
 -- Labels that all agree have that label as their mean, exactly: the weighted
 -- sum rounds (0.667 * 3 / 3 is 0.6670000000000001), and a lone pre-aggregated
 -- mean must reach the marts as given (human_score_norm = gt / scale top).
--- The median of one or two labels is their midpoint, (min + max) / 2, as DuckDB's
--- median() computes it (checked on 300k pairs); median() runs only on the
+-- The median of one or two labels is their midpoint, min / 2 + max / 2 (the same
+-- label when they agree), as DuckDB's median() interpolates it (equal on 300k
+-- random pairs and at the extremes, where (min + max) / 2 overflows past 9e307:
+-- tests/test_human_median.py); median() runs only on the
 -- completions with more labels: as a holistic aggregate it keeps a buffer per
 -- group, and 16.7M completions (100M ratings) spilled 38 GB in 4 minutes.
 with
@@ -30,7 +32,10 @@ aggregated as (
                 'sum(n_aggregated) filter (where human_score is not null)'
             ) }}
         end as human_score_mean,
-        (min(human_score) + max(human_score)) / 2 as human_score_midpoint,
+        case
+            when min(human_score) = max(human_score) then min(human_score)
+            else min(human_score) / 2 + max(human_score) / 2
+        end as human_score_midpoint,
         stddev_samp(human_score) as human_score_sd,
         min(human_score) as human_score_min,
         max(human_score) as human_score_max,

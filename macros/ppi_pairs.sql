@@ -30,14 +30,17 @@
         pair_keys) too (pair_group: the units paired share it). Each unit is centred on the moments
         of both of its rows, its own (matched on judge, is_panel, own_keys and
         stratum; its unit_key) and the one pooling `pooled` (the same keys, `pooled`
-        = 'all'): dy, dh a labelled unit's human and judge scores minus the
-        stratum's labelled means, du an unlabelled unit's judge score minus its
-        unlabelled mean, dg (with_judge_centring) the judge score minus the mean
-        over all its units. Every unit has both rows (int_ppi_stratum_moments groups
+        = 'all'): dy a labelled unit's human score minus the stratum's labelled
+        mean (NULL unlabelled), dj its judge score minus the mean of the units of
+        its label status (dh labelled, du unlabelled: one column, the status
+        beside it in is_labelled), dg (with_judge_centring) the judge score minus
+        the mean over all its units. Every unit has both rows (int_ppi_stratum_moments groups
         the same units). The units are paired once (a self-join on pair_group,
         prompt_id and pair_condition, over unit_a and unit_b: integer keys and no
         other strings, a narrower join spilling less at 10M ratings) and, in pair_sums, the
-        products of both centrings summed at once per pair of unit keys: a few
+        products of both centrings (ppi_pair_products: 4 or 5 per centring where the
+        nine sums by label status took 9 or 10 mostly NULL) summed at once per pair
+        of unit keys and label statuses: a few
         thousand groups of integer keys, where the pairs themselves are ~64M at 10M
         ratings (materialised once per pooling with their string keys, they spilled
         and took a fifth of the build). In `pairs` each pair of keys (unit_a and

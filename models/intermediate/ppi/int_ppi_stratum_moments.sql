@@ -46,7 +46,8 @@ unit_sums as (
     group by judge, is_panel, model, dimension, stratum
 ),
 
--- each unit group in its four poolings' groups (a few hundred rows)
+-- each unit group in its four poolings' groups (a few hundred rows), each pooled
+-- group numbered (pooled_group)
 group_poolings as (
     select
         unit_sums.*,
@@ -58,41 +59,42 @@ group_poolings as (
     cross join poolings
 ),
 
+pooled_groups as (
+    select
+        *,
+        dense_rank() over (
+            order by judge, is_panel, pooled_model, pooled_dimension, stratum
+        ) as pooled_group
+    from group_poolings
+),
+
 -- the group means, for the third central moments of the skewness-corrected
--- interval, each group numbered (pooled_group)
+-- interval
 group_means as (
     select
+        pooled_group,
         judge,
         is_panel,
         pooled_model as model,
         pooled_dimension as dimension,
         stratum,
-        row_number() over (
-            order by judge, is_panel, pooled_model, pooled_dimension, stratum
-        ) as pooled_group,
         sum(sum_y) / nullif(sum(n_y), 0) as mean_y,
         sum(sum_yhat_labelled) / nullif(sum(n_yhat_labelled), 0) as mean_yhat_labelled,
         sum(sum_yhat_unlabelled) / nullif(sum(n_yhat_unlabelled), 0) as mean_yhat_unlabelled
-    from group_poolings
-    group by judge, is_panel, pooled_model, pooled_dimension, stratum
+    from pooled_groups
+    group by pooled_group, judge, is_panel, pooled_model, pooled_dimension, stratum
 ),
 
 -- each unit group's four pooled groups and their means
 group_targets as (
     select
-        group_poolings.unit_group,
+        pooled_groups.unit_group,
         group_means.pooled_group,
         group_means.mean_y,
         group_means.mean_yhat_labelled,
         group_means.mean_yhat_unlabelled
-    from group_poolings
-    inner join group_means
-        on
-            group_poolings.judge is not distinct from group_means.judge
-            and group_poolings.is_panel is not distinct from group_means.is_panel
-            and group_poolings.pooled_model is not distinct from group_means.model
-            and group_poolings.pooled_dimension is not distinct from group_means.dimension
-            and group_poolings.stratum is not distinct from group_means.stratum
+    from pooled_groups
+    inner join group_means on pooled_groups.pooled_group = group_means.pooled_group
 ),
 
 -- each unit in its four pooled groups, centred on their means: the units are

@@ -1,13 +1,23 @@
 {% macro ppi_cross_products(with_judge_centring=false) -%}
-    {#- The products the PPI cross moments sum, as (name, unit a's centred score,
-        unit b's), by the pair's label status: ll_* both labelled, lu_* / ul_* one
-        of them, uu_* neither; gg (with_judge_centring) the judge scores centred on
-        all units. -#}
+    {#- The products the PPI cross moments sum, as (name, the pair's label status,
+        product): ll_* both units labelled, lu_* / ul_* only unit a / unit b, uu_*
+        neither, each a product of the two units' scores dy (a labelled unit's human
+        score centred) and dj (its judge score centred on its status's mean: dh
+        labelled, du unlabelled); gg (with_judge_centring, any status) the judge
+        scores centred on all units. -#}
     {%- set products = [
-        ('ll_yy', 'dy', 'dy'), ('ll_yh', 'dy', 'dh'), ('ll_hy', 'dh', 'dy'),
-        ('ll_hh', 'dh', 'dh'), ('lu_yu', 'dy', 'du'), ('lu_hu', 'dh', 'du'),
-        ('ul_uy', 'du', 'dy'), ('ul_uh', 'du', 'dh'), ('uu_uu', 'du', 'du'),
-    ] + ([('gg', 'dg', 'dg')] if with_judge_centring else []) %}
+        ('ll_yy', 'll', 'y_y'), ('ll_yh', 'll', 'y_j'), ('ll_hy', 'll', 'j_y'),
+        ('ll_hh', 'll', 'j_j'), ('lu_yu', 'lu', 'y_j'), ('lu_hu', 'lu', 'j_j'),
+        ('ul_uy', 'ul', 'j_y'), ('ul_uh', 'ul', 'j_j'), ('uu_uu', 'uu', 'j_j'),
+    ] + ([('gg', none, 'g_g')] if with_judge_centring else []) %}
+    {{- return(products) }}
+{%- endmacro %}
+
+{% macro ppi_pair_products(with_judge_centring=false) -%}
+    {#- The distinct products of ppi_cross_products, as (product, unit a's score,
+        unit b's): the sums per pair of unit keys and label statuses. -#}
+    {%- set products = [('y_y', 'dy', 'dy'), ('y_j', 'dy', 'dj'), ('j_y', 'dj', 'dy'),
+        ('j_j', 'dj', 'dj')] + ([('g_g', 'dg', 'dg')] if with_judge_centring else []) %}
     {{- return(products) }}
 {%- endmacro %}
 
@@ -20,14 +30,17 @@
         pair_keys) too (pair_group: the units paired share it). Each unit is centred on the moments
         of both of its rows, its own (matched on judge, is_panel, own_keys and
         stratum; its unit_key) and the one pooling `pooled` (the same keys, `pooled`
-        = 'all'): dy, dh a labelled unit's human and judge scores minus the
-        stratum's labelled means, du an unlabelled unit's judge score minus its
-        unlabelled mean, dg (with_judge_centring) the judge score minus the mean
-        over all its units. Every unit has both rows (int_ppi_stratum_moments groups
+        = 'all'): dy a labelled unit's human score minus the stratum's labelled
+        mean (NULL unlabelled), dj its judge score minus the mean of the units of
+        its label status (dh labelled, du unlabelled: one column, the status
+        beside it in is_labelled), dg (with_judge_centring) the judge score minus
+        the mean over all its units. Every unit has both rows (int_ppi_stratum_moments groups
         the same units). The units are paired once (a self-join on pair_group,
         prompt_id and pair_condition, over unit_a and unit_b: integer keys and no
         other strings, a narrower join spilling less at 10M ratings) and, in pair_sums, the
-        products of both centrings summed at once per pair of unit keys: a few
+        products of both centrings (ppi_pair_products: 4 or 5 per centring where the
+        nine sums by label status took 9 or 10 mostly NULL) summed at once per pair
+        of unit keys and label statuses: a few
         thousand groups of integer keys, where the pairs themselves are ~64M at 10M
         ratings (materialised once per pooling with their string keys, they spilled
         and took a fifth of the build). In `pairs` each pair of keys (unit_a and
@@ -56,14 +69,13 @@ centred as (
         units.prompt_id,
         units.dimension as unit_dimension,
         own_moments.unit_key,
+        units.status = 'labelled' as is_labelled,
         {%- for side, m in sides.items() %}
-        case when units.status = 'labelled' then units.y - {{ m }}.mean_y end as dy_{{ side }},
-        case
-            when units.status = 'labelled' then units.yhat - {{ m }}.mean_yhat_labelled
-        end as dh_{{ side }},
-        case
-            when units.status = 'unlabelled' then units.yhat - {{ m }}.mean_yhat_unlabelled
-        end as du_{{ side }}
+        units.y - {{ m }}.mean_y as dy_{{ side }},
+        units.yhat - case
+            when units.status = 'labelled' then {{ m }}.mean_yhat_labelled
+            else {{ m }}.mean_yhat_unlabelled
+        end as dj_{{ side }}
         {%- if with_judge_centring %},
         units.yhat - (
             coalesce({{ m }}.n_labelled * {{ m }}.mean_yhat_labelled, 0)
@@ -98,9 +110,11 @@ pair_sums as (
     select
         unit_a.unit_key as key_a,
         unit_b.unit_key as key_b,
+        unit_a.is_labelled as is_labelled_a,
+        unit_b.is_labelled as is_labelled_b,
         count(*) as n_pairs,
         {%- for side in sides %}{% set outer = loop %}
-        {%- for name, a, b in ppi_cross_products(with_judge_centring) %}
+        {%- for name, a, b in ppi_pair_products(with_judge_centring) %}
         sum(unit_a.{{ a }}_{{ side }} * unit_b.{{ b }}_{{ side }}) as {{ name }}_{{ side }}
         {{- ',' if not (outer.last and loop.last) }}
         {%- endfor %}
@@ -111,7 +125,7 @@ pair_sums as (
             unit_a.pair_group = unit_b.pair_group
             and unit_a.prompt_id = unit_b.prompt_id
             and ({{ pair_condition }})
-    group by unit_a.unit_key, unit_b.unit_key
+    group by unit_a.unit_key, unit_b.unit_key, unit_a.is_labelled, unit_b.is_labelled
 ),
 
 poolings as (
@@ -127,8 +141,10 @@ pairs as (
         {%- for name, expr in pair_columns.items() %}
         {{ expr }} as {{ name }},
         {%- endfor %}
+        pair_sums.is_labelled_a,
+        pair_sums.is_labelled_b,
         pair_sums.n_pairs,
-        {%- for name, a, b in ppi_cross_products(with_judge_centring) %}
+        {%- for name, a, b in ppi_pair_products(with_judge_centring) %}
         case
             when poolings.pool then pair_sums.{{ name }}_all else pair_sums.{{ name }}_own
         end as {{ name }}{{ ',' if not loop.last }}
@@ -143,12 +159,22 @@ pairs as (
 
 {% macro ppi_cross_sums(with_judge_centring=false) -%}
     {#- The sums over a group of `pairs` (ppi_unit_pairs, each a pair of unit keys
-        in one pooling) of the products of the two units' centred scores
-        (ppi_cross_products): ll_* both labelled, lu_* / ul_* one of them, uu_*
-        neither, gg (with_judge_centring) the judge scores centred on all units;
-        n_pairs the pairs of units. -#}
+        and label statuses in one pooling) of the products of the two units'
+        centred scores (ppi_cross_products): ll_* both labelled, lu_* / ul_* only
+        unit a / unit b, uu_* neither, gg (with_judge_centring) the judge scores
+        centred on all units; n_pairs the pairs of units. -#}
+    {%- set statuses = {
+        'll': 'is_labelled_a and is_labelled_b',
+        'lu': 'is_labelled_a and not is_labelled_b',
+        'ul': 'not is_labelled_a and is_labelled_b',
+        'uu': 'not is_labelled_a and not is_labelled_b',
+    } %}
         cast(sum(n_pairs) as bigint) as n_pairs,
-        {%- for name, a, b in ppi_cross_products(with_judge_centring) %}
-        coalesce(sum({{ name }}), 0) as {{ name }}{{ ',' if not loop.last }}
+        {%- for name, status, product in ppi_cross_products(with_judge_centring) %}
+        {%- if status %}
+        coalesce(sum(case when {{ statuses[status] }} then {{ product }} end), 0) as {{ name }}
+        {%- else %}
+        coalesce(sum({{ product }}), 0) as {{ name }}
+        {%- endif %}{{ ',' if not loop.last }}
         {%- endfor %}
 {%- endmacro %}

@@ -7,7 +7,7 @@
 -- neither set: they are counted (n_human_na, n_judge_na), never dropped silently.
 with
 
--- read twice (pooled, unit_sums) and not materialised: each reader scans it
+-- read twice (unit_sums, centred) and not materialised: each reader scans it
 units as {{ not_materialized() }} (
     select * from {{ ref('int_ppi_units') }}
 ),
@@ -23,27 +23,11 @@ poolings as (
     ) as flags (pool_model, pool_dimension)
 ),
 
-pooled as {{ not_materialized() }} (
-    select
-        units.judge,
-        units.is_panel,
-        units.stratum,
-        units.status,
-        units.y,
-        units.yhat,
-        case when poolings.pool_model then 'all' else units.model end as model,
-        case when poolings.pool_dimension then 'all' else units.dimension end as dimension
-    from units
-    cross join poolings
-),
-
--- the group means, for the third central moments of the skewness-corrected
--- interval: one aggregation joined back (a window over the four poolings of
--- every unit sorted them all: most of the model's time, spilling at 3M ratings).
--- The sums and counts are taken once per unit group (model and dimension not
--- pooled) and added up into each pooling's groups: the units are aggregated
--- once, not four times over (the means then differ from an avg over the pooled
--- rows by the order of their additions only, ~1e-16 relative)
+-- the sums and counts of the group means, taken once per unit group (model and
+-- dimension not pooled), each numbered (unit_group), and added up into each
+-- pooling's groups: the units are aggregated once, not four times over (the means
+-- then differ from an avg over the pooled rows by the order of their additions
+-- only, ~1e-16 relative)
 unit_sums as (
     select
         judge,
@@ -51,6 +35,7 @@ unit_sums as (
         model,
         dimension,
         stratum,
+        row_number() over (order by judge, is_panel, model, dimension, stratum) as unit_group,
         sum(case when status = 'labelled' then y end) as sum_y,
         count(case when status = 'labelled' then y end) as n_y,
         sum(case when status = 'labelled' then yhat end) as sum_yhat_labelled,
@@ -61,53 +46,85 @@ unit_sums as (
     group by judge, is_panel, model, dimension, stratum
 ),
 
-group_means as (
+-- each unit group in its four poolings' groups (a few hundred rows), each pooled
+-- group numbered (pooled_group)
+group_poolings as (
     select
-        unit_sums.judge,
-        unit_sums.is_panel,
-        case when poolings.pool_model then 'all' else unit_sums.model end as model,
+        unit_sums.*,
+        case when poolings.pool_model then 'all' else unit_sums.model end as pooled_model,
         case
             when poolings.pool_dimension then 'all' else unit_sums.dimension
-        end as dimension,
-        unit_sums.stratum,
-        sum(unit_sums.sum_y) / nullif(sum(unit_sums.n_y), 0) as mean_y,
-        sum(unit_sums.sum_yhat_labelled) / nullif(sum(unit_sums.n_yhat_labelled), 0)
-            as mean_yhat_labelled,
-        sum(unit_sums.sum_yhat_unlabelled) / nullif(sum(unit_sums.n_yhat_unlabelled), 0)
-            as mean_yhat_unlabelled
+        end as pooled_dimension
     from unit_sums
     cross join poolings
-    group by
-        unit_sums.judge,
-        unit_sums.is_panel,
-        case when poolings.pool_model then 'all' else unit_sums.model end,
-        case when poolings.pool_dimension then 'all' else unit_sums.dimension end,
-        unit_sums.stratum
 ),
 
-centred as (
+pooled_groups as (
     select
-        pooled.*,
-        pooled.y - group_means.mean_y as dy,
-        pooled.yhat - group_means.mean_yhat_labelled as dh,
-        pooled.yhat - group_means.mean_yhat_unlabelled as du
-    from pooled
-    inner join group_means
-        on
-            pooled.judge is not distinct from group_means.judge
-            and pooled.is_panel is not distinct from group_means.is_panel
-            and pooled.model is not distinct from group_means.model
-            and pooled.dimension is not distinct from group_means.dimension
-            and pooled.stratum is not distinct from group_means.stratum
+        *,
+        dense_rank() over (
+            order by judge, is_panel, pooled_model, pooled_dimension, stratum
+        ) as pooled_group
+    from group_poolings
 ),
 
-final as (
+-- the group means, for the third central moments of the skewness-corrected
+-- interval
+group_means as (
     select
+        pooled_group,
         judge,
         is_panel,
-        model,
-        dimension,
+        pooled_model as model,
+        pooled_dimension as dimension,
         stratum,
+        sum(sum_y) / nullif(sum(n_y), 0) as mean_y,
+        sum(sum_yhat_labelled) / nullif(sum(n_yhat_labelled), 0) as mean_yhat_labelled,
+        sum(sum_yhat_unlabelled) / nullif(sum(n_yhat_unlabelled), 0) as mean_yhat_unlabelled
+    from pooled_groups
+    group by pooled_group, judge, is_panel, pooled_model, pooled_dimension, stratum
+),
+
+-- each unit group's four pooled groups and their means
+group_targets as (
+    select
+        pooled_groups.unit_group,
+        group_means.pooled_group,
+        group_means.mean_y,
+        group_means.mean_yhat_labelled,
+        group_means.mean_yhat_unlabelled
+    from pooled_groups
+    inner join group_means on pooled_groups.pooled_group = group_means.pooled_group
+),
+
+-- each unit in its four pooled groups, centred on their means: the units are
+-- matched to their unit group once on the string keys (a window over the four
+-- poolings of every unit sorted them all, spilling at 3M ratings; a join of the
+-- four pooled copies on the strings was a third of the model at 1M), the
+-- poolings then on an integer, and the groups aggregated on it
+centred as (
+    select
+        group_targets.pooled_group,
+        units.status,
+        units.y,
+        units.yhat,
+        units.y - group_targets.mean_y as dy,
+        units.yhat - group_targets.mean_yhat_labelled as dh,
+        units.yhat - group_targets.mean_yhat_unlabelled as du
+    from units
+    inner join unit_sums
+        on
+            units.judge is not distinct from unit_sums.judge
+            and units.is_panel is not distinct from unit_sums.is_panel
+            and units.model is not distinct from unit_sums.model
+            and units.dimension is not distinct from unit_sums.dimension
+            and units.stratum is not distinct from unit_sums.stratum
+    inner join group_targets on unit_sums.unit_group = group_targets.unit_group
+),
+
+moments as (
+    select
+        pooled_group,
         count(*) filter (where status = 'labelled') as n_labelled,
         avg(y) filter (where status = 'labelled') as mean_y,
         avg(yhat) filter (where status = 'labelled') as mean_yhat_labelled,
@@ -125,7 +142,34 @@ final as (
         count(*) filter (where status = 'human_na') as n_human_na,
         count(*) filter (where status = 'judge_na') as n_judge_na
     from centred
-    group by judge, is_panel, model, dimension, stratum
+    group by pooled_group
+),
+
+final as (
+    select
+        group_means.judge,
+        group_means.is_panel,
+        group_means.model,
+        group_means.dimension,
+        group_means.stratum,
+        moments.n_labelled,
+        moments.mean_y,
+        moments.mean_yhat_labelled,
+        moments.var_y,
+        moments.var_yhat_labelled,
+        moments.cov_y_yhat,
+        moments.n_unlabelled,
+        moments.mean_yhat_unlabelled,
+        moments.var_yhat_unlabelled,
+        moments.m3_y,
+        moments.m3_y_y_yhat,
+        moments.m3_y_yhat_yhat,
+        moments.m3_yhat_labelled,
+        moments.m3_yhat_unlabelled,
+        moments.n_human_na,
+        moments.n_judge_na
+    from moments
+    inner join group_means on moments.pooled_group = group_means.pooled_group
 )
 
 select * from final

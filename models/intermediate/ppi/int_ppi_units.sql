@@ -21,18 +21,50 @@
     {%- do parts.append("'" ~ s ~ "=' || coalesce(cast(all_units." ~ s ~ " as " ~ string_type() ~ "), '(none)')") %}
 {%- endfor %}
 {%- set stratum_expr = "concat_ws(', ', " ~ parts | join(', ') ~ ")" if parts else "'all'" %}
+{#- the unit columns the strata read (dimension is a key), each aggregated from its
+    ratings (flag_exprs) and over the judges for the panel (panel_exprs): the others
+    are not computed (any_value over every rating costs at 10M ratings) -#}
+{%- set unit_flags = [] %}
+{%- if 'same_family' in strata %}{% do unit_flags.append('model_family') %}{% endif %}
+{%- for s in allowed if s in strata and s != 'dimension' %}{% do unit_flags.append(s) %}{% endfor %}
+{%- set flag_exprs = {
+    'model_family': 'any_value(model_family)',
+    'same_family': 'coalesce(bool_or(judge_family = model_family), false)',
+    'is_self': 'bool_or(is_self)',
+    'dataset': 'any_value(dataset)',
+    'task_type': 'any_value(task_type)',
+} %}
+{#- the panel's flags belong to the model, not the unit: does the panel hold a judge
+    of the model's family (the model itself)? A per-unit flag would make strata of
+    the few units where those judges happened to answer NA. -#}
+{%- set panel_exprs = {
+    'model_family': 'any_value(model_family)',
+    'same_family': 'any_value(model_family) in (select distinct ratings.judge_family from ratings)',
+    'is_self': 'model in (select distinct ratings.judge from ratings)',
+    'dataset': 'any_value(dataset)',
+    'task_type': 'any_value(task_type)',
+} %}
 with
 
--- read three times (judge_units, panel_families, panel_judges) and not
--- materialised: DuckDB would buffer every column of every rating first (a fifth
+-- read up to three times (judge_units and the panel's flags: its judges, their
+-- families) and not materialised: DuckDB would buffer every column of every rating first (a fifth
 -- of the model's CPU at 1M ratings) where each reader scans the few it needs
 ratings as {{ not_materialized() }} (
     select * from {{ ref('fct_judge_ratings') }}
     where framing = 'positive'
 ),
 
-human as (
-    select * from {{ ref('int_human_scores_aggregated') }}
+-- the completions x dimensions whose human labels are all NA: the only ones a unit
+-- without a human score looks up (status human_na); the few rows of a small hash
+-- table, where joining all of int_human_scores_aggregated (unique on these keys)
+-- probed a table of every completion for every unit
+human_na as (
+    select
+        prompt_id,
+        model,
+        dimension
+    from {{ ref('int_human_scores_aggregated') }}
+    where n_na_labels > 0
 ),
 
 judge_units as (
@@ -42,23 +74,13 @@ judge_units as (
         prompt_id,
         dimension,
         false as is_panel,
-        any_value(dataset) as dataset,
-        any_value(task_type) as task_type,
         avg(judge_score_norm) as yhat,
-        any_value(human_score_norm) as y,
-        any_value(model_family) as model_family,
-        coalesce(bool_or(judge_family = model_family), false) as same_family,
-        bool_or(is_self) as is_self
+        {%- for s in unit_flags %}
+            {{ flag_exprs[s] }} as {{ s }},
+        {%- endfor %}
+        any_value(human_score_norm) as y
     from ratings
     group by judge, model, prompt_id, dimension
-),
-
-panel_families as (
-    select distinct judge_family from ratings
-),
-
-panel_judges as (
-    select distinct judge from ratings
 ),
 
 panel_units as (
@@ -68,18 +90,11 @@ panel_units as (
         prompt_id,
         dimension,
         true as is_panel,
-        any_value(dataset) as dataset,
-        any_value(task_type) as task_type,
         avg(yhat) as yhat,
-        any_value(y) as y,
-        any_value(model_family) as model_family,
-        -- the panel's flags belong to the model, not the unit: does the panel hold a
-        -- judge of the model's family (the model itself)? A per-unit flag would make
-        -- strata of the few units where those judges happened to answer NA.
-        any_value(model_family) in (
-            select panel_families.judge_family from panel_families
-        ) as same_family,
-        model in (select panel_judges.judge from panel_judges) as is_self
+        {%- for s in unit_flags %}
+            {{ panel_exprs[s] }} as {{ s }},
+        {%- endfor %}
+        any_value(y) as y
     from judge_units
     group by model, prompt_id, dimension
 ),
@@ -102,16 +117,16 @@ units as (
         case
             when all_units.yhat is null then 'judge_na'
             when all_units.y is not null then 'labelled'
-            when coalesce(human.n_na_labels, 0) > 0 then 'human_na'
+            when human_na.prompt_id is not null then 'human_na'
             else 'unlabelled'
         end as status,
         {{ stratum_expr }} as stratum
     from all_units
-    left join human
+    left join human_na
         on
-            all_units.prompt_id = human.prompt_id
-            and all_units.model = human.model
-            and all_units.dimension = human.dimension
+            all_units.prompt_id = human_na.prompt_id
+            and all_units.model = human_na.model
+            and all_units.dimension = human_na.dimension
 ),
 
 final as (

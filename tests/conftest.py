@@ -54,9 +54,9 @@ FULL_TIER = frozenset({
     "test_mt_bench", "test_self_recognition",
     # other projects and build routes: a consumer dbt project, inputs from relations,
     # the front door's vars and plain dbt, three incremental loads, the BI snapshot
-    # under a reader, the profile
+    # under a reader, the profile, a build and a bench stopped by SIGTERM
     "test_dbt_package", "test_input_relations", "test_front_door", "test_incremental",
-    "test_bi_snapshot", "test_bench_profile",
+    "test_bi_snapshot", "test_bench_profile", "test_interrupt",
     # the PPI comparisons with strata that leave out the dimension (a build of its own)
     "test_comparison_strata",
     # the report in headless Chromium

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import re
+import signal
 import sys
 import traceback
 from json import JSONDecodeError
@@ -465,8 +466,22 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def _interrupt_on_sigterm() -> None:
+    """A SIGTERM (``kill PID``, ``timeout``, a CI runner cancelling a step) ends the
+    command as Ctrl-C does: the exception unwinds, so a build's dbt child and a
+    bench's build are stopped and temporary folders removed (without this the child
+    ran on alone, holding the warehouse's lock)."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
+    if argv is None:  # the command line, not a caller
+        _interrupt_on_sigterm()
     code = _run(args)
     if argv is None and args.command == "build":  # the command line, not a caller
         build_mod.exit_without_teardown(code)

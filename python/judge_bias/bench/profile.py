@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from judge_bias.warehouse.dbt_child import stop_child
+
 SAMPLE_SECONDS = 0.1
 TICK = os.sysconf("SC_CLK_TCK")
 PAGE_MB = os.sysconf("SC_PAGE_SIZE") / 1024**2
@@ -230,7 +232,12 @@ def profile_build(data: Path, db: Path, env: dict[str, str] | None = None) -> Bu
     )
     sampler = TreeSampler(proc.pid)
     sampler.start()
-    output, _ = proc.communicate()
+    try:
+        output, _ = proc.communicate()
+    except BaseException:  # the bench interrupted: the build (and its dbt) stop too
+        sampler.stop()
+        stop_child(proc)
+        raise
     end = time.time()
     samples = sampler.stop()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)

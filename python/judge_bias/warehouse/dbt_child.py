@@ -159,6 +159,19 @@ class DbtChild:
             raise BuildError("dbt's child printed the end of its first phase twice")
 
 
+def stop_child(proc: subprocess.Popen, grace: float = 10.0) -> None:
+    """Stop a child that is still running (the parent is interrupted or failed):
+    SIGTERM, then SIGKILL after ``grace`` seconds; it is waited for either way."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 @contextmanager
 def dbt_child(
     cmd: list[str], env: dict[str, str], cwd: Path, target: Path, capture: bool, debug: bool
@@ -176,4 +189,8 @@ def dbt_child(
         errors="replace",
     ) as proc:
         db = Path(cwd, env["JUDGE_BIAS_DB"]) if env.get("JUDGE_BIAS_DB") else None
-        yield DbtChild(proc, target, capture, debug, db)
+        try:
+            yield DbtChild(proc, target, capture, debug, db)
+        except BaseException:
+            stop_child(proc)
+            raise

@@ -398,3 +398,42 @@ def test_judge_human_agreement_has_every_column_for_a_constant_judge() -> None:
     out = judge_human_agreement(pairs)
     assert set(JUDGE_HUMAN_COLUMNS) <= set(out.columns)
     assert out["n_prompts"].isna().all()
+
+
+@pytest.mark.parametrize("n_boot", [1, 16, 37])
+def test_resample_counts_are_the_one_call_multinomial_draw(n_boot: int) -> None:
+    # the counterfactual bootstrap draws its prompt counts 16 rows at a time into a
+    # reused float buffer: the same counts, and the generator left in the same state
+    # (the next judge's draws), as one rng.multinomial call of every row
+    from judge_bias.agreement.counterfactual import _resample_counts
+
+    n_prompts = 53
+    mine, theirs = np.random.default_rng(7), np.random.default_rng(7)
+    buffer = np.full((n_boot, n_prompts), -1.0)
+    got = _resample_counts(mine, buffer)
+    want = theirs.multinomial(n_prompts, np.full(n_prompts, 1.0 / n_prompts), size=n_boot)
+    assert got is buffer and got.dtype == float
+    np.testing.assert_array_equal(got, want)
+    assert mine.integers(1 << 62) == theirs.integers(1 << 62)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        np.array([0.75, 0.25, 0.25, 1.0, 0.0, 0.75]),
+        np.random.default_rng(1).integers(-3, 9, 500).astype(float) / 8,
+        np.random.default_rng(2).integers(0, 40, 500),
+        np.array([0.5, np.nan, 0.25, np.nan]),
+        np.array(["b", "a", "b"], dtype=object),
+        np.array([], dtype=float),
+    ],
+)
+def test_distinct_inverse_is_np_unique(values: np.ndarray) -> None:
+    # the hashed route (numeric, no NaN) gives np.unique's sorted values and inverse
+    from judge_bias.agreement.clustered_correlation import distinct_inverse
+
+    got_values, got_index = distinct_inverse(values)
+    want_values, want_index = np.unique(values, return_inverse=True)
+    np.testing.assert_array_equal(got_values, want_values)
+    np.testing.assert_array_equal(got_index, want_index)
+    assert got_values.dtype == want_values.dtype

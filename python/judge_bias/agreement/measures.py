@@ -22,7 +22,10 @@ import pandas as pd
 import scipy.sparse
 from scipy import stats
 
-from judge_bias.agreement.clustered_correlation import clustered_correlation_intervals
+from judge_bias.agreement.clustered_correlation import (
+    clustered_correlation_intervals,
+    distinct_inverse,
+)
 from judge_bias.agreement.correlation_notes import correlation_notes
 from judge_bias.agreement.headline_alpha import LEVELS, with_headline_alpha
 
@@ -187,8 +190,8 @@ def contingency(
     x: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(distinct x, distinct y, table of counts): rows, or distinct pairs with counts."""
-    xs, xi = np.unique(x, return_inverse=True)
-    ys, yi = np.unique(y, return_inverse=True)
+    xs, xi = distinct_inverse(x)
+    ys, yi = distinct_inverse(y)
     table = np.zeros((len(xs), len(ys)))
     np.add.at(table, (xi, yi), 1.0 if weights is None else np.asarray(weights, dtype=float))
     return xs, ys, table

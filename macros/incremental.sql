@@ -9,17 +9,17 @@
     {{ return(var('judge_bias_incremental', false) | string | lower in ['true', '1', 'yes', 'on']) }}
 {%- endmacro %}
 
-{% macro incremental_by_prompt(run_column=none) -%}
+{% macro incremental_by_prompt(run_column=none, prompt_column='prompt_id') -%}
     {#- The config of a model incremental by prompt: append after deleting the
         touched prompts' rows (delete_load_prompts, a pre-hook: dbt's delete+insert
-        would keep the rows whose prompt_id is null). {} without the var. -#}
+        would keep the rows whose prompt_id is null). prompt_column: the model's
+        column holding the prompt (the GLM tables call it item). {} without the var. -#}
     {%- if incremental_on() -%}
         {{ return({
             'materialized': 'incremental',
             'incremental_strategy': 'append',
             'on_schema_change': 'fail',
-            'pre_hook': ["{{ delete_load_prompts(" ~ (("'" ~ run_column ~ "'") if run_column else "none") ~ ") }}"],
-            'post_hook': ["{{ mark_load_built() }}"],
+            'pre_hook': ["{{ delete_load_prompts(" ~ (("'" ~ run_column ~ "'") if run_column else "none") ~ ", '" ~ prompt_column ~ "') }}"],
         }) }}
     {%- else -%}
         {{ return({}) }}
@@ -61,10 +61,10 @@
     {%- if is_incremental() %} where {{ load_prompt_condition(column, run_column) }}{% endif -%}
 {%- endmacro %}
 
-{% macro delete_load_prompts(run_column=none) -%}
+{% macro delete_load_prompts(run_column=none, prompt_column='prompt_id') -%}
     {#- The pre-hook: the rows the build recomputes leave the table first. -#}
     {%- if is_incremental() -%}
-        delete from {{ this }} where {{ load_prompt_condition('prompt_id', run_column) }}
+        delete from {{ this }} where {{ load_prompt_condition(prompt_column, run_column) }}
     {%- endif -%}
 {%- endmacro %}
 
@@ -76,11 +76,30 @@
     {{ return(by_prompt_run_columns().keys() | list) }}
 {%- endmacro %}
 
-{% macro mark_load_built() -%}
-    {#- The post-hook: this model is built for the build's load. -#}
-    update {{ ref('int_load_scope') }}
-    set facts_done = list_distinct(list_append(facts_done, '{{ this.identifier }}'))
-    where load_id = {{ current_load_id() }}
+{% macro mark_load_built(results) -%}
+    {#- The on-run-end hook: the models incremental by prompt that this dbt command
+        built without error are built for the build's load (added to
+        int_load_scope.facts_done). One update at the end of the command, not one
+        per model: two models' post-hooks updating the row from dbt's two threads
+        failed on DuckDB's write conflict. A killed command runs no hook (its
+        models are not marked). Nothing without the var or when none was built. -#}
+    {%- if not execute or not incremental_on() -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- set built = [] -%}
+    {%- for result in results -%}
+        {%- if result.node.resource_type == 'model' and result.node.name in by_prompt_models()
+            and result.status == 'success' -%}
+            {%- do built.append(result.node.name) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- if built -%}
+        update {{ graph_relation('int_load_scope') }}
+        set facts_done = list_distinct(list_concat(facts_done, [
+            {%- for name in built | sort %}'{{ name }}'{% if not loop.last %}, {% endif %}{% endfor -%}
+        ]))
+        where load_id = {{ current_load_id() }}
+    {%- endif -%}
 {%- endmacro %}
 
 {% macro current_load_id() -%}
@@ -125,7 +144,17 @@
     {#- The run column of each model incremental by prompt (none: recomputed by
         whole prompt), as its config(incremental_by_prompt(...)) names it. -#}
     {{ return({'int_judge_ratings_checked': 'run_id', 'fct_judge_ratings': 'run_id',
-               'int_agreement_prompt_sums': none, 'int_bias_cell_prompt_moments': 'run_id'}) }}
+               'int_agreement_prompt_sums': none, 'int_bias_cell_prompt_moments': 'run_id',
+               'int_glm_item_counts': none, 'int_glm_agreement_ratings': none,
+               'int_agreement_judge_human_pairs': none, 'int_agreement_binary_ratings': none,
+               'int_self_vs_peer_items': none}) }}
+{%- endmacro %}
+
+{% macro by_prompt_column(model_name) -%}
+    {#- The prompt column of a model incremental by prompt, as its
+        config(incremental_by_prompt(...)) names it: prompt_id but for the GLM
+        tables, whose prompt is the item. -#}
+    {{ return({'int_glm_item_counts': 'item', 'int_glm_agreement_ratings': 'item'}.get(model_name, 'prompt_id')) }}
 {%- endmacro %}
 
 {% macro get_where_subquery(relation) -%}
@@ -178,11 +207,12 @@
         {{ return('') }}
     {%- endif -%}
     {%- set run_column = runs[relation.identifier] -%}
+    {%- set prompt_column = by_prompt_column(relation.identifier) -%}
     {%- if name in ['not_null', 'accepted_values', 'value_between', 'expression_is_true', 'relationships'] -%}
-        {{ return(load_prompt_condition('prompt_id', run_column, graph_relation('int_load_scope'), graph_relation('int_load_prompts'))) }}
+        {{ return(load_prompt_condition(prompt_column, run_column, graph_relation('int_load_scope'), graph_relation('int_load_prompts'))) }}
     {%- elif name == 'unique_combination_of_columns' -%}
-        {%- if 'prompt_id' in key and (run_column is none or run_column in key) -%}
-            {{ return(load_prompt_condition('prompt_id', run_column, graph_relation('int_load_scope'), graph_relation('int_load_prompts'))) }}
+        {%- if prompt_column in key and (run_column is none or run_column in key) -%}
+            {{ return(load_prompt_condition(prompt_column, run_column, graph_relation('int_load_scope'), graph_relation('int_load_prompts'))) }}
         {%- endif -%}
     {%- endif -%}
     {{ return('') }}

@@ -129,3 +129,22 @@ def test_profile_of_a_small_build_has_every_step(tmp_path):
     assert table[0].startswith("| step |") and table[-1].startswith("| **whole build**")
     record = json.loads(Path(tmp_path / "s.build.json").read_text())
     assert [s for s, _ in record["stage_times"]][-1] == "done"
+
+
+def test_step_table_puts_the_append_beside_the_full_build():
+    """bench --incremental's split: each step's CPU s of the append beside the full
+    build's (0.0 where a build has no such step), the full build's largest first,
+    and the fixed steps summed (fails when a fixed step is left out of the sum or a
+    step of one build only is dropped)."""
+    from judge_bias.bench.incremental import step_table
+    from judge_bias.bench.profile import Step
+
+    append = [Step("SQL models", cpu=3.0), Step("BI snapshot", cpu=1.0),
+              Step("python model int_glm_results", cpu=2.0)]  # fmt: skip
+    full = [Step("SQL models", cpu=9.0), Step("BI snapshot", cpu=1.5),
+            Step("loader judge_ratings", cpu=4.0)]  # fmt: skip
+    lines = step_table(append, full)
+    assert lines[2:5] == ["| SQL models | 3.0 | 9.0 |", "| loader judge_ratings | 0.0 | 4.0 |",
+                          "| BI snapshot | 1.0 | 1.5 |"]  # fmt: skip
+    assert "| python model int_glm_results | 2.0 | 0.0 |" in lines
+    assert lines[-2].endswith("| 3.0 | 1.5 |") and lines[-1] == "| **all steps** | 6.0 | 14.5 |"

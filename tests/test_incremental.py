@@ -150,6 +150,7 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
     assert holds_loads(inc) is True
     for load in (tmp_path / "M", load_b):
         assert build(load, inc, quiet=True, incremental=True).bi_path is not None
+    _kept_models_inserted_the_load_only(inc)
     full = build(union, tmp_path / "full.duckdb", quiet=True)
     assert full.bi_path is not None
     # which path each load took: every prompt (the first load, M), B's prompts
@@ -178,6 +179,7 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
     assert result.equal, result.differences[:10]
     assert result.rows > 100_000
     _moments_equal_one_pass(inc)
+    _kept_tables_equal(inc, tmp_path / "full.duckdb")
     _a_resent_run_is_counted_once(inc, tmp_path / "full.duckdb", load_b, tmp_path)
     # the gates judge each load (input_row_counts' gate_* columns): load B's rows
     counts = query(inc, "select * from input_row_counts where source = 'judge_ratings'")
@@ -251,18 +253,61 @@ def _a_resent_run_is_counted_once(inc: Path, full: Path, load_b: Path, tmp_path:
     scope = query(again, "select needs_full from int_load_scope order by load_number")
     assert not scope["needs_full"].iloc[-1]  # the by-prompt path: run 2's prompts and runs
     _moments_equal_one_pass(again)
+    _kept_tables_equal(again, full)
     result = compare_warehouses(again, full, ignore_tables=IGNORED_TABLES,
                                 ignore_columns=IGNORED_COLUMNS)  # fmt: skip
     assert result.equal, result.differences[:10]
 
 
+# the models kept by prompt since session 12: the GLMs' and the agreement analyses'
+# per-row inputs (macros/incremental.sql, by_prompt_run_columns)
+KEPT_BY_PROMPT = ("int_glm_item_counts", "int_glm_agreement_ratings",
+                  "int_agreement_judge_human_pairs", "int_agreement_binary_ratings",
+                  "int_self_vs_peer_items")  # fmt: skip
 BY_PROMPT = {"int_judge_ratings_checked", "fct_judge_ratings", "int_agreement_prompt_sums",
-             "int_bias_cell_prompt_moments"}  # fmt: skip
+             "int_bias_cell_prompt_moments", *KEPT_BY_PROMPT}  # fmt: skip
+
+
+def _kept_models_inserted_the_load_only(inc: Path) -> None:
+    """Load B's build (the by-prompt path) appended to each of KEPT_BY_PROMPT, its
+    insert reading only the touched prompts (dbt's run_results: an incremental
+    model whose compiled query reads int_load_prompts): fails when a model is a
+    table again or its insert is not filtered by load_prompt_condition (the second
+    also fails _kept_tables_equal: every untouched prompt twice)."""
+    results = json.loads((target_dir(inc) / "run_results.json").read_text(encoding="utf-8"))
+    manifest = json.loads((target_dir(inc) / "manifest.json").read_text(encoding="utf-8"))
+    for name in KEPT_BY_PROMPT:
+        uid = f"model.judge_bias.{name}"
+        assert manifest["nodes"][uid]["config"]["materialized"] == "incremental", name
+        (run,) = [r for r in results["results"] if r["unique_id"] == uid]
+        filtered = "(select prompt_id from " in run["compiled_code"]
+        assert run["status"] == "success" and filtered, name
+
+
+def _kept_tables_equal(inc: Path, full: Path) -> None:
+    """Each table kept by prompt (KEPT_BY_PROMPT), and int_glm_rating_counts (summed
+    from int_glm_item_counts on an incremental warehouse), equals the full build's on
+    the union, row for row (compare_builds, 1e-9): fails when a model's pre-hook
+    deletes by prompt and run while its insert recomputes by prompt (rows of another
+    run twice), when the insert is filtered by prompt and run (the untouched runs of
+    a touched prompt lost: item counts too small), without the pre-hook's deletion
+    (touched prompts twice), and when int_glm_rating_counts is summed from a stale
+    item table."""
+    names = [*KEPT_BY_PROMPT, "int_glm_rating_counts"]
+    with duckdb.connect(str(inc), read_only=True) as con:
+        tables = [r[0] for r in con.execute("select table_name from information_schema.tables")
+                  .fetchall()]  # fmt: skip
+    result = compare_warehouses(inc, full, ignore_tables=[t for t in tables if t not in names],
+                                ignore_columns=IGNORED_COLUMNS)  # fmt: skip
+    assert result.equal, result.differences[:10]
+    assert result.tables == len(names) and result.rows > 10_000, (result.tables, result.rows)
 
 
 def _a_load_left_unfinished_recomputes_every_prompt(inc: Path, tmp_path: Path) -> None:
-    """Every load of the sequence above built the three by-prompt models
-    (int_load_scope.facts_done, their post-hooks: fails without them); a load whose
+    """Every load of the sequence above built the by-prompt models
+    (int_load_scope.facts_done, the on-run-end hook mark_load_built: fails without
+    it, and failed on DuckDB's write conflict when each model's post-hook updated
+    the row from dbt's two threads); a load whose
     build stopped after the first of them (a kill skips the rollback) makes the next
     load recompute every prompt: int_load_scope alone, run for a next load on a copy
     whose last load built only int_judge_ratings_checked (fails without the rule:

@@ -1,3 +1,5 @@
+{{ config(incremental_by_prompt()) -}}
+{{ load_prompt_dependencies() -}}
 -- Per judge x dimension x prompt, each distinct pair of normalised scores (judge,
 -- human) of the positive frame with the ratings that have it: the contingency
 -- table of the correlations and the per-prompt totals of their design effect
@@ -15,7 +17,8 @@ scored as (
     where
         framing = 'positive'
         and judge_score_norm is not null
-        and human_score_norm is not null
+        and human_score_norm is not null{% if is_incremental() %}
+        and {{ load_prompt_condition() }}{% endif %}
 ),
 
 final as (

@@ -1,3 +1,5 @@
+{{ config(incremental_by_prompt()) -}}
+{{ load_prompt_dependencies() -}}
 -- One row per judge x framing x (prompt, dimension) on which the judge scored
 -- its own model's completion: S (that score), R (mean score the other judges
 -- gave the same completion under the positive frame) and G (mean score the
@@ -11,7 +13,8 @@ scored as (
         {'judge': 'judge', 'framing': 'framing'},
         'judge_score_norm',
         'score',
-        where='judge_score_norm is not null',
+        where='judge_score_norm is not null'
+        ~ (' and ' ~ load_prompt_condition() if is_incremental() else ''),
     ) | indent(4) }}
 ),
 

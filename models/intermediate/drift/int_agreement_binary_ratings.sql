@@ -1,3 +1,5 @@
+{{ config(incremental_by_prompt()) -}}
+{{ load_prompt_dependencies() -}}
 -- Per judge x dimension x prompt, each distinct pair of normalised scores
 -- (judge, human; human null when the rating's completion has no human score) of
 -- the positive frame with the ratings that have it: agreement_binary's input
@@ -14,7 +16,8 @@ scored as (
     from {{ ref('fct_judge_ratings') }}
     where
         framing = 'positive'
-        and judge_score_norm is not null
+        and judge_score_norm is not null{% if is_incremental() %}
+        and {{ load_prompt_condition() }}{% endif %}
 ),
 
 final as (

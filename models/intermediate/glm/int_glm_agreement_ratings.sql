@@ -1,3 +1,5 @@
+{{ config(incremental_by_prompt(none, 'item')) -}}
+{{ load_prompt_dependencies() -}}
 -- The rows the GLM agreement reads: one on-scale rating per dimension, grader
 -- and unit (prompt x model), the first run in run_id order. Krippendorff's alpha
 -- (observed, and with the fitted grader effects removed) is over units with each
@@ -16,7 +18,8 @@ ratings as {{ not_materialized() }} (
         score,
         run_id
     from {{ ref('int_glm_ratings') }}
-    where on_scale
+    where on_scale{% if is_incremental() %}
+        and {{ load_prompt_condition() }}{% endif %}
 ),
 
 -- Nearly every (dimension, grader, unit) holds one row: the keys that repeat are

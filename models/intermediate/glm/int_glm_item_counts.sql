@@ -1,3 +1,5 @@
+{{ config(incremental_by_prompt(none, 'item')) -}}
+{{ load_prompt_dependencies() -}}
 -- The item model's count cells: rows per (dimension, grader, model, prompt,
 -- score); the prompt is the item.
 select
@@ -9,5 +11,6 @@ select
     score,
     count(*) as n
 from {{ ref('int_glm_ratings') }}
-where on_scale
+where on_scale{% if is_incremental() %}
+    and {{ load_prompt_condition() }}{% endif %}
 group by dimension, grader, grader_type, model, prompt_id, score

@@ -2,13 +2,17 @@
 build that appends 1% of new ratings (a new run) to a warehouse of N ratings built
 with --incremental, against the full build of the same union of data. Prints wall
 time, CPU seconds and peak memory of each and their ratio (issue target: the
-append under 10% of the full build), then compares the two warehouses table by
+append under 10% of the full build), the CPU seconds of each step of both
+(judge_bias.bench.profile: dbt's start-up and parse, each Python model, the SQL
+models, the tests, the validation, the snapshot) and of the models incremental by
+prompt, then compares the two warehouses table by
 table (compare_builds, 1e-9). It asserts nothing: timing noise never fails a run.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -18,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from judge_bias.bench.compare_builds import compare_warehouses
+from judge_bias.bench.profile import Step, profile_build
 from judge_bias.bench.runs import write_agreement_bench_data
 
 TARGET_RATIO = 0.10
@@ -71,26 +76,28 @@ def run_incremental_bench(n_ratings: int = 1_000_000) -> int:
         root = Path(tmp)
         n_new = write_append_data(root / "base", root / "new", root / "union", n_ratings)
         inc, full = root / "incremental.duckdb", root / "full.duckdb"
-        print(f"setup: the first --incremental build on {n_ratings:,} ratings", flush=True)
+        glms = os.environ.get("JUDGE_BIAS_GLM_MODELS", "the default set")
+        print(f"setup: the first --incremental build on {n_ratings:,} ratings (GLMs: {glms})")
         first = _build(["--incremental", "--data", str(root / "base"), "--db", str(inc)])
         print(f"  {first.wall:.0f} s wall, {first.cpu:.0f} CPU s", flush=True)
-        appended = _build(["--incremental", "--data", str(root / "new"), "--db", str(inc)])
+        appended = profile_build(root / "new", inc, args=("--incremental",))
         append_nodes = node_times(inc)
-        rebuilt = _build(["--data", str(root / "union"), "--db", str(full)])
-        peak_gb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024**2
-        ratio = appended.wall / rebuilt.wall
+        rebuilt = profile_build(root / "union", full)
+        peak_gb = max(appended.peak_mb, rebuilt.peak_mb) / 1024
         print(
             f"append {n_new:,} new ratings (a new run) to {n_ratings:,}: "
             f"{appended.wall:.0f} s wall, {appended.cpu:.0f} CPU s\n"
             f"full build of the union: {rebuilt.wall:.0f} s wall, {rebuilt.cpu:.0f} CPU s\n"
-            f"ratio append / full: {ratio:.2f} wall, {appended.cpu / rebuilt.cpu:.2f} CPU "
-            f"(target < {TARGET_RATIO:.2f}); peak memory of a build {peak_gb:.2f} GB"
+            f"ratio append / full: {appended.wall / rebuilt.wall:.2f} wall, "
+            f"{appended.cpu / rebuilt.cpu:.2f} CPU (target < {TARGET_RATIO:.2f}); "
+            f"peak memory of a build {peak_gb:.2f} GB (process tree)"
         )
+        print("\n".join(step_table(appended.steps, rebuilt.steps)))
         print("append's dbt nodes (run_results of both phases): " + summarize(append_nodes))
         full_nodes = node_times(full)
         print("full build's dbt nodes: " + summarize(full_nodes))
         print(
-            "incremental facts, append vs full: "
+            "models incremental by prompt, append vs full: "
             + ", ".join(
                 f"{m} {append_nodes.get(f'model.judge_bias.{m}', 0.0):.1f} s vs "
                 f"{full_nodes.get(f'model.judge_bias.{m}', 0.0):.1f} s"
@@ -109,6 +116,43 @@ def run_incremental_bench(n_ratings: int = 1_000_000) -> int:
             + ("yes" if result.equal else "NO\n  " + "\n  ".join(result.differences[:10]))
         )
         return 0 if result.equal else 1
+
+
+# The steps a build pays whatever its load (the fixed cost of an append): the
+# interpreter's and dbt's start-up and parse, dbt's cost between nodes, the GLM
+# fits (int_glm_results: a fit of every rating, redone whenever one changes), the
+# validation suites and the BI snapshot (both read every mart).
+FIXED_STEPS = (
+    "start-up (interpreter, imports)",
+    "dbt phase 1: start-up, parse (to the first node)",
+    "dbt phase 1: between nodes",
+    "dbt phase 1: after the last node",
+    "dbt phase 2: start-up, parse (to the first node)",
+    "dbt phase 2: between nodes",
+    "dbt phase 2: after the last node",
+    "python model int_glm_results",
+    "Great Expectations validation",
+    "BI snapshot",
+    "exit",
+)
+
+
+def step_table(append: list[Step], full: list[Step]) -> list[str]:
+    """CPU seconds of each step (judge_bias.bench.profile) of the append beside the
+    full build's, the full build's largest first, and the FIXED_STEPS' sum."""
+    a = {s.name: s.cpu for s in append}
+    f = {s.name: s.cpu for s in full}
+    names = sorted(set(a) | set(f), key=lambda n: (-f.get(n, 0.0), -a.get(n, 0.0)))
+    lines = ["| step | append CPU s | full CPU s |", "|---|---|---|"]
+    lines += [f"| {n} | {a.get(n, 0.0):.1f} | {f.get(n, 0.0):.1f} |" for n in names]
+    fixed_a = sum(a.get(n, 0.0) for n in FIXED_STEPS)
+    fixed_f = sum(f.get(n, 0.0) for n in FIXED_STEPS)
+    lines.append(
+        f"| fixed steps (start-ups and parse, GLM fits, validation, snapshot) | {fixed_a:.1f} "
+        f"| {fixed_f:.1f} |"
+    )
+    lines.append(f"| **all steps** | {sum(a.values()):.1f} | {sum(f.values()):.1f} |")
+    return lines
 
 
 def node_times(db: Path) -> dict[str, float]:
@@ -174,14 +218,21 @@ def _row_tables(db: Path) -> list[str]:
 
 
 # The models incremental by prompt (docs/incremental.md, "The facts: by prompt"),
-# and int_bias_cell_stats, which sums int_bias_cell_prompt_moments on an incremental
-# warehouse (absent from a full build: 0.0 s there).
+# int_bias_cell_stats, which sums int_bias_cell_prompt_moments on an incremental
+# warehouse (absent from a full build: 0.0 s there), and int_glm_rating_counts,
+# which sums int_glm_item_counts there.
 FACT_MODELS = (
     "int_judge_ratings_checked",
     "fct_judge_ratings",
     "int_agreement_prompt_sums",
     "int_bias_cell_prompt_moments",
     "int_bias_cell_stats",
+    "int_glm_item_counts",
+    "int_glm_rating_counts",
+    "int_glm_agreement_ratings",
+    "int_agreement_judge_human_pairs",
+    "int_agreement_binary_ratings",
+    "int_self_vs_peer_items",
 )
 
 # Columns that differ by construction between an incremental warehouse and a full

@@ -134,6 +134,7 @@ def stage_windows(
 ) -> list[tuple[str, float, float]]:
     """The build's stages as (step, start, end); ``start``/``end``: the process's."""
     names = {
+        # with --incremental also the copy of the warehouse aside (guard_load)
         "checking inputs": "pre-flight (input folder check)",
         "input gates": "input gates (SQL check)",
         "validation": "Great Expectations validation",
@@ -221,10 +222,12 @@ class BuildProfile:
     slowest: list[tuple[str, float]] = field(default_factory=list)
 
 
-def profile_build(data: Path, db: Path, env: dict[str, str] | None = None) -> BuildProfile:
-    """Run `judge-bias build --data data --db db` and profile it (see the module)."""
+def profile_build(
+    data: Path, db: Path, env: dict[str, str] | None = None, args: tuple[str, ...] = ()
+) -> BuildProfile:
+    """Run `judge-bias build --data data --db db [args]` and profile it (see the module)."""
     cmd = [str(Path(sys.executable).with_name("judge-bias")), "build", "--data", str(data)]
-    cmd += ["--db", str(db)]
+    cmd += ["--db", str(db), *args]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.time()
     proc = subprocess.Popen(

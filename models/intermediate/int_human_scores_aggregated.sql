@@ -8,9 +8,10 @@
 -- sum rounds (0.667 * 3 / 3 is 0.6670000000000001), and a lone pre-aggregated
 -- mean must reach the marts as given (human_score_norm = gt / scale top).
 -- The median of one or two labels is their midpoint, min / 2 + max / 2 (the same
--- label when they agree), as DuckDB's median() interpolates it (equal on 300k
+-- label when they agree), as DuckDB's median() interpolates it (equal on 200k
 -- random pairs and at the extremes, where (min + max) / 2 overflows past 9e307:
--- tests/test_human_median.py); median() runs only on the
+-- tests/test_human_median.py; the mean and sd of such labels still overflow, as
+-- DuckDB's own avg() and stddev_samp() do); median() runs only on the
 -- completions with more labels: as a holistic aggregate it keeps a buffer per
 -- group, and 16.7M completions (100M ratings) spilled 38 GB in 4 minutes.
 with

@@ -1,6 +1,7 @@
 """Run one of the project's SQL models on DuckDB outside dbt: its Jinja rendered with
 ``ref`` naming a registered table (models that call no other macro but
-``not_materialized``, rendered per engine). Tests use it to compare a SQL
+``not_materialized``, rendered per engine, and the incremental path's macros, rendered
+as in a default build). Tests use it to compare a SQL
 aggregate with the pandas computation of the same figures."""
 
 from __future__ import annotations
@@ -13,10 +14,19 @@ import pandas as pd
 
 from judge_bias.warehouse.build import PROJECT_DIR
 
+# a default (not incremental) build's dbt calls: config and macros/incremental.sql's
+# macros render nothing, is_incremental() is false
+DEFAULT_BUILD = {
+    "config": lambda *args, **kwargs: "",
+    "incremental_by_prompt": lambda *args, **kwargs: {},
+    "load_prompt_dependencies": lambda: "",
+    "load_prompt_filter": lambda *args, **kwargs: "",
+    "is_incremental": lambda: False,
+}
 # macros/engine.sql's not_materialized, per engine
 MACROS = {
-    "duckdb": {"not_materialized": lambda: "not materialized"},
-    "spark": {"not_materialized": lambda: ""},
+    "duckdb": {"not_materialized": lambda: "not materialized", **DEFAULT_BUILD},
+    "spark": {"not_materialized": lambda: "", **DEFAULT_BUILD},
 }
 
 

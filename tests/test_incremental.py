@@ -16,7 +16,12 @@ from judge_bias.bench.compare_builds import compare_warehouses
 from judge_bias.inputs.loads import KEY_SEPARATOR, as_load, key_expression, process_load_id
 from judge_bias.warehouse.build import BuildError, build, run_dbt, target_dir
 from judge_bias.warehouse.checks import violated_rules
-from judge_bias.warehouse.incremental import IncrementalError, guard_load, holds_loads
+from judge_bias.warehouse.incremental import (
+    IncrementalError,
+    guard_load,
+    holds_loads,
+    incremental_vars,
+)
 from tests.conftest import DEMO_DIR, query
 
 RATING_COLUMNS = ["judge", "prompt_id", "model", "dimension", "label", "raw_output",
@@ -148,8 +153,12 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
     first = build(DEMO_DIR, inc, quiet=True, incremental=True)
     assert first.bi_path is not None
     assert holds_loads(inc) is True
+    log = target_dir(inc).parent / "logs" / "dbt.log"
     for load in (tmp_path / "M", load_b):
+        start = log.stat().st_size
         assert build(load, inc, quiet=True, incremental=True).bi_path is not None
+        # every load's vars are the same: dbt keeps the parse of the load before
+        assert b"Unable to do partial parsing" not in log.read_bytes()[start:]
     _kept_models_inserted_the_load_only(inc)
     full = build(union, tmp_path / "full.duckdb", quiet=True)
     assert full.bi_path is not None
@@ -341,6 +350,17 @@ def test_one_load_id_per_process_without_the_var() -> None:
     assert process_load_id() == process_load_id()
 
 
+def test_every_load_has_the_same_vars() -> None:
+    """judge-bias build --incremental gives dbt no load id (the loaders name the load
+    when they run): every load's vars are the same, so dbt keeps its parse (a new
+    judge_bias_load_id every load made dbt parse the whole project again, ~5 CPU s
+    of an append). A load id given is kept (plain dbt's way of naming a load)."""
+    first, second = incremental_vars({}, True), incremental_vars({}, True)
+    assert first == second == {"judge_bias_incremental": True}
+    named = incremental_vars({"judge_bias_load_id": "2026-06"}, True)
+    assert named["judge_bias_load_id"] == "2026-06"
+
+
 def test_warehouse_without_loads_refuses_a_load(tmp_path: Path) -> None:
     """A warehouse built without --incremental has no loads to append to: one clear
     line, no build."""
@@ -394,20 +414,21 @@ def _tests_of_the_facts_read_the_recomputed_rows(inc: Path, tmp_path: Path) -> N
     a whole-table rule (row numbers run across loads), finds the first copy."""
     planted = tmp_path / "planted.duckdb"
     shutil.copy(inc, planted)
-    # plain dbt without judge_bias_load_id: the checks read the whole table (a test
-    # may not ref() the inputs that name the load): they run, and pass
+    # a load named by the var (plain dbt may name it): the restricted checks run, and pass
+    load_id = query(planted, "select arg_max(load_id, load_number) as l from int_load_scope")
+    named = {"judge_bias_incremental": True, "judge_bias_load_id": load_id["l"][0]}
     run_dbt(["test", "--select", "fct_judge_ratings int_judge_ratings_checked"], planted,
-            quiet=True, capture=True, dbt_vars={"judge_bias_incremental": True})  # fmt: skip
+            quiet=True, capture=True, dbt_vars=named)  # fmt: skip
     touched = "(select prompt_id || chr(31) || run_id from int_load_prompts where run_id <> '')"
     with duckdb.connect(str(planted)) as con:
-        load_id = con.execute("select arg_max(load_id, load_number) from int_load_scope").fetchone()
         key = "prompt_id || chr(31) || run_id"
         con.execute(f"insert into fct_judge_ratings select * from fct_judge_ratings "
                     f"where {key} in {touched} limit 1")  # fmt: skip
         con.execute(f"insert into fct_judge_ratings select * replace (-1 as source_row_number) "
                     f"from fct_judge_ratings where {key} not in {touched} limit 1")  # fmt: skip
-    assert load_id is not None
-    dbt_vars = {"judge_bias_incremental": True, "judge_bias_load_id": load_id[0]}
+    # without the var, as judge-bias build runs dbt: the load is int_load_scope's last
+    # (current_load_id), and the checks read the rows it recomputed
+    dbt_vars = {"judge_bias_incremental": True}
     with pytest.raises(BuildError):
         run_dbt(["test", "--select", "fct_judge_ratings"], planted, quiet=True, capture=True,
                 dbt_vars=dbt_vars)  # fmt: skip

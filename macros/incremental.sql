@@ -153,7 +153,7 @@
     {#- The run column of each model incremental by prompt (none: recomputed by
         whole prompt), as its config(incremental_by_prompt(...)) names it. -#}
     {{ return({'int_judge_ratings_checked': 'run_id', 'fct_judge_ratings': 'run_id',
-               'int_agreement_prompt_sums': none, 'int_bias_cell_prompt_moments': 'run_id',
+               'int_agreement_prompt_sums': none,
                'int_glm_item_counts': none, 'int_glm_agreement_ratings': none,
                'int_agreement_judge_human_pairs': none, 'int_agreement_binary_ratings': none,
                'int_self_vs_peer_items': none}) }}

@@ -84,8 +84,6 @@ def _new_prompt_rows(kind: str) -> list[dict[str, str]]:
 IGNORED_TABLES = [
     "int_load_scope",
     "int_load_prompts",
-    "int_bias_cell_prompt_moments",
-    "int_bias_cell_reference_moments",
 ]
 IGNORED_COLUMNS = [
     "_load_id",
@@ -187,7 +185,6 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
     )
     assert result.equal, result.differences[:10]
     assert result.rows > 100_000
-    _moments_equal_one_pass(inc)
     _kept_tables_equal(inc, tmp_path / "full.duckdb")
     _a_resent_run_is_counted_once(inc, tmp_path / "full.duckdb", load_b, tmp_path)
     # the gates judge each load (input_row_counts' gate_* columns): load B's rows
@@ -213,47 +210,12 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
     _tests_of_the_facts_read_the_recomputed_rows(inc, tmp_path)
 
 
-MOMENT_KEYS = ("judge", "model", "is_self", "is_same_family", "dimension", "dataset",
-               "task_type", "has_length", "prompt_id", "run_id")  # fmt: skip
-
-
-def _moments_equal_one_pass(db: Path) -> None:
-    """int_bias_cell_prompt_moments, kept across loads, equals its one pass over the
-    accumulated facts (the human rows of int_bias_ratings by cell, prompt and run):
-    the same keys, every moment to 1e-9 (a stale row of a replaced rating, or a
-    row counted twice, differs)."""
-    with duckdb.connect(str(db), read_only=True) as con:
-        cols = [r[0] for r in con.execute("describe int_bias_cell_prompt_moments").fetchall()]
-        moments = [c for c in cols if c.startswith("m_y")]
-        sums = ", ".join(
-            "sum(" + " * ".join(["rating"] * int(m[3]) + ["reference"] * int(m[5])
-                                + ["coalesce(length_feature, 0)"] * int(m[7]) or ["1"])
-            + f") as {m}" for m in moments
-        )  # fmt: skip
-        keys = ", ".join(MOMENT_KEYS).replace(
-            "has_length", "length_feature is not null as has_length"
-        )
-        one_pass = (f"select {keys}, {sums} from int_bias_ratings "
-                    "where reference_kind = 'human' group by all")  # fmt: skip
-        on = " and ".join(f"kept.{k} is not distinct from one_pass.{k}" for k in MOMENT_KEYS)
-        diff = " or ".join(
-            f"abs(coalesce(kept.{m}, 1e300) - coalesce(one_pass.{m}, -1e300)) "
-            f"> 1e-9 * greatest(1, abs(one_pass.{m}))"
-            for m in moments
-        )
-        n, bad = con.execute(
-            f"with one_pass as ({one_pass}) select count(*), count(*) filter (where {diff}) "
-            f"from int_bias_cell_prompt_moments as kept full join one_pass on {on}"
-        ).fetchall()[0]
-    assert n > 1000 and bad == 0, f"{bad} of {n} rows of int_bias_cell_prompt_moments differ"
-
-
 def _a_resent_run_is_counted_once(inc: Path, full: Path, load_b: Path, tmp_path: Path) -> None:
     """Load B's ratings of run 2 sent again as a further load (same keys: they replace
     themselves) change nothing: on a copy of the warehouse, the append of the re-sent
-    run still equals the full build of the union, and the moments by prompt and run
-    count each rating once (fails when int_bias_cell_prompt_moments keeps the run's
-    old rows: its pre-hook's deletion by prompt and run)."""
+    run still equals the full build of the union, and the tables kept by prompt and
+    run count each rating once (fails when fct_judge_ratings keeps the run's old
+    rows: its pre-hook's deletion by prompt and run)."""
     again = tmp_path / "again.duckdb"
     shutil.copy(inc, again)
     run_2 = [r for r in _read(load_b / "judge_ratings.csv") if r["run_id"] == "2"]
@@ -261,7 +223,6 @@ def _a_resent_run_is_counted_once(inc: Path, full: Path, load_b: Path, tmp_path:
     assert build(tmp_path / "C", again, quiet=True, incremental=True).bi_path is not None
     scope = query(again, "select needs_full from int_load_scope order by load_number")
     assert not scope["needs_full"].iloc[-1]  # the by-prompt path: run 2's prompts and runs
-    _moments_equal_one_pass(again)
     _kept_tables_equal(again, full)
     result = compare_warehouses(again, full, ignore_tables=IGNORED_TABLES,
                                 ignore_columns=IGNORED_COLUMNS)  # fmt: skip
@@ -274,7 +235,7 @@ KEPT_BY_PROMPT = ("int_glm_item_counts", "int_glm_agreement_ratings",
                   "int_agreement_judge_human_pairs", "int_agreement_binary_ratings",
                   "int_self_vs_peer_items")  # fmt: skip
 BY_PROMPT = {"int_judge_ratings_checked", "fct_judge_ratings", "int_agreement_prompt_sums",
-             "int_bias_cell_prompt_moments", *KEPT_BY_PROMPT}  # fmt: skip
+             *KEPT_BY_PROMPT}  # fmt: skip
 
 
 def _kept_models_inserted_the_load_only(inc: Path) -> None:

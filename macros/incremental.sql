@@ -43,7 +43,8 @@
         int_load_scope and int_load_prompts where ref() cannot be called (a test). -#}
     {%- set touched = touched or ref('int_load_prompts') -%}
     (
-        (select needs_full from {{ scope or ref('int_load_scope') }} where load_id = {{ current_load_id() }})
+    {%- set scope = scope or ref('int_load_scope') %}
+        (select needs_full from {{ scope }} where load_id = {{ current_load_id(scope) }})
         or {{ column }} is null
     {%- if run_column is none %}
         or {{ column }} in (select prompt_id from {{ touched }})
@@ -94,21 +95,29 @@
         {%- endif -%}
     {%- endfor -%}
     {%- if built -%}
-        update {{ graph_relation('int_load_scope') }}
+        {%- set scope = graph_relation('int_load_scope') %}
+        update {{ scope }}
         set facts_done = list_distinct(list_concat(facts_done, [
             {%- for name in built | sort %}'{{ name }}'{% if not loop.last %}, {% endif %}{% endfor -%}
         ]))
-        where load_id = {{ current_load_id() }}
+        where load_id = {{ current_load_id(scope) }}
     {%- endif -%}
 {%- endmacro %}
 
-{% macro current_load_id() -%}
-    {#- The build's load: the var judge_bias_load_id (judge-bias build sets it),
-        else the latest load of the inputs: the one read last (_loaded_at; a load
-        id given by name need not sort in load order). -#}
+{% macro current_load_id(scope=none) -%}
+    {#- The build's load: the var judge_bias_load_id when given (plain dbt may name
+        the load), else the load read last (_loaded_at: a load id given by name need
+        not sort in load order). judge-bias build gives no var: its loaders name the
+        load when they run (judge_bias.inputs.loads.process_load_id), so the vars,
+        and dbt's parse, are the same for every load (a var changed every load made
+        dbt parse the whole project again). scope: the relation of int_load_scope,
+        once it is built for the load (its last load_number is the build's load: a
+        lookup in a table of one row per load instead of a scan of the inputs). -#}
     {%- set given = var('judge_bias_load_id', '') -%}
     {%- if given | string | length > 0 -%}
         {{ sql_string(given | string | replace("'", "")) }}
+    {%- elif scope is not none -%}
+        (select arg_max(load_id, load_number) from {{ scope }})
     {%- else -%}
         (
             select arg_max(_load_id, _loaded_at) from (
@@ -144,7 +153,7 @@
     {#- The run column of each model incremental by prompt (none: recomputed by
         whole prompt), as its config(incremental_by_prompt(...)) names it. -#}
     {{ return({'int_judge_ratings_checked': 'run_id', 'fct_judge_ratings': 'run_id',
-               'int_agreement_prompt_sums': none, 'int_bias_cell_prompt_moments': 'run_id',
+               'int_agreement_prompt_sums': none,
                'int_glm_item_counts': none, 'int_glm_agreement_ratings': none,
                'int_agreement_judge_human_pairs': none, 'int_agreement_binary_ratings': none,
                'int_self_vs_peer_items': none}) }}
@@ -201,9 +210,7 @@
     {%- if not incremental_on() or relation is string or relation.identifier not in runs -%}
         {{ return('') }}
     {%- endif -%}
-    {#- Plain dbt without judge_bias_load_id: the load is found in the inputs
-        (current_load_id), which a test may not ref(): the whole table. -#}
-    {%- if not execute or var('judge_bias_load_id', '') | string | length == 0 -%}
+    {%- if not execute -%}
         {{ return('') }}
     {%- endif -%}
     {%- set run_column = runs[relation.identifier] -%}

@@ -16,7 +16,12 @@ from judge_bias.bench.compare_builds import compare_warehouses
 from judge_bias.inputs.loads import KEY_SEPARATOR, as_load, key_expression, process_load_id
 from judge_bias.warehouse.build import BuildError, build, run_dbt, target_dir
 from judge_bias.warehouse.checks import violated_rules
-from judge_bias.warehouse.incremental import IncrementalError, guard_load, holds_loads
+from judge_bias.warehouse.incremental import (
+    IncrementalError,
+    guard_load,
+    holds_loads,
+    incremental_vars,
+)
 from tests.conftest import DEMO_DIR, query
 
 RATING_COLUMNS = ["judge", "prompt_id", "model", "dimension", "label", "raw_output",
@@ -79,8 +84,6 @@ def _new_prompt_rows(kind: str) -> list[dict[str, str]]:
 IGNORED_TABLES = [
     "int_load_scope",
     "int_load_prompts",
-    "int_bias_cell_prompt_moments",
-    "int_bias_cell_reference_moments",
 ]
 IGNORED_COLUMNS = [
     "_load_id",
@@ -148,8 +151,12 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
     first = build(DEMO_DIR, inc, quiet=True, incremental=True)
     assert first.bi_path is not None
     assert holds_loads(inc) is True
+    log = target_dir(inc).parent / "logs" / "dbt.log"
     for load in (tmp_path / "M", load_b):
+        start = log.stat().st_size
         assert build(load, inc, quiet=True, incremental=True).bi_path is not None
+        # every load's vars are the same: dbt keeps the parse of the load before
+        assert b"Unable to do partial parsing" not in log.read_bytes()[start:]
     _kept_models_inserted_the_load_only(inc)
     full = build(union, tmp_path / "full.duckdb", quiet=True)
     assert full.bi_path is not None
@@ -178,7 +185,6 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
     )
     assert result.equal, result.differences[:10]
     assert result.rows > 100_000
-    _moments_equal_one_pass(inc)
     _kept_tables_equal(inc, tmp_path / "full.duckdb")
     _a_resent_run_is_counted_once(inc, tmp_path / "full.duckdb", load_b, tmp_path)
     # the gates judge each load (input_row_counts' gate_* columns): load B's rows
@@ -204,47 +210,12 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
     _tests_of_the_facts_read_the_recomputed_rows(inc, tmp_path)
 
 
-MOMENT_KEYS = ("judge", "model", "is_self", "is_same_family", "dimension", "dataset",
-               "task_type", "has_length", "prompt_id", "run_id")  # fmt: skip
-
-
-def _moments_equal_one_pass(db: Path) -> None:
-    """int_bias_cell_prompt_moments, kept across loads, equals its one pass over the
-    accumulated facts (the human rows of int_bias_ratings by cell, prompt and run):
-    the same keys, every moment to 1e-9 (a stale row of a replaced rating, or a
-    row counted twice, differs)."""
-    with duckdb.connect(str(db), read_only=True) as con:
-        cols = [r[0] for r in con.execute("describe int_bias_cell_prompt_moments").fetchall()]
-        moments = [c for c in cols if c.startswith("m_y")]
-        sums = ", ".join(
-            "sum(" + " * ".join(["rating"] * int(m[3]) + ["reference"] * int(m[5])
-                                + ["coalesce(length_feature, 0)"] * int(m[7]) or ["1"])
-            + f") as {m}" for m in moments
-        )  # fmt: skip
-        keys = ", ".join(MOMENT_KEYS).replace(
-            "has_length", "length_feature is not null as has_length"
-        )
-        one_pass = (f"select {keys}, {sums} from int_bias_ratings "
-                    "where reference_kind = 'human' group by all")  # fmt: skip
-        on = " and ".join(f"kept.{k} is not distinct from one_pass.{k}" for k in MOMENT_KEYS)
-        diff = " or ".join(
-            f"abs(coalesce(kept.{m}, 1e300) - coalesce(one_pass.{m}, -1e300)) "
-            f"> 1e-9 * greatest(1, abs(one_pass.{m}))"
-            for m in moments
-        )
-        n, bad = con.execute(
-            f"with one_pass as ({one_pass}) select count(*), count(*) filter (where {diff}) "
-            f"from int_bias_cell_prompt_moments as kept full join one_pass on {on}"
-        ).fetchall()[0]
-    assert n > 1000 and bad == 0, f"{bad} of {n} rows of int_bias_cell_prompt_moments differ"
-
-
 def _a_resent_run_is_counted_once(inc: Path, full: Path, load_b: Path, tmp_path: Path) -> None:
     """Load B's ratings of run 2 sent again as a further load (same keys: they replace
     themselves) change nothing: on a copy of the warehouse, the append of the re-sent
-    run still equals the full build of the union, and the moments by prompt and run
-    count each rating once (fails when int_bias_cell_prompt_moments keeps the run's
-    old rows: its pre-hook's deletion by prompt and run)."""
+    run still equals the full build of the union, and the tables kept by prompt and
+    run count each rating once (fails when fct_judge_ratings keeps the run's old
+    rows: its pre-hook's deletion by prompt and run)."""
     again = tmp_path / "again.duckdb"
     shutil.copy(inc, again)
     run_2 = [r for r in _read(load_b / "judge_ratings.csv") if r["run_id"] == "2"]
@@ -252,7 +223,6 @@ def _a_resent_run_is_counted_once(inc: Path, full: Path, load_b: Path, tmp_path:
     assert build(tmp_path / "C", again, quiet=True, incremental=True).bi_path is not None
     scope = query(again, "select needs_full from int_load_scope order by load_number")
     assert not scope["needs_full"].iloc[-1]  # the by-prompt path: run 2's prompts and runs
-    _moments_equal_one_pass(again)
     _kept_tables_equal(again, full)
     result = compare_warehouses(again, full, ignore_tables=IGNORED_TABLES,
                                 ignore_columns=IGNORED_COLUMNS)  # fmt: skip
@@ -265,7 +235,7 @@ KEPT_BY_PROMPT = ("int_glm_item_counts", "int_glm_agreement_ratings",
                   "int_agreement_judge_human_pairs", "int_agreement_binary_ratings",
                   "int_self_vs_peer_items")  # fmt: skip
 BY_PROMPT = {"int_judge_ratings_checked", "fct_judge_ratings", "int_agreement_prompt_sums",
-             "int_bias_cell_prompt_moments", *KEPT_BY_PROMPT}  # fmt: skip
+             *KEPT_BY_PROMPT}  # fmt: skip
 
 
 def _kept_models_inserted_the_load_only(inc: Path) -> None:
@@ -341,6 +311,17 @@ def test_one_load_id_per_process_without_the_var() -> None:
     assert process_load_id() == process_load_id()
 
 
+def test_every_load_has_the_same_vars() -> None:
+    """judge-bias build --incremental gives dbt no load id (the loaders name the load
+    when they run): every load's vars are the same, so dbt keeps its parse (a new
+    judge_bias_load_id every load made dbt parse the whole project again, ~5 CPU s
+    of an append). A load id given is kept (plain dbt's way of naming a load)."""
+    first, second = incremental_vars({}, True), incremental_vars({}, True)
+    assert first == second == {"judge_bias_incremental": True}
+    named = incremental_vars({"judge_bias_load_id": "2026-06"}, True)
+    assert named["judge_bias_load_id"] == "2026-06"
+
+
 def test_warehouse_without_loads_refuses_a_load(tmp_path: Path) -> None:
     """A warehouse built without --incremental has no loads to append to: one clear
     line, no build."""
@@ -394,20 +375,21 @@ def _tests_of_the_facts_read_the_recomputed_rows(inc: Path, tmp_path: Path) -> N
     a whole-table rule (row numbers run across loads), finds the first copy."""
     planted = tmp_path / "planted.duckdb"
     shutil.copy(inc, planted)
-    # plain dbt without judge_bias_load_id: the checks read the whole table (a test
-    # may not ref() the inputs that name the load): they run, and pass
+    # a load named by the var (plain dbt may name it): the restricted checks run, and pass
+    load_id = query(planted, "select arg_max(load_id, load_number) as l from int_load_scope")
+    named = {"judge_bias_incremental": True, "judge_bias_load_id": load_id["l"][0]}
     run_dbt(["test", "--select", "fct_judge_ratings int_judge_ratings_checked"], planted,
-            quiet=True, capture=True, dbt_vars={"judge_bias_incremental": True})  # fmt: skip
+            quiet=True, capture=True, dbt_vars=named)  # fmt: skip
     touched = "(select prompt_id || chr(31) || run_id from int_load_prompts where run_id <> '')"
     with duckdb.connect(str(planted)) as con:
-        load_id = con.execute("select arg_max(load_id, load_number) from int_load_scope").fetchone()
         key = "prompt_id || chr(31) || run_id"
         con.execute(f"insert into fct_judge_ratings select * from fct_judge_ratings "
                     f"where {key} in {touched} limit 1")  # fmt: skip
         con.execute(f"insert into fct_judge_ratings select * replace (-1 as source_row_number) "
                     f"from fct_judge_ratings where {key} not in {touched} limit 1")  # fmt: skip
-    assert load_id is not None
-    dbt_vars = {"judge_bias_incremental": True, "judge_bias_load_id": load_id[0]}
+    # without the var, as judge-bias build runs dbt: the load is int_load_scope's last
+    # (current_load_id), and the checks read the rows it recomputed
+    dbt_vars = {"judge_bias_incremental": True}
     with pytest.raises(BuildError):
         run_dbt(["test", "--select", "fct_judge_ratings"], planted, quiet=True, capture=True,
                 dbt_vars=dbt_vars)  # fmt: skip

@@ -8,20 +8,25 @@
 -- same prompt (and run).
 with
 
+-- the load's id, found once (without the var: a scan of the inputs' load columns)
+load as (
+    select {{ current_load_id() }} as load_id
+),
+
 touched as (
     {%- for kind in ['prompts', 'completions', 'human_annotations'] %}
         select
             {{ clean_text('prompt_id') }} as prompt_id,
             cast(null as varchar) as run_id
         from {{ input_table(kind) }}
-        where _load_id = {{ current_load_id() }}
+        where _load_id = (select load.load_id from load)
         union
     {%- endfor %}
     select
         {{ clean_text('prompt_id') }} as prompt_id,
         coalesce({{ clean_text('run_id') }}, '1') as run_id
     from {{ input_table('judge_ratings') }}
-    where _load_id = {{ current_load_id() }}
+    where _load_id = (select load.load_id from load)
 )
 
 select distinct

@@ -218,14 +218,12 @@ def _row_tables(db: Path) -> list[str]:
 
 
 # The models incremental by prompt (docs/incremental.md, "The facts: by prompt"),
-# int_bias_cell_stats, which sums int_bias_cell_prompt_moments on an incremental
-# warehouse (absent from a full build: 0.0 s there), and int_glm_rating_counts,
-# which sums int_glm_item_counts there.
+# int_bias_cell_stats (one pass over the facts on every build) and
+# int_glm_rating_counts, which sums int_glm_item_counts on an incremental warehouse.
 FACT_MODELS = (
     "int_judge_ratings_checked",
     "fct_judge_ratings",
     "int_agreement_prompt_sums",
-    "int_bias_cell_prompt_moments",
     "int_bias_cell_stats",
     "int_glm_item_counts",
     "int_glm_rating_counts",

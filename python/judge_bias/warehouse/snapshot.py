@@ -23,9 +23,11 @@ table and column carries its description from the dbt YAML as a comment
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -128,8 +130,7 @@ def copy_marts(db_path: Path, bi_path: Path, tables: list[str] | dict[str, MartD
     tmp = _tmp_path(bi_path, os.getpid())
     discard_snapshot(tmp)
     docs = tables if isinstance(tables, dict) else dict.fromkeys(tables, MartDocs())
-    con = duckdb.connect()
-    try:
+    with _writing(tmp) as con:
         con.execute(f"set disabled_compression_methods = {_literal(UNUSED_COMPRESSION)}")
         con.execute(
             f"attach {_literal(str(tmp))} as snapshot (storage_version {_literal(STORAGE_VERSION)})"
@@ -141,12 +142,21 @@ def copy_marts(db_path: Path, bi_path: Path, tables: list[str] | dict[str, MartD
             _comment(con, table, table_docs)
         con.execute("detach warehouse")
         con.execute("detach snapshot")
+    return tmp
+
+
+@contextlib.contextmanager
+def _writing(tmp: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """An in-memory connection that writes the temporary snapshot ``tmp``, closed at
+    the end; on an error (or a kill's KeyboardInterrupt) ``tmp`` is removed too."""
+    con = duckdb.connect()
+    try:
+        yield con
     except BaseException:
         con.close()
         discard_snapshot(tmp)
         raise
     con.close()
-    return tmp
 
 
 def discard_snapshot(tmp: Path) -> None:
@@ -160,8 +170,7 @@ def finish_snapshot(tmp: Path, bi_path: Path, validation: dict[str, Any] | None 
     record), add the table snapshot_validation to copy_marts's ``tmp``, then rename it
     to ``bi_path``. The file keeps the storage version it was created in."""
     if validation is not None:
-        con = duckdb.connect()
-        try:
+        with _writing(tmp) as con:
             con.execute(f"attach {_literal(str(tmp))} as snapshot")
             con.execute(f"create table snapshot.main.{SNAPSHOT_VALIDATION} (record varchar)")
             con.execute(
@@ -173,11 +182,6 @@ def finish_snapshot(tmp: Path, bi_path: Path, validation: dict[str, Any] | None 
                 f"is {_literal(SNAPSHOT_VALIDATION_COMMENT)}"
             )
             con.execute("detach snapshot")
-        except BaseException:
-            con.close()
-            discard_snapshot(tmp)
-            raise
-        con.close()
     os.replace(tmp, bi_path)  # atomic on POSIX: readers see the old or the new file
     return bi_path
 

@@ -104,8 +104,31 @@ def test_failed_validation_does_not_publish(
     result = build_mod.validate_and_publish(db, DEMO_DIR, bi, record, manifest)
     assert result.bi_path is None
     assert bi.read_bytes() == published
-    assert not list(tmp_path.glob(".bi.duckdb.*.tmp"))
+    assert not list(tmp_path.glob(".bi.duckdb.*.tmp*"))
     assert (record.state, record.stage) == (VALIDATION_FAILED, "validation")
+
+
+def test_validation_that_raises_leaves_no_copy(
+    demo_build: BuildResult, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The snapshot's copy runs beside the suites: when they raise, the error goes
+    through, the copy is waited for and removed, the published snapshot is kept."""
+    db, bi = tmp_path / "w.duckdb", tmp_path / "bi.duckdb"
+    assert demo_build.bi_path is not None
+    shutil.copyfile(demo_build.db_path, db)
+    shutil.copyfile(demo_build.bi_path, bi)
+    published = bi.read_bytes()
+
+    def broken(_db: Path) -> ValidationReport:
+        raise RuntimeError("suites broke")
+
+    monkeypatch.setattr(build_mod, "validate", broken)
+    record = BuildRecord(db, DEMO_DIR, bi)
+    manifest = build_mod.target_dir(demo_build.db_path) / "manifest.json"
+    with pytest.raises(RuntimeError, match="suites broke"):
+        build_mod.validate_and_publish(db, DEMO_DIR, bi, record, manifest)
+    assert bi.read_bytes() == published
+    assert not list(tmp_path.glob(".bi.duckdb.*.tmp*"))
 
 
 # The DuckDB clients BI tools embed: Python (SQLAlchemy's duckdb-engine, Superset)

@@ -137,7 +137,10 @@ def stage_windows(
         # with --incremental also the copy of the warehouse aside (guard_load)
         "checking inputs": "pre-flight (input folder check)",
         "input gates": "input gates (SQL check)",
+        # the suites, with the BI snapshot's copy of the marts running beside them
+        # (build.validate_and_publish): the copy's CPU is counted here while they run
         "validation": "Great Expectations validation",
+        # the rest of the snapshot's copy once the suites passed, and its publish
         "publishing": "BI snapshot",
     }
     out = [("start-up (interpreter, imports)", start, stage_times[0][1])]

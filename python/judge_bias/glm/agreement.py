@@ -12,6 +12,7 @@ design; the quantiles over draws carry the posterior uncertainty.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
@@ -72,6 +73,20 @@ def row_codes(fit: Fit, rows: pd.DataFrame) -> dict[str, np.ndarray]:
     return codes
 
 
+def log_probs_of(fit: Fit) -> Callable[[dict, dict], jax.Array]:
+    """A draw's class log-probabilities of every row (params, row codes), eagerly."""
+    return lambda p, c: ordinal_log_probs(fit.spec.predictor(p, c), p["cutpoints"])
+
+
+def jitted_log_probs(fit: Fit) -> Callable[[dict, dict], jax.Array]:
+    """log_probs_of as one compiled program: eagerly, each of its ~15 operations was
+    a dispatch of its own, and the 2 x draws calls per dimension were a third of
+    int_glm_results' CPU (1M ratings, 2 x 200 calls: 4.9 CPU s). XLA's fused floats
+    differ from the eager ones in the last bits (tests/test_glm_agreement.py: within
+    1e-12)."""
+    return jax.jit(log_probs_of(fit))
+
+
 def alpha_draws(
     fit: Fit, rows: pd.DataFrame, draws: int = 100, seed: int = 0, level: Level = "ordinal"
 ) -> tuple[float, dict[str, np.ndarray]]:
@@ -88,11 +103,7 @@ def alpha_draws(
     total = next(iter(flat.values())).shape[0]
     picks = rng.choice(total, size=min(draws, total), replace=False)
     out: dict[str, list[float]] = {"posterior": [], "counterfactual": []}
-    # the linear predictor and class log-probabilities of one draw as one compiled
-    # program: eagerly, each of its ~15 operations was a dispatch of its own, and the
-    # 2 x draws calls per dimension were a third of int_glm_results' CPU (1M ratings,
-    # 2 x 200 calls: 4.9 CPU s)
-    log_probs = jax.jit(lambda p, c: ordinal_log_probs(fit.spec.predictor(p, c), p["cutpoints"]))
+    log_probs = jitted_log_probs(fit)
     for s in picks:
         params = {name: value[s] for name, value in flat.items()}
         removed = dict(params)

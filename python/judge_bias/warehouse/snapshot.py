@@ -23,9 +23,11 @@ table and column carries its description from the dbt YAML as a comment
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -117,22 +119,18 @@ def remove_stale_tmp(bi_path: Path) -> list[Path]:
     return removed
 
 
-def publish_snapshot(
-    db_path: Path,
-    bi_path: Path,
-    tables: list[str] | dict[str, MartDocs],
-    validation: dict[str, Any] | None = None,
-) -> Path:
-    """Copy ``tables`` from the warehouse into a new file (storage version
-    STORAGE_VERSION; with MartDocs, their descriptions as comments) and rename it to
-    ``bi_path``; with ``validation`` (the validation record), the table
-    snapshot_validation too."""
+def copy_marts(db_path: Path, bi_path: Path, tables: list[str] | dict[str, MartDocs]) -> Path:
+    """The first half of publish_snapshot: copy ``tables`` from the warehouse into a
+    new temporary file beside ``bi_path`` (storage version STORAGE_VERSION; with
+    MartDocs, their descriptions as comments) and return it, not yet published. It
+    only reads the warehouse, so it can run beside the validation suites (the build
+    does: finish_snapshot publishes it once they pass, discard_snapshot removes it
+    when they fail)."""
     bi_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _tmp_path(bi_path, os.getpid())
-    tmp.unlink(missing_ok=True)
+    discard_snapshot(tmp)
     docs = tables if isinstance(tables, dict) else dict.fromkeys(tables, MartDocs())
-    con = duckdb.connect()
-    try:
+    with _writing(tmp) as con:
         con.execute(f"set disabled_compression_methods = {_literal(UNUSED_COMPRESSION)}")
         con.execute(
             f"attach {_literal(str(tmp))} as snapshot (storage_version {_literal(STORAGE_VERSION)})"
@@ -143,7 +141,37 @@ def publish_snapshot(
             con.execute(f"create table snapshot.main.{name} as select * from warehouse.main.{name}")
             _comment(con, table, table_docs)
         con.execute("detach warehouse")
-        if validation is not None:
+        con.execute("detach snapshot")
+    return tmp
+
+
+@contextlib.contextmanager
+def _writing(tmp: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """An in-memory connection that writes the temporary snapshot ``tmp``, closed at
+    the end; on an error (or a kill's KeyboardInterrupt) ``tmp`` is removed too."""
+    con = duckdb.connect()
+    try:
+        yield con
+    except BaseException:
+        con.close()
+        discard_snapshot(tmp)
+        raise
+    con.close()
+
+
+def discard_snapshot(tmp: Path) -> None:
+    """Remove a temporary snapshot (copy_marts's) and its WAL file."""
+    tmp.unlink(missing_ok=True)
+    tmp.with_name(tmp.name + ".wal").unlink(missing_ok=True)
+
+
+def finish_snapshot(tmp: Path, bi_path: Path, validation: dict[str, Any] | None = None) -> Path:
+    """The second half of publish_snapshot: with ``validation`` (the validation
+    record), add the table snapshot_validation to copy_marts's ``tmp``, then rename it
+    to ``bi_path``. The file keeps the storage version it was created in."""
+    if validation is not None:
+        with _writing(tmp) as con:
+            con.execute(f"attach {_literal(str(tmp))} as snapshot")
             con.execute(f"create table snapshot.main.{SNAPSHOT_VALIDATION} (record varchar)")
             con.execute(
                 f"insert into snapshot.main.{SNAPSHOT_VALIDATION} values (?)",
@@ -153,12 +181,19 @@ def publish_snapshot(
                 f"comment on table snapshot.main.{SNAPSHOT_VALIDATION} "
                 f"is {_literal(SNAPSHOT_VALIDATION_COMMENT)}"
             )
-        con.execute("detach snapshot")
-    except BaseException:
-        con.close()
-        tmp.unlink(missing_ok=True)
-        tmp.with_name(tmp.name + ".wal").unlink(missing_ok=True)
-        raise
-    con.close()
+            con.execute("detach snapshot")
     os.replace(tmp, bi_path)  # atomic on POSIX: readers see the old or the new file
     return bi_path
+
+
+def publish_snapshot(
+    db_path: Path,
+    bi_path: Path,
+    tables: list[str] | dict[str, MartDocs],
+    validation: dict[str, Any] | None = None,
+) -> Path:
+    """Copy ``tables`` from the warehouse into a new file (storage version
+    STORAGE_VERSION; with MartDocs, their descriptions as comments) and rename it to
+    ``bi_path``; with ``validation`` (the validation record), the table
+    snapshot_validation too."""
+    return finish_snapshot(copy_marts(db_path, bi_path, tables), bi_path, validation)

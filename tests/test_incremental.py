@@ -4,15 +4,18 @@ never counted twice; a failed load is rolled back; --full-refresh starts again."
 
 from __future__ import annotations
 
+import concurrent.futures
 import csv
 import json
 import shutil
+import time
 from pathlib import Path
 
 import duckdb
 import pytest
 
 from judge_bias.bench.compare_builds import compare_warehouses
+from judge_bias.inputs import loads
 from judge_bias.inputs.loads import KEY_SEPARATOR, as_load, key_expression, process_load_id
 from judge_bias.warehouse.build import BuildError, build, run_dbt, target_dir
 from judge_bias.warehouse.checks import violated_rules
@@ -57,15 +60,54 @@ def test_key_expression_defaults_and_trims() -> None:
 def test_as_load_continues_row_numbers() -> None:
     """A load's rows are numbered after the previous loads' (the accumulated log)."""
     con = duckdb.connect()
-    con.execute("create table prev as select 7::bigint as _row_number")
-    cols = ", ".join(f"'x' as {c}" for c in ("prompt_id", "dataset", "task_type", "prompt_text"))
-    rows = con.sql(
-        "select range + 1 as _row_number, 'f' as _source_file, null::varchar as _parse_error, "
-        f"null::varchar as _raw_line, {cols} from range(2)"
+    con.execute(
+        "create table prev as select 7::bigint as _row_number, "
+        "timestamp '2020-01-01 00:00:00' as _loaded_at"
     )
+    rows = _prompt_rows(con)
     out = as_load(con, rows, "prompts", "L2", "prev").fetchall()
     assert [r[0] for r in out] == [8, 9]
     assert {r[-3] for r in out} == {"L2"}
+
+
+def _prompt_rows(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyRelation:
+    cols = ", ".join(f"'x' as {c}" for c in ("prompt_id", "dataset", "task_type", "prompt_text"))
+    return con.sql(
+        "select range + 1 as _row_number, 'f' as _source_file, null::varchar as _parse_error, "
+        f"null::varchar as _raw_line, {cols} from range(2)"
+    )
+
+
+def test_a_clock_behind_the_last_load_is_refused() -> None:
+    """The build's load is the one read last (current_load_id): a load read at a time
+    not after the warehouse's last load (a clock stepped back, another machine) would
+    make the previous load current again and leave its own rows out of the facts, so
+    the loader refuses it with one clear error (the build fails and is put back)."""
+    con = duckdb.connect()
+    con.execute(
+        "create table prev as select 7::bigint as _row_number, "
+        "(now() at time zone 'UTC') + interval 1 hour as _loaded_at"
+    )
+    with pytest.raises(ValueError, match="clock .* is not later than the warehouse's last load"):
+        as_load(con, _prompt_rows(con), "prompts", "L2", "prev")
+
+
+def test_one_load_id_when_two_loaders_ask_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """dbt runs two loaders at once in threads of one process: the first call makes
+    the id, under a lock, and every loader gets it (functools.cache may run the
+    function twice when two threads call it at the same moment)."""
+    calls: list[int] = []
+
+    def slow_id() -> str:
+        calls.append(1)
+        time.sleep(0.05)
+        return f"id{len(calls)}"
+
+    monkeypatch.setattr(loads, "new_load_id", slow_id)
+    monkeypatch.setattr(loads, "_PROCESS_LOAD", [])
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        ids = set(pool.map(lambda _: loads.process_load_id(), range(8)))
+    assert ids == {"id1"} and len(calls) == 1
 
 
 NEW_PROMPTS = ("news_9000", "forum_9001")  # prompts the demo does not have

@@ -3,10 +3,11 @@
 warehouse's inputs, not a replacement of them.
 
 A base_inputs__<kind> table then keeps every load's rows with three more columns:
-``_load_id`` (the build's load, var ``judge_bias_load_id``), ``_loaded_at`` (when
-it was read) and ``_load_key``, the kind's documented key (contract.InputKind.key)
-as sent. dbt's delete+insert on ``_load_key`` replaces a row whose key arrives
-again (a re-sent row: the latest load wins), so a row is never counted twice;
+``_load_id`` (the build's load: process_load_id, or the var ``judge_bias_load_id``
+when plain dbt names it), ``_loaded_at`` (when it was read) and ``_load_key``, the
+kind's documented key (contract.InputKind.key) as sent. dbt's delete+insert on
+``_load_key`` replaces a row whose key arrives again (a re-sent row: the latest
+load wins), so a row is never counted twice;
 rows within one load that share a key are kept and rejected as duplicate_key,
 exactly as in a full build. ``_row_number`` continues after the previous loads'
 rows: it is the row's number in the accumulated log (a full build on the loads'
@@ -14,8 +15,8 @@ files concatenated in load order numbers the rows the same way)."""
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime
-from functools import cache
 
 import duckdb
 
@@ -58,10 +59,21 @@ def as_load(
     on an incremental run)."""
     load_id = load_id or process_load_id()
     offset = 0
+    now = datetime.now(UTC).replace(tzinfo=None)
     if previous is not None:
-        sql = f"select coalesce(max(_row_number), 0) from {previous}"
-        offset = con.sql(sql).fetchall()[0][0]
-    loaded_at = datetime.now(UTC).replace(tzinfo=None).isoformat(sep=" ")
+        sql = f"select coalesce(max(_row_number), 0), max(_loaded_at) from {previous}"
+        offset, last = con.sql(sql).fetchall()[0]
+        if last is not None and now <= last:
+            # the build's load is the one read last (macros/incremental.sql,
+            # current_load_id): a clock behind the last load would make the previous
+            # load current again and leave this one's rows out of the facts
+            raise ValueError(
+                f"{kind}: this machine's clock (UTC {now:%Y-%m-%d %H:%M:%S}) is not later "
+                f"than the warehouse's last load (UTC {last:%Y-%m-%d %H:%M:%S}); an "
+                "incremental load must be read after the last one: set the clock right, "
+                "or rebuild with --full-refresh"
+            )
+    loaded_at = now.isoformat(sep=" ")
     columns = ", ".join(quote_ident(c) for c in KINDS[kind].columns)
     name = f"_judge_bias_load_{kind}"
     con.register(name, rows)
@@ -73,13 +85,21 @@ def as_load(
     )
 
 
-@cache
+_PROCESS_LOAD: list[str] = []
+_PROCESS_LOAD_LOCK = threading.Lock()
+
+
 def process_load_id() -> str:
-    """The load id when the var judge_bias_load_id is not given (plain ``dbt build``):
-    one per process, so every loader of one dbt command writes the same id. (A
-    default rendered in dbt_project.yml would be fixed at parse time and, through
-    dbt's partial parsing, repeat a previous command's id.)"""
-    return new_load_id()
+    """The load id when the var judge_bias_load_id is not given (judge-bias build, and
+    plain ``dbt build`` unless it names the load): one per process, so every loader
+    of one dbt command writes the same id, under a lock as dbt runs two loaders at
+    once in threads (functools.cache may call the function twice then). (A default
+    rendered in dbt_project.yml would be fixed at parse time and, through dbt's
+    partial parsing, repeat a previous command's id.)"""
+    with _PROCESS_LOAD_LOCK:
+        if not _PROCESS_LOAD:
+            _PROCESS_LOAD.append(new_load_id())
+        return _PROCESS_LOAD[0]
 
 
 def new_load_id() -> str:

@@ -19,7 +19,6 @@ from judge_bias.inputs.loads import LOAD_COLUMNS, is_on
 from judge_bias.warehouse.dbt_vars import VarsError, input_relations
 
 INCREMENTAL_VAR = "judge_bias_incremental"
-LOAD_ID_VAR = "judge_bias_load_id"
 # The base table whose columns say whether a warehouse holds loads.
 PROBE_TABLE = "base_inputs__judge_ratings"
 

@@ -46,6 +46,8 @@ EXPECTED = {  # rule -> rows (or duplicated values) its single test returns
     "expression_is_true(score >= 0)": 2,  # -1 and null
     "value_between(score, 0, 1)": 2,  # 2 and -1 (null is not checked)
     "not_null(note) where id is not null": 1,  # id 4 (the row of id null is left out)
+    # the bitstring route of unique (dense_integer): a of ids 3-6 is 2, 1, 1, 100
+    "unique(a) where id > 2": 1,  # the value 1
 }
 RULES = """
               - not_null: id
@@ -55,6 +57,7 @@ RULES = """
               - expression_is_true: "score >= 0"
               - {value_between: score, min_value: 0, max_value: 1}
               - {not_null: note, where: "id is not null"}
+              - {unique: a, dense_integer: true, where: "id > 2"}
 """
 # the reference: each check as its own test (dbt's built-in ones and the project's)
 SINGLE = """
@@ -72,6 +75,9 @@ SINGLE = """
       - name: note
         data_tests:
           - not_null: {config: {where: "id is not null"}}
+      - name: a
+        data_tests:
+          - unique: {config: {where: "id > 2"}}
 """
 
 
@@ -165,6 +171,7 @@ def test_each_rule_fails_on_the_rows_its_single_test_fails_on(tmp_path: Path) ->
         "expression_is_true": single["expression_is_true_planted_score_0"],
         "value_between": single["value_between_planted_score__1__0"],
         "not_null_where": single["not_null_planted_note"],
+        "unique_where": single["unique_planted_a"],
     }
     assert by_kind == reference
     # a warning stays a warning (one node per severity)
@@ -177,7 +184,7 @@ def test_each_rule_fails_on_the_rows_its_single_test_fails_on(tmp_path: Path) ->
     results["results"] = [r for r in results["results"] if r["unique_id"] == checks["unique_id"]]
     path.write_text(json.dumps(results))
     message = str(dbt_failure(["build"], project / "target", since, [], 1, db))
-    assert message.startswith("dbt build failed in test planted_checks: 7 checks failed: ")
+    assert message.startswith("dbt build failed in test planted_checks: 8 checks failed: ")
     assert "not_null(id) (2 rows)" in message
     assert "not_null(note) where id is not null (1 row)" in message
 

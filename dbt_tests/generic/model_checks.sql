@@ -7,6 +7,7 @@
     the rule reads, as dbt's ``where`` config):
         - not_null: column
         - unique: column
+        - {unique: column, dense_integer: true}
         - {accepted_values: column, values: [a, b], quote: true}
         - unique_combination_of_columns: [column, column]
         - {expression_is_true: "sql", where_clause: "sql"}
@@ -15,6 +16,11 @@
     'not_null(judge_id)') and n_failing (the rows, or duplicated values, the
     single test would have returned), so the failure says which check failed
     (judge_bias.warehouse.dbt_child re-reads these rows when the test fails).
+    ``dense_integer``: the column holds integers spanning less than 2^31 (the
+    row numbers: 1 .. records read, continued by each incremental load); on
+    DuckDB the rule first counts the repeats with one bitstring over that span
+    (0.1 CPU s at 10M rows, where the GROUP BY takes 1.4-2 s) and groups only when
+    there are some, so it fails on the same values; on another engine it groups.
     Rules of another severity are another model_checks node. On an incremental
     load, each rule of a model incremental by prompt reads the rows its
     by_prompt_rule_scope names (macros/incremental.sql). -#}
@@ -40,10 +46,17 @@
         {%- endset -%}
     {%- elif 'unique' in rule -%}
         {%- set label = 'unique(' ~ rule['unique'] ~ ')' -%}
+        {%- set column = rule['unique'] -%}
         {%- set failing -%}
-            select {{ rule['unique'] }} from {{ relation }}
-            where {{ rule['unique'] }} is not null
-            group by {{ rule['unique'] }} having count(*) > 1
+            select {{ column }} from {{ relation }}
+            where {{ column }} is not null
+            {%- if rule.get('dense_integer') and target.type == 'duckdb' %}
+                and (
+                    select count({{ column }}) - bit_count(bitstring_agg({{ column }}))
+                    from {{ relation }}
+                ) > 0
+            {%- endif %}
+            group by {{ column }} having count(*) > 1
         {%- endset -%}
     {%- elif 'accepted_values' in rule -%}
         {%- set column = rule['accepted_values'] -%}

@@ -25,6 +25,7 @@ from judge_bias.inputs.csv_records import (
     Dialect,
     read_header,
     read_into,
+    row_numbers,
     store,
     store_bad,
 )
@@ -213,7 +214,7 @@ def _load_parquet(
     def batches():
         start = 1
         for batch in reader.iter_batches(batch_size=100_000):
-            numbers = pa.array(range(start, start + batch.num_rows), pa.int64())
+            numbers = row_numbers(start, batch.num_rows)
             start += batch.num_rows
             yield pa.RecordBatch.from_arrays([numbers, *batch.columns], schema=schema)
 

@@ -1,7 +1,7 @@
 """Run one of the project's SQL models on DuckDB outside dbt: its Jinja rendered with
 ``ref`` naming a registered table (models that call no other macro but
-``not_materialized``, rendered per engine, and the incremental path's macros, rendered
-as in a default build). Tests use it to compare a SQL
+``not_materialized`` and ``row_key_hash``, rendered per engine, and the incremental
+path's macros, rendered as in a default build). Tests use it to compare a SQL
 aggregate with the pandas computation of the same figures."""
 
 from __future__ import annotations
@@ -25,8 +25,16 @@ DEFAULT_BUILD = {
 }
 # macros/engine.sql's not_materialized, per engine
 MACROS = {
-    "duckdb": {"not_materialized": lambda: "not materialized", **DEFAULT_BUILD},
-    "spark": {"not_materialized": lambda: "", **DEFAULT_BUILD},
+    "duckdb": {
+        "not_materialized": lambda: "not materialized",
+        "row_key_hash": lambda columns: f"hash({', '.join(columns)})",
+        **DEFAULT_BUILD,
+    },
+    "spark": {
+        "not_materialized": lambda: "",
+        "row_key_hash": lambda columns: f"xxhash64({', '.join(columns)})",
+        **DEFAULT_BUILD,
+    },
 }
 
 

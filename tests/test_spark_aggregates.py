@@ -75,7 +75,10 @@ MODELS = {
     },
 }
 # SQL models the aggregates read (views on Spark, tables on DuckDB)
-PREREQUISITES = {name: ["int_pairwise_flags"] for name in MODELS if "pairwise" in name}
+PREREQUISITES = {
+    **{name: ["int_pairwise_flags"] for name in MODELS if "pairwise" in name},
+    "int_agreement_judge_human_pairs": ["int_agreement_binary_ratings"],
+}
 
 
 @pytest.fixture(scope="module")

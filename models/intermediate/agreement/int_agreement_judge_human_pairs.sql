@@ -3,23 +3,12 @@
 -- Per judge x dimension x prompt, each distinct pair of normalised scores (judge,
 -- human) of the positive frame with the ratings that have it: the contingency
 -- table of the correlations and the per-prompt totals of their design effect
--- (agreement_judge_human), in SQL so that any engine computes it.
+-- (agreement_judge_human), in SQL so that any engine computes it. The rows of
+-- int_agreement_binary_ratings (the same pairs, grouped the same way) whose human
+-- score is known: a filter on a grouping column commutes with the grouping, so
+-- this reads ~8.5M aggregated rows instead of grouping 10M ratings again
+-- (2.3 CPU s at 10M ratings before, issue 34).
 with
-
-scored as (
-    select
-        judge,
-        dimension,
-        prompt_id,
-        judge_score_norm,
-        human_score_norm
-    from {{ ref('fct_judge_ratings') }}
-    where
-        framing = 'positive'
-        and judge_score_norm is not null
-        and human_score_norm is not null{% if is_incremental() %}
-        and {{ load_prompt_condition() }}{% endif %}
-),
 
 final as (
     select
@@ -28,9 +17,11 @@ final as (
         prompt_id,
         judge_score_norm,
         human_score_norm,
-        count(*) as n_rows
-    from scored
-    group by judge, dimension, prompt_id, judge_score_norm, human_score_norm
+        n_rows
+    from {{ ref('int_agreement_binary_ratings') }}
+    where
+        human_score_norm is not null{% if is_incremental() %}
+        and {{ load_prompt_condition() }}{% endif %}
 )
 
 select * from final

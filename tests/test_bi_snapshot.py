@@ -7,6 +7,8 @@ import shutil
 import struct
 import subprocess
 import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import duckdb
@@ -18,7 +20,9 @@ from judge_bias.warehouse.provenance import SNAPSHOT_VALIDATION, VALIDATION_FAIL
 from judge_bias.warehouse.snapshot import (
     SNAPSHOT_VALIDATION_COMMENT,
     STORAGE_VERSION,
+    CopyStop,
     MartDocs,
+    copy_marts,
     mart_docs,
     publish_snapshot,
 )
@@ -128,6 +132,35 @@ def test_validation_that_raises_leaves_no_copy(
     with pytest.raises(RuntimeError, match="suites broke"):
         build_mod.validate_and_publish(db, DEMO_DIR, bi, record, manifest)
     assert bi.read_bytes() == published
+    assert not list(tmp_path.glob(".bi.duckdb.*.tmp*"))
+
+
+def test_an_interrupt_stops_the_copy_and_removes_it(tmp_path: Path) -> None:
+    """The copy runs in a thread, which gets no KeyboardInterrupt: stopping it (as
+    validate_and_publish does when it is interrupted or the suites fail) interrupts
+    the statement running, so a kill's grace period is not spent waiting for a long
+    copy, and its file is removed. Without CopyStop.stop the copy of this table runs
+    to its end and the file stays until the copy is discarded."""
+    db = tmp_path / "w.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute(  # its copy takes ~3 s
+        "create table big as select range as a, hash(range) as b, "
+        "(range * 7919) % 1000003 as c from range(50000000)"
+    )
+    con.close()
+    stop = CopyStop()
+    with ThreadPoolExecutor(1) as pool:
+        copying = pool.submit(copy_marts, db, tmp_path / "bi.duckdb", ["big"], stop)
+        time.sleep(0.3)
+        assert not copying.done()
+        started = time.monotonic()
+        stop.stop()
+        error = copying.exception()
+    assert time.monotonic() - started < 2.0
+    assert isinstance(error, (InterruptedError, duckdb.InterruptException))
+    assert not list(tmp_path.glob(".bi.duckdb.*.tmp*"))
+    with pytest.raises(InterruptedError):  # stopped before it starts: nothing copied
+        copy_marts(db, tmp_path / "bi.duckdb", ["big"], stop)
     assert not list(tmp_path.glob(".bi.duckdb.*.tmp*"))
 
 

@@ -48,6 +48,7 @@ from judge_bias.warehouse.provenance import (
     write_validation_record,
 )
 from judge_bias.warehouse.snapshot import (
+    CopyStop,
     copy_marts,
     discard_snapshot,
     finish_snapshot,
@@ -453,9 +454,10 @@ def build(
         raise
 
 
-def _discard_copy(copying: Future[Path]) -> None:
-    """Wait for the snapshot's copy (its connection closes with it) and remove its file;
-    a copy that failed has removed its own."""
+def _discard_copy(copying: Future[Path], stop: CopyStop) -> None:
+    """Stop the snapshot's copy, wait for it (its connection closes with it) and remove
+    its file; a copy that failed or was stopped has removed its own."""
+    stop.stop()
     if copying.exception() is None:
         discard_snapshot(copying.result())
 
@@ -479,25 +481,30 @@ def validate_and_publish(
         record.warnings.append(line)
         print(f"warning: {line}", flush=True)
     record.reach("validation")
+    remove_stale_tmp(bi)  # a killed build's or validate --publish's
     # the BI snapshot's copy of the marts runs beside the suites (both only read the
     # warehouse; DuckDB's copy releases the GIL): published once they pass, removed
     # when they fail. At 10M ratings the copy is ~20 CPU s and the suites ~9.
+    # when they fail, stopped on an interrupt (the thread gets no KeyboardInterrupt)
+    stop = CopyStop()
     with ThreadPoolExecutor(1, thread_name_prefix="bi-snapshot") as pool:
-        copying = pool.submit(copy_marts, db, bi, mart_docs(manifest))
+        copying = pool.submit(copy_marts, db, bi, mart_docs(manifest), stop)
         try:
             report = validate(db)
             inputs = summarise_inputs(db)
+            if not report.success:
+                _discard_copy(copying, stop)
+                write_validation_record(db, data, report, None, validated_by)
+                record.finish(VALIDATION_FAILED, validation_failure(report, inputs))
+                return BuildResult(db, report, None, inputs, record.warnings)
+            record.reach("publishing")
+            validated = validation_record(db, data, report, bi, validated_by)
+            # the wait for the copy (its longer half at 10M ratings) is inside: an
+            # interrupt here stops it and removes its file too
+            published = finish_snapshot(copying.result(), bi, validated)
         except BaseException:
-            _discard_copy(copying)
+            _discard_copy(copying, stop)
             raise
-        if not report.success:
-            _discard_copy(copying)
-            write_validation_record(db, data, report, None, validated_by)
-            record.finish(VALIDATION_FAILED, validation_failure(report, inputs))
-            return BuildResult(db, report, None, inputs, record.warnings)
-        record.reach("publishing")
-        validated = validation_record(db, data, report, bi, validated_by)
-        published = finish_snapshot(copying.result(), bi, validated)
     write_validation_record(db, data, report, published, validated_by)
     record.finish(OK)
     return BuildResult(db, report, published, inputs, record.warnings)

@@ -27,6 +27,7 @@ import contextlib
 import glob
 import json
 import os
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -119,18 +120,52 @@ def remove_stale_tmp(bi_path: Path) -> list[Path]:
     return removed
 
 
-def copy_marts(db_path: Path, bi_path: Path, tables: list[str] | dict[str, MartDocs]) -> Path:
+class CopyStop:
+    """Stops copy_marts running in another thread (an interrupt of the build, or the
+    suites failing): the statement running is interrupted (DuckDB's interrupt(): ~20
+    ms), and no other starts; the copy then raises and removes its file."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._con: duckdb.DuckDBPyConnection | None = None
+        self.stopped = False
+
+    def running(self, con: duckdb.DuckDBPyConnection | None) -> None:
+        """The copy's connection while it runs (None once it is closed)."""
+        with self._lock:
+            self._con = con
+        if con is not None:
+            self.check()
+
+    def check(self) -> None:
+        if self.stopped:
+            raise InterruptedError("the BI snapshot's copy was stopped")
+
+    def stop(self) -> None:
+        with self._lock:
+            self.stopped = True
+            if self._con is not None:
+                self._con.interrupt()
+
+
+def copy_marts(
+    db_path: Path,
+    bi_path: Path,
+    tables: list[str] | dict[str, MartDocs],
+    stop: CopyStop | None = None,
+) -> Path:
     """The first half of publish_snapshot: copy ``tables`` from the warehouse into a
     new temporary file beside ``bi_path`` (storage version STORAGE_VERSION; with
     MartDocs, their descriptions as comments) and return it, not yet published. It
     only reads the warehouse, so it can run beside the validation suites (the build
     does: finish_snapshot publishes it once they pass, discard_snapshot removes it
-    when they fail)."""
+    when they fail; ``stop`` stops it from another thread)."""
+    stop = stop or CopyStop()
     bi_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _tmp_path(bi_path, os.getpid())
     discard_snapshot(tmp)
     docs = tables if isinstance(tables, dict) else dict.fromkeys(tables, MartDocs())
-    with _writing(tmp) as con:
+    with _writing(tmp, stop) as con:
         con.execute(f"set disabled_compression_methods = {_literal(UNUSED_COMPRESSION)}")
         con.execute(
             f"attach {_literal(str(tmp))} as snapshot (storage_version {_literal(STORAGE_VERSION)})"
@@ -138,6 +173,7 @@ def copy_marts(db_path: Path, bi_path: Path, tables: list[str] | dict[str, MartD
         con.execute(f"attach {_literal(str(db_path))} as warehouse (read_only)")
         for table, table_docs in docs.items():
             name = _ident(table)
+            stop.check()
             con.execute(f"create table snapshot.main.{name} as select * from warehouse.main.{name}")
             _comment(con, table, table_docs)
         con.execute("detach warehouse")
@@ -146,16 +182,23 @@ def copy_marts(db_path: Path, bi_path: Path, tables: list[str] | dict[str, MartD
 
 
 @contextlib.contextmanager
-def _writing(tmp: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+def _writing(tmp: Path, stop: CopyStop | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
     """An in-memory connection that writes the temporary snapshot ``tmp``, closed at
-    the end; on an error (or a kill's KeyboardInterrupt) ``tmp`` is removed too."""
+    the end; on an error (or a kill's KeyboardInterrupt, or ``stop``) ``tmp`` is
+    removed too."""
     con = duckdb.connect()
     try:
+        if stop is not None:
+            stop.running(con)
         yield con
     except BaseException:
+        if stop is not None:
+            stop.running(None)
         con.close()
         discard_snapshot(tmp)
         raise
+    if stop is not None:
+        stop.running(None)
     con.close()
 
 

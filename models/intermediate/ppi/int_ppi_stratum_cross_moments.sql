@@ -10,6 +10,11 @@
 -- dy, dh: a labelled unit's human and judge scores minus its stratum's labelled
 -- means; du: an unlabelled unit's judge score minus its stratum's unlabelled mean.
 -- Rows of one dimension hold one unit per completion: no pairs, no rows here.
+-- Built after int_comparison_cross_moments, never beside it (the line below): each
+-- pairs the units of a prompt in a hash join (~64M pairs at 10M ratings), and the
+-- two at once shared DuckDB's buffer (10M ratings, node wall: 19.7 + 17.1 s side by
+-- side, 18.1 + 4.5 one after the other; the whole build's wall the same).
+-- depends_on: {{ ref('int_comparison_cross_moments') }}
 with
 
 -- each unit centred on the means of both its pooled rows (its model's and model

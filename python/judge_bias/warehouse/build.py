@@ -403,7 +403,6 @@ def build(
         record.warnings = preflight(data, extra)
         for warning in record.warnings:  # now, and again in the CLI's closing summary
             print(f"warning: {warning}", flush=True)
-        remove_stale_tmp(bi)
         _check_not_locked(db)
         guard = guard_load(db, extra, full_refresh)
         refresh = ["--full-refresh"] if full_refresh else []
@@ -481,11 +480,11 @@ def validate_and_publish(
         record.warnings.append(line)
         print(f"warning: {line}", flush=True)
     record.reach("validation")
-    remove_stale_tmp(bi)  # a killed build's or validate --publish's
+    remove_stale_tmp(bi)  # left by killed builds, on every route (build, validate --publish)
     # the BI snapshot's copy of the marts runs beside the suites (both only read the
     # warehouse; DuckDB's copy releases the GIL): published once they pass, removed
-    # when they fail. At 10M ratings the copy is ~20 CPU s and the suites ~9.
-    # when they fail, stopped on an interrupt (the thread gets no KeyboardInterrupt)
+    # when they fail, stopped on an interrupt (the thread gets no KeyboardInterrupt).
+    # At 10M ratings the copy is ~20 CPU s and the suites ~9.
     stop = CopyStop()
     with ThreadPoolExecutor(1, thread_name_prefix="bi-snapshot") as pool:
         copying = pool.submit(copy_marts, db, bi, mart_docs(manifest), stop)

@@ -403,6 +403,7 @@ def build(
         record.warnings = preflight(data, extra)
         for warning in record.warnings:  # now, and again in the CLI's closing summary
             print(f"warning: {warning}", flush=True)
+        remove_stale_tmp(bi)  # before dbt: a build stopped at the gates clears them too
         _check_not_locked(db)
         guard = guard_load(db, extra, full_refresh)
         refresh = ["--full-refresh"] if full_refresh else []
@@ -480,7 +481,7 @@ def validate_and_publish(
         record.warnings.append(line)
         print(f"warning: {line}", flush=True)
     record.reach("validation")
-    remove_stale_tmp(bi)  # left by killed builds, on every route (build, validate --publish)
+    remove_stale_tmp(bi)  # left by killed builds (build() cleared them too: validate --publish)
     # the BI snapshot's copy of the marts runs beside the suites (both only read the
     # warehouse; DuckDB's copy releases the GIL): published once they pass, removed
     # when they fail, stopped on an interrupt (the thread gets no KeyboardInterrupt).

@@ -4,10 +4,16 @@
 -- lowest and highest score (judge_stability).
 with
 
--- read twice and not materialised (each reader scans the columns it needs)
+-- read twice and not materialised (each reader scans the columns it needs); the
+-- columns named, so a column of fct_judge_ratings can never clash with item_key
 ratings as {{ not_materialized() }} (
     select
-        *,
+        judge,
+        dimension,
+        prompt_id,
+        model,
+        framing,
+        judge_score_norm,
         {{ row_key_hash(['judge', 'dimension', 'prompt_id', 'model', 'framing']) }} as item_key
     from {{ ref('fct_judge_ratings') }}
     where judge_score_norm is not null

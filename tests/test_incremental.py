@@ -17,7 +17,7 @@ import pytest
 from judge_bias.bench.compare_builds import compare_warehouses
 from judge_bias.inputs import loads
 from judge_bias.inputs.loads import KEY_SEPARATOR, as_load, key_expression, process_load_id
-from judge_bias.warehouse.build import BuildError, build, run_dbt, target_dir
+from judge_bias.warehouse.build import GATE_RESULTS, BuildError, build, run_dbt, target_dir
 from judge_bias.warehouse.checks import violated_rules
 from judge_bias.warehouse.incremental import (
     IncrementalError,
@@ -25,6 +25,8 @@ from judge_bias.warehouse.incremental import (
     holds_loads,
     incremental_vars,
 )
+from judge_bias.warehouse.validation import ValidationReport
+from judge_bias.warehouse.validation import validate as run_suites
 from tests.conftest import DEMO_DIR, query
 
 RATING_COLUMNS = ["judge", "prompt_id", "model", "dimension", "label", "raw_output",
@@ -195,11 +197,18 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
     assert holds_loads(inc) is True
     log = target_dir(inc).parent / "logs" / "dbt.log"
     for load in (tmp_path / "M", load_b):
-        start = log.stat().st_size
-        assert build(load, inc, quiet=True, incremental=True).bi_path is not None
+        mark = _log_mark(log)
+        appended = build(load, inc, quiet=True, incremental=True)
+        assert appended.bi_path is not None
         # every load's vars are the same: dbt keeps the parse of the load before
-        assert b"Unable to do partial parsing" not in log.read_bytes()[start:]
+        written = _log_since(log, mark)
+        assert b"Running with dbt" in written  # the load's dbt runs were read, not nothing
+        assert b"Unable to do partial parsing" not in written
     _kept_models_inserted_the_load_only(inc)
+    _a_load_left_unscoped_fails_its_test(inc, tmp_path)
+    _the_validation_reads_the_load(
+        inc, tmp_path, appended.validation, len(new_run + resent + new_prompt_ratings)
+    )
     full = build(union, tmp_path / "full.duckdb", quiet=True)
     assert full.bi_path is not None
     # which path each load took: every prompt (the first load, M), B's prompts
@@ -252,6 +261,41 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
     _tests_of_the_facts_read_the_recomputed_rows(inc, tmp_path)
 
 
+def _log_mark(log: Path) -> tuple[int, int]:
+    """Where dbt.log ends now: its inode and size (see _log_since)."""
+    stat = log.stat()
+    return stat.st_ino, stat.st_size
+
+
+def _log_since(log: Path, mark: tuple[int, int]) -> bytes:
+    """What dbt wrote to its log after `mark`, across a rotation: dbt's log handler
+    renames a full dbt.log to dbt.log.1 (then .2, ...) and starts a new one, so the
+    bytes after the mark are in the rotated file that holds the marked inode and
+    in the newer ones (reading dbt.log from the old size alone saw nothing after a
+    rotation, and the partial-parse assertion passed on no text)."""
+    inode, size = mark
+    numbered = [p for p in log.parent.glob(log.name + ".*") if p.suffix[1:].isdigit()]
+    files = [*sorted(numbered, key=lambda p: -int(p.suffix[1:])), log]  # oldest first
+    for i, path in enumerate(files):
+        if path.stat().st_ino == inode:
+            return path.read_bytes()[size:] + b"".join(p.read_bytes() for p in files[i + 1 :])
+    return b"".join(p.read_bytes() for p in files)  # the marked file was rotated away
+
+
+def test_log_since_reads_across_a_rotation(tmp_path: Path) -> None:
+    """_log_since reads what was written after the mark when the log rotated in
+    between (fails on log.read_bytes()[size:], which reads nothing of it)."""
+    log = tmp_path / "dbt.log"
+    log.write_bytes(b"old run\n")
+    mark = _log_mark(log)
+    with log.open("ab") as f:
+        f.write(b"load 1\n")
+    log.rename(tmp_path / "dbt.log.1")
+    log.write_bytes(b"load 2\n")
+    assert _log_since(log, mark) == b"load 1\nload 2\n"
+    assert _log_since(log, _log_mark(log)) == b""
+
+
 def _a_resent_run_is_counted_once(inc: Path, full: Path, load_b: Path, tmp_path: Path) -> None:
     """Load B's ratings of run 2 sent again as a further load (same keys: they replace
     themselves) change nothing: on a copy of the warehouse, the append of the re-sent
@@ -294,6 +338,66 @@ def _kept_models_inserted_the_load_only(inc: Path) -> None:
         (run,) = [r for r in results["results"] if r["unique_id"] == uid]
         filtered = "(select prompt_id from " in run["compiled_code"]
         assert run["status"] == "success" and filtered, name
+
+
+def _a_load_left_unscoped_fails_its_test(inc: Path, tmp_path: Path) -> None:
+    """The singular test every_load_is_scoped ran in load B's build (in its first
+    phase, the gates': int_load_scope is built there) and passed; on a
+    copy where one models row carries a load int_load_scope never scoped (and one
+    prompts row a null load), it fails with those two (input, load) rows, read
+    from the distinct load ids (fails without the test, or when it checks only
+    the last load)."""
+    gates = (target_dir(inc) / GATE_RESULTS).read_text(encoding="utf-8")
+    results = json.loads(gates)
+    uid = "test.judge_bias.every_load_is_scoped"
+    assert [r["status"] for r in results["results"] if r["unique_id"] == uid] == ["pass"]
+    unscoped = tmp_path / "unscoped.duckdb"
+    shutil.copy(inc, unscoped)
+    with duckdb.connect(str(unscoped)) as con:
+        for kind, load_id in (("models", "'unscoped'"), ("prompts", "null")):
+            table = f"base_inputs__{kind}"
+            con.execute(f"update {table} set _load_id = {load_id} "
+                        f"where _row_number = (select min(_row_number) from {table})")  # fmt: skip
+    with pytest.raises(BuildError):
+        run_dbt(["test", "--select", "every_load_is_scoped"], unscoped, quiet=True, capture=True,
+                dbt_vars={"judge_bias_incremental": True})  # fmt: skip
+    results = json.loads((target_dir(unscoped) / "run_results.json").read_text(encoding="utf-8"))
+    (run,) = [r for r in results["results"] if r["unique_id"] == uid]
+    assert run["status"] == "fail" and run["failures"] == 2
+    unscoped.unlink()
+
+
+def _the_validation_reads_the_load(
+    inc: Path, tmp_path: Path, report: ValidationReport, n_load: int
+) -> None:
+    """Load B's validation read its load's rows (validation.load_scope): its ratings
+    as read, and the facts it recomputed (the prompts and runs it touched), and
+    passed. On a copy, a fact row B recomputed with a null judge_family fails the
+    suite on the load (publishing is blocked); one of an untouched prompt and run
+    (written, and validated, by an earlier load) is not read by it, and fails the
+    whole-table suite (fails when on_load reads every row, or none)."""
+    ratings = report.scoped["base_inputs__judge_ratings"]
+    assert ratings[0] == n_load and ratings[1] > n_load, ratings
+    facts = report.scoped["fct_judge_ratings"]
+    touched = "(select prompt_id || chr(31) || run_id from int_load_prompts where run_id <> '')"
+    whole = "(select prompt_id from int_load_prompts where run_id is null)"
+    recomputed = f"prompt_id || chr(31) || run_id in {touched} or prompt_id in {whole}"
+    counts = query(inc, f"select count(*) filter ({recomputed}) as n, count(*) as total "
+                        "from fct_judge_ratings")  # fmt: skip
+    assert facts == (counts["n"][0], counts["total"][0]) and 0 < facts[0] < facts[1], facts
+    assert report.success
+    for inside in (True, False):
+        planted = tmp_path / "planted_validation.duckdb"
+        shutil.copy(inc, planted)
+        with duckdb.connect(str(planted)) as con:
+            first = (f"(select min(source_row_number) from fct_judge_ratings "
+                     f"where {'' if inside else 'not '}({recomputed}))")  # fmt: skip
+            con.execute("update fct_judge_ratings set judge_family = null "
+                        f"where source_row_number = {first}")  # fmt: skip
+        on_load = run_suites(planted, ["marts"], only=["fct_judge_ratings"], on_load=True)
+        whole_table = run_suites(planted, ["marts"], only=["fct_judge_ratings"])
+        assert (on_load.success, whole_table.success) == (not inside, False), inside
+        planted.unlink()
 
 
 def _kept_tables_equal(inc: Path, full: Path) -> None:
@@ -441,3 +545,22 @@ def _tests_of_the_facts_read_the_recomputed_rows(inc: Path, tmp_path: Path) -> N
     assert list(failed) == ["fct_judge_ratings_checks"], failed
     violated = dict(violated_rules(planted, failed["fct_judge_ratings_checks"]))
     assert violated == {"unique(source_row_number)": 1}, violated
+    # the var names the load (current_load_id): named load M, which recomputed every
+    # prompt (needs_full), the restricted rules read every row and find a framing
+    # planted outside the prompts B recomputed (fails when the var is ignored: the
+    # last load, B, does not read that row)
+    with duckdb.connect(str(planted)) as con:
+        con.execute(f"insert into fct_judge_ratings select * replace (-2 as source_row_number, "
+                    f"'sideways' as framing) from fct_judge_ratings where {key} not in {touched} "
+                    f"limit 1")  # fmt: skip
+    load_m = query(planted, "select load_id from int_load_scope where load_number = 2")
+    named = {"judge_bias_incremental": True, "judge_bias_load_id": load_m["load_id"][0]}
+    with pytest.raises(BuildError):
+        run_dbt(["test", "--select", "fct_judge_ratings"], planted, quiet=True, capture=True,
+                dbt_vars=named)  # fmt: skip
+    results = json.loads((target_dir(planted) / "run_results.json").read_text(encoding="utf-8"))
+    (checks,) = [r["compiled_code"] for r in results["results"] if r["status"] == "fail"]
+    assert dict(violated_rules(planted, checks)) == {
+        "accepted_values(framing)": 1,
+        "unique(source_row_number)": 1,
+    }

@@ -97,6 +97,14 @@ def validate(db_path: Path) -> ValidationReport:
     return run_suites(db_path)
 
 
+def validate_load(db_path: Path) -> ValidationReport:
+    """An incremental build's validation suites: the input files as read and the facts
+    on its load's rows (judge_bias.warehouse.validation.load_scope), the rest whole."""
+    from judge_bias.warehouse.validation import validate as run_suites
+
+    return run_suites(db_path, on_load=True)
+
+
 # The input gates read these marts (models/marts/quality/). `judge-bias build` builds
 # them and their parents (loaders, staging, the checked inputs) with their tests
 # first and checks the gates on them, so a folder that fails the gates fails in
@@ -441,7 +449,8 @@ def build(
                     print("input gates passed: building the rest", flush=True)
                 record.reach("dbt build")
                 second(["build", "--exclude", *GATE_SELECTION, *refresh])
-        result = validate_and_publish(db, data, bi, record, target_dir(db) / "manifest.json")
+        manifest = target_dir(db) / "manifest.json"
+        result = validate_and_publish(db, data, bi, record, manifest, on_load=guard.loads)
         if result.bi_path is None:
             guard.restore()  # the validation failed: the load is not kept
         else:
@@ -469,12 +478,14 @@ def validate_and_publish(
     record: BuildRecord,
     manifest: Path,
     validated_by: str = "judge-bias build",
+    on_load: bool = False,
 ) -> BuildResult:
     """The end of every route to a published warehouse (judge-bias build, and
     judge-bias validate --publish after a plain dbt build): the GLM fit warnings,
     the validation suites and their record, then, only when they pass, the BI
     snapshot (marts and docs from dbt's ``manifest``); ``record`` says how far it
-    got."""
+    got. ``on_load``: an incremental build's, the suites read its load's rows
+    (validate_load)."""
     # a GLM fit that raised or fails its diagnostics is a row of glm_fits, not a
     # dbt failure: name it here, and again in the CLI's closing summary
     for line in glm_fit_summary_of(db):
@@ -490,7 +501,7 @@ def validate_and_publish(
     with ThreadPoolExecutor(1, thread_name_prefix="bi-snapshot") as pool:
         copying = pool.submit(copy_marts, db, bi, mart_docs(manifest), stop)
         try:
-            report = validate(db)
+            report = validate_load(db) if on_load else validate(db)
             inputs = summarise_inputs(db)
             if not report.success:
                 _discard_copy(copying, stop)

@@ -101,6 +101,9 @@ class ValidationReport:
     # command-line dbt vars (JSON text), both from dbt_last_run
     input_relations: str | None = None
     dbt_vars: str | None = None
+    # table -> (rows of the load, rows in the table) for the tables an incremental
+    # build validated on the load's rows alone (load_scope)
+    scoped: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def success(self) -> bool:
@@ -121,6 +124,11 @@ class ValidationReport:
             f"validation: {n_ok} of {len(self.findings)} expectations met, "
             f"{len(self.failures)} critical failures, {len(self.warnings)} warnings"
         )
+        for table, (n, total) in self.scoped.items():
+            lines.append(
+                f"  {table}: validated on the {n:,} rows of the load of its {total:,} rows "
+                "(the loads before validated theirs)"
+            )
         for table, (n, total) in self.sampled.items():
             lines.append(
                 f"  {table}: validated on a random sample of {n:,} of its {total:,} rows "
@@ -345,13 +353,44 @@ MAX_VALIDATED_ROWS = 500_000
 SAMPLE_SEED = 20250101
 
 
+# An incremental build (docs/incremental.md) validates these tables on the rows its
+# load wrote (load_scope): the rows of the other loads were validated by the builds
+# that wrote them and are unchanged since. The inputs as read: the load's rows; the
+# facts (incremental by prompt): the rows the load recomputed, every row when it
+# recomputed every prompt (int_load_scope.needs_full), as the dbt tests' restriction
+# (macro load_prompt_condition, with run_id). fct_judge_ratings's expectations read
+# each row alone or its key, which holds prompt_id and run_id: rows sharing a key are
+# recomputed together, so a duplicate among them is still found.
+LAST_LOAD = "(select arg_max(load_id, load_number) from int_load_scope)"
+RECOMPUTED_FACTS = (
+    f"(select needs_full from int_load_scope where load_id = {LAST_LOAD})"
+    " or prompt_id is null"
+    " or prompt_id in (select prompt_id from int_load_prompts where run_id is null)"
+    " or prompt_id || chr(31) || run_id in ("
+    "select prompt_id || chr(31) || run_id from int_load_prompts where run_id is not null)"
+)
+
+
+def load_scope() -> dict[str, str]:
+    """The conditions restricting an incremental build's validation to its load's
+    rows (see RECOMPUTED_FACTS), by table."""
+    scope = {f"base_inputs__{kind}": f"_load_id = {LAST_LOAD}" for kind in KINDS}
+    scope["fct_judge_ratings"] = RECOMPUTED_FACTS
+    return scope
+
+
 def _read_table(
-    con: duckdb.DuckDBPyConnection, table: str, cols: set[str] | None, every_name: bool = False
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    cols: set[str] | None,
+    every_name: bool = False,
+    where: str | None = None,
 ) -> tuple[pd.DataFrame, int]:
     """The table's needed columns (``cols``; None: every column), all rows or a
     sample, and its row count. ``every_name``: the table's other columns too, as
     nulls (an expectation reads their names, none their values: at 1M ratings the
-    input file's text columns, _raw_line first, were half of its read)."""
+    input file's text columns, _raw_line first, were half of its read). ``where``:
+    the rows read and counted (an incremental build's load, load_scope)."""
     existing = [r[0] for r in con.execute(f'describe "{table}"').fetchall()]
     quoted = {c: '"' + c.replace('"', '""') + '"' for c in existing}
     if cols is None:
@@ -361,9 +400,10 @@ def _read_table(
     else:
         items = [q for c, q in quoted.items() if c in cols]
     select = ", ".join(items) or "1 as _"
-    total = con.execute(f'select count(*) from "{table}"').fetchall()[0][0]
+    filtered = f'"{table}" where {where}' if where else f'"{table}"'
+    total = con.execute(f"select count(*) from {filtered}").fetchall()[0][0]
     if total <= MAX_VALIDATED_ROWS:
-        return con.execute(f'select {select} from "{table}"').df(), total
+        return con.execute(f"select {select} from {filtered}").df(), total
     kind = con.execute(
         "select table_type from information_schema.tables "
         "where table_schema = current_schema() and table_name = ?",
@@ -377,7 +417,7 @@ def _read_table(
         # reservoir sample of the needed columns cost 1.6 CPU s per table, of the row
         # ids alone 0.45 (both grow with the rows), this 0.08.
         rows = (
-            f'select rowid from "{table}" '
+            f"select rowid from {filtered} "
             f"order by hash(rowid, {SAMPLE_SEED}), rowid limit {MAX_VALIDATED_ROWS}"
         )
         return con.execute(
@@ -385,7 +425,7 @@ def _read_table(
         ).df(), total
     # a view (no row ids), or a table with a rowid column: a seeded reservoir sample
     sample = f"using sample reservoir({MAX_VALIDATED_ROWS} rows) repeatable ({SAMPLE_SEED})"
-    return con.execute(f'select {select} from "{table}" {sample}').df(), total
+    return con.execute(f"select {select} from {filtered} {sample}").df(), total
 
 
 def _plain(value: object) -> object:
@@ -439,20 +479,24 @@ def validate(
     db_path: str | Path,
     suite_names: Iterable[str] = ("inputs", "marts"),
     only: Iterable[str] | None = None,
+    on_load: bool = False,
 ) -> ValidationReport:
     """Run the named suites on the warehouse at ``db_path`` (``only``: on those
-    tables alone, e.g. the input gates' before the rest is built)."""
+    tables alone, e.g. the input gates' before the rest is built; ``on_load``: an
+    incremental build's, the tables of load_scope on its load's rows)."""
     wanted = None if only is None else set(only)
     ctx = _context()
     source = ctx.data_sources.add_pandas("warehouse")
     findings: list[Finding] = []
     sampled: dict[str, tuple[int, int]] = {}
+    scoped: dict[str, tuple[int, int]] = {}
     con = duckdb.connect(str(db_path), read_only=True)
     try:
         last_run = read_last_run(con) or {}
         tables = {
             r[0] for r in con.execute("select table_name from information_schema.tables").fetchall()
         }
+        scope = load_scope() if on_load and {"int_load_scope", "int_load_prompts"} <= tables else {}
         for suite_name in suite_names:
             for table, expectations in suites()[suite_name].items():
                 if wanted is not None and table not in wanted:
@@ -462,9 +506,13 @@ def validate(
                         Finding(suite_name, table, "table exists", None, CRITICAL, False)
                     )
                     continue
-                df, total = _read_table(con, table, *_columns_needed(expectations, table))
+                where = scope.get(table)
+                df, total = _read_table(con, table, *_columns_needed(expectations, table), where)
                 if len(df) < total:
                     sampled[table] = (len(df), total)
+                if where is not None:
+                    every = con.execute(f'select count(*) from "{table}"').fetchall()[0][0]
+                    scoped[table] = (total, every)
                 asset = source.add_dataframe_asset(f"{suite_name}__{table}")
                 batch = asset.add_batch_definition_whole_dataframe("all").get_batch(
                     batch_parameters={"dataframe": df}
@@ -509,4 +557,5 @@ def validate(
         last_run.get("data_dir"),
         last_run.get("input_relations"),
         last_run.get("dbt_vars"),
+        scoped,
     )

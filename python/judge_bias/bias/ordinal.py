@@ -47,6 +47,8 @@ def weighted_ordered_model() -> Any:
     """The class WeightedOrderedModel, made on first use: statsmodels takes about
     1 CPU s to import, and the validation imports this package for its
     analysis names only (issue 34)."""
+    from scipy.special import expit
+    from scipy.stats import logistic
     from statsmodels.miscmodels.ordinal_model import OrderedModel
 
     class WeightedOrderedModel(OrderedModel):
@@ -58,6 +60,15 @@ def weighted_ordered_model() -> Any:
 
         def loglike(self, params: np.ndarray) -> float:
             return float(np.sum(self.freq_weights * self.loglikeobs(params)))
+
+        def cdf(self, x: np.ndarray) -> np.ndarray:
+            """scipy.stats.logistic.cdf without scipy's per-call argument checks
+            (it returns expit too, 0 and 1 at -inf and inf, nan at nan: the same
+            floats); twice per log-likelihood, ~6,500 of which per demo fit
+            (int_bias_results on the demo: 5.8 -> 4.1 CPU s)."""
+            if self.distr is logistic:
+                return expit(np.asarray(x, dtype=np.float64))
+            return super().cdf(x)
 
     return WeightedOrderedModel
 

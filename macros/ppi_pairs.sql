@@ -1,3 +1,88 @@
+{% macro ppi_pair_centrings() -%}
+    {#- The centrings int_ppi_unit_pair_sums sums the pairs' products under, as side ->
+        (moments: the int_ppi_stratum_moments row a unit is centred on, of its judge,
+        is_panel and stratum; judge_centring: also dg, the judge score centred on all
+        the row's units; one_model: summed over the pairs of one model only): own (its
+        model x dimension: int_comparison_cross_moments' rows of one dimension),
+        dimensions (its model, dimension 'all': the comparison's rows pooling the
+        dimensions and int_ppi_stratum_cross_moments' rows of one model), models
+        (model 'all', dimension 'all': the stratum model's rows pooling the models). -#}
+    {%- set centrings = {
+        'own': {'moments': 'own_moments', 'judge_centring': true, 'one_model': false},
+        'dimensions': {'moments': 'dimensions_moments', 'judge_centring': true, 'one_model': false},
+        'models': {'moments': 'models_moments', 'judge_centring': false, 'one_model': true},
+    } %}
+    {{- return(centrings) }}
+{%- endmacro %}
+
+{% macro ppi_centring_means() -%}
+    {#- The select list of int_ppi_unit_pair_sums' unit_groups: per centring
+        (ppi_pair_centrings) its row's mean_y_<side>, mean_yhat_labelled_<side>,
+        mean_yhat_unlabelled_<side> and (judge_centring) mean_yhat_<side>, the mean
+        judge score of all the row's units. -#}
+    {%- for side, c in ppi_pair_centrings().items() %}
+        {{ c.moments }}.mean_y as mean_y_{{ side }},
+        {{ c.moments }}.mean_yhat_labelled as mean_yhat_labelled_{{ side }},
+        {{ c.moments }}.mean_yhat_unlabelled as mean_yhat_unlabelled_{{ side }}
+        {%- if c.judge_centring %},
+        (
+            coalesce({{ c.moments }}.n_labelled * {{ c.moments }}.mean_yhat_labelled, 0)
+            + coalesce({{ c.moments }}.n_unlabelled * {{ c.moments }}.mean_yhat_unlabelled, 0)
+        ) / ({{ c.moments }}.n_labelled + {{ c.moments }}.n_unlabelled) as mean_yhat_{{ side }}
+        {%- endif %}{{ ',' if not loop.last }}
+    {%- endfor %}
+{%- endmacro %}
+
+{% macro ppi_centred_scores() -%}
+    {#- The select list of int_ppi_unit_pair_sums' centred: per centring
+        (ppi_pair_centrings) dy_<side> a labelled unit's human score minus the row's
+        labelled mean (NULL unlabelled), dj_<side> its judge score minus the row's
+        mean of its label status, dg_<side> (judge_centring) its judge score minus
+        the row's mean over all units. -#}
+    {%- for side, c in ppi_pair_centrings().items() %}
+        units.y - unit_groups.mean_y_{{ side }} as dy_{{ side }},
+        units.yhat - case
+            when units.status = 'labelled' then unit_groups.mean_yhat_labelled_{{ side }}
+            else unit_groups.mean_yhat_unlabelled_{{ side }}
+        end as dj_{{ side }}
+        {%- if c.judge_centring %},
+        units.yhat - unit_groups.mean_yhat_{{ side }} as dg_{{ side }}
+        {%- endif %}{{ ',' if not loop.last }}
+    {%- endfor %}
+{%- endmacro %}
+
+{% macro ppi_pair_product_sums() -%}
+    {#- The select list of int_ppi_unit_pair_sums' pair_sums: per centring
+        (ppi_pair_centrings) and product (ppi_pair_products) <product>_<side>, the sum
+        over the pairs of unit_a's score times unit_b's. A one_model centring is
+        summed over every pair too (a CASE on the model in each of ~64M pairs cost
+        more than the sums) and its sums kept only for the pairs of one model
+        (ppi_pair_sum_columns). -#}
+    {%- for side, c in ppi_pair_centrings().items() %}{% set outer = loop %}
+        {%- for name, a, b in ppi_pair_products(c.judge_centring) %}
+        sum(unit_a.{{ a }}_{{ side }} * unit_b.{{ b }}_{{ side }}) as {{ name }}_{{ side }}
+        {{- ',' if not (outer.last and loop.last) }}
+        {%- endfor %}
+    {%- endfor %}
+{%- endmacro %}
+
+{% macro ppi_pair_sum_columns(relation) -%}
+    {#- The columns of ppi_pair_product_sums, each relation.<product>_<side>; a
+        one_model centring's NULL unless unit_a and unit_b (its unit groups) are of
+        one model. -#}
+    {%- for side, c in ppi_pair_centrings().items() %}{% set outer = loop %}
+        {%- for name, a, b in ppi_pair_products(c.judge_centring) %}
+        {%- if c.one_model %}
+        case
+            when unit_a.model = unit_b.model then {{ relation }}.{{ name }}_{{ side }}
+        end as {{ name }}_{{ side }}
+        {%- else %}
+        {{ relation }}.{{ name }}_{{ side }}
+        {%- endif %}{{ ',' if not (outer.last and loop.last) }}
+        {%- endfor %}
+    {%- endfor %}
+{%- endmacro %}
+
 {% macro ppi_cross_products(with_judge_centring=false) -%}
     {#- The products the PPI cross moments sum, as (name, the pair's label status,
         product): ll_* both units labelled, lu_* / ul_* only unit a / unit b, uu_*
@@ -21,113 +106,12 @@
     {{- return(products) }}
 {%- endmacro %}
 
-{% macro ppi_unit_pairs(moments_where, pooled, own_keys, pair_keys, pair_condition, pair_columns, with_judge_centring=false) -%}
-    {#- The CTEs units, moments, unit_keys, centred, pair_sums, poolings and pairs of
-        the PPI cross moments (int_ppi_stratum_cross_moments,
-        int_comparison_cross_moments): units, int_ppi_units' labelled and unlabelled
-        units; moments, the rows of int_ppi_stratum_moments meeting moments_where (the
-        model's grain), each numbered (unit_key) and its (judge, is_panel,
-        pair_keys) too (pair_group: the units paired share it). Each unit is centred on the moments
-        of both of its rows, its own (matched on judge, is_panel, own_keys and
-        stratum; its unit_key) and the one pooling `pooled` (the same keys, `pooled`
-        = 'all'): dy a labelled unit's human score minus the stratum's labelled
-        mean (NULL unlabelled), dj its judge score minus the mean of the units of
-        its label status (dh labelled, du unlabelled: one column, the status
-        beside it in is_labelled), dg (with_judge_centring) the judge score minus
-        the mean over all its units. Every unit has both rows (int_ppi_stratum_moments groups
-        the same units). The units are paired once (a self-join on pair_group,
-        prompt_id and pair_condition, over unit_a and unit_b: integer keys and no
-        other strings, a narrower join spilling less at 10M ratings) and, in pair_sums, the
-        products of both centrings (ppi_pair_products: 4 or 5 per centring where the
-        nine sums by label status took 9 or 10 mostly NULL) summed at once per pair
-        of unit keys and label statuses: a few
-        thousand groups of integer keys, where the pairs themselves are ~64M at 10M
-        ratings (materialised once per pooling with their string keys, they spilled
-        and took a fifth of the build). In `pairs` each pair of keys (unit_a and
-        unit_b now the keys' moments rows) gets its two poolings: `pooled` is 'all'
-        in the pooling rows, the keys' shared value in the others (keys with
-        different values only pool); the model sums them (ppi_cross_sums). -#}
-{%- set sides = {'own': 'own_moments', 'all': 'all_moments'} %}
-units as (
-    select * from {{ ref('int_ppi_units') }}
-    where status in ('labelled', 'unlabelled')
-),
-
-moments as (
-    select
-        *,
-        row_number() over (order by judge, is_panel, model, dimension, stratum) as unit_key,
-        dense_rank() over (order by judge, is_panel
-            {%- for key in pair_keys %}, {{ key }}{% endfor %}) as pair_group
-    from {{ ref('int_ppi_stratum_moments') }}
-    where {{ moments_where }}
-),
-
-centred as (
-    select
-        own_moments.pair_group,
-        units.prompt_id,
-        units.dimension as unit_dimension,
-        own_moments.unit_key,
-        units.status = 'labelled' as is_labelled,
-        {%- for side, m in sides.items() %}
-        units.y - {{ m }}.mean_y as dy_{{ side }},
-        units.yhat - case
-            when units.status = 'labelled' then {{ m }}.mean_yhat_labelled
-            else {{ m }}.mean_yhat_unlabelled
-        end as dj_{{ side }}
-        {%- if with_judge_centring %},
-        units.yhat - (
-            coalesce({{ m }}.n_labelled * {{ m }}.mean_yhat_labelled, 0)
-            + coalesce({{ m }}.n_unlabelled * {{ m }}.mean_yhat_unlabelled, 0)
-        ) / ({{ m }}.n_labelled + {{ m }}.n_unlabelled) as dg_{{ side }}
-        {%- endif %}{{ ',' if not loop.last }}
-        {%- endfor %}
-    from units
-    inner join moments as own_moments
-        on
-            units.judge = own_moments.judge
-            and units.is_panel = own_moments.is_panel
-            {%- for key in own_keys %}
-            and units.{{ key }} = own_moments.{{ key }}
-            {%- endfor %}
-            and units.stratum = own_moments.stratum
-    inner join moments as all_moments
-        on
-            units.judge = all_moments.judge
-            and units.is_panel = all_moments.is_panel
-            {%- for key in own_keys %}
-            {%- if key == pooled %}
-            and all_moments.{{ key }} = 'all'
-            {%- else %}
-            and units.{{ key }} = all_moments.{{ key }}
-            {%- endif %}
-            {%- endfor %}
-            and units.stratum = all_moments.stratum
-),
-
-pair_sums as (
-    select
-        unit_a.unit_key as key_a,
-        unit_b.unit_key as key_b,
-        unit_a.is_labelled as is_labelled_a,
-        unit_b.is_labelled as is_labelled_b,
-        count(*) as n_pairs,
-        {%- for side in sides %}{% set outer = loop %}
-        {%- for name, a, b in ppi_pair_products(with_judge_centring) %}
-        sum(unit_a.{{ a }}_{{ side }} * unit_b.{{ b }}_{{ side }}) as {{ name }}_{{ side }}
-        {{- ',' if not (outer.last and loop.last) }}
-        {%- endfor %}
-        {%- endfor %}
-    from centred as unit_a
-    inner join centred as unit_b
-        on
-            unit_a.pair_group = unit_b.pair_group
-            and unit_a.prompt_id = unit_b.prompt_id
-            and ({{ pair_condition }})
-    group by unit_a.unit_key, unit_b.unit_key, unit_a.is_labelled, unit_b.is_labelled
-),
-
+{% macro ppi_pooled_pairs(pooled, own_side, pooled_side, pair_columns, pair_where='true', with_judge_centring=false) -%}
+    {#- The CTEs poolings and pairs of a PPI cross moments model: each row of
+        int_ppi_unit_pair_sums (a pair of unit groups and label statuses) meeting
+        pair_where, in its two poolings: `pooled` is unit a's (model or dimension) with
+        the sums of the own_side centring where the two units share it, 'all' with
+        those of pooled_side in every row; the model sums them (ppi_cross_sums). -#}
 poolings as (
     select flags.pool
     from (values (false), (true)) as flags (pool)
@@ -135,31 +119,32 @@ poolings as (
 
 pairs as (
     select
-        unit_a.judge,
-        unit_a.is_panel,
-        case when poolings.pool then 'all' else unit_a.{{ pooled }} end as {{ pooled }},
+        pair_sums.judge,
+        pair_sums.is_panel,
+        case when poolings.pool then 'all' else pair_sums.{{ pooled }}_a end as {{ pooled }},
         {%- for name, expr in pair_columns.items() %}
-        {{ expr }} as {{ name }},
+        pair_sums.{{ expr }} as {{ name }},
         {%- endfor %}
         pair_sums.is_labelled_a,
         pair_sums.is_labelled_b,
         pair_sums.n_pairs,
         {%- for name, a, b in ppi_pair_products(with_judge_centring) %}
         case
-            when poolings.pool then pair_sums.{{ name }}_all else pair_sums.{{ name }}_own
+            when poolings.pool then pair_sums.{{ name }}_{{ pooled_side }}
+            else pair_sums.{{ name }}_{{ own_side }}
         end as {{ name }}{{ ',' if not loop.last }}
         {%- endfor %}
-    from pair_sums
-    inner join moments as unit_a on pair_sums.key_a = unit_a.unit_key
-    inner join moments as unit_b on pair_sums.key_b = unit_b.unit_key
+    from {{ ref('int_ppi_unit_pair_sums') }} as pair_sums
     cross join poolings
-    where poolings.pool or unit_a.{{ pooled }} = unit_b.{{ pooled }}
+    where
+        ({{ pair_where }})
+        and (poolings.pool or pair_sums.{{ pooled }}_a = pair_sums.{{ pooled }}_b)
 ),
 {%- endmacro %}
 
 {% macro ppi_cross_sums(with_judge_centring=false) -%}
-    {#- The sums over a group of `pairs` (ppi_unit_pairs, each a pair of unit keys
-        and label statuses in one pooling) of the products of the two units'
+    {#- The sums over a group of `pairs` (ppi_pooled_pairs, each a pair of unit
+        groups and label statuses in one pooling) of the products of the two units'
         centred scores (ppi_cross_products): ll_* both labelled, lu_* / ul_* only
         unit a / unit b, uu_* neither, gg (with_judge_centring) the judge scores
         centred on all units; n_pairs the pairs of units. -#}

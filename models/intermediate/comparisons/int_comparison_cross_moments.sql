@@ -13,28 +13,20 @@
 -- its units (the judge-only difference). dy, dh: a labelled unit's human and judge
 -- scores minus its stratum's labelled means; du: an unlabelled unit's judge score
 -- minus its stratum's unlabelled mean.
+-- The pairs are int_ppi_unit_pair_sums' (the units of one prompt paired once for
+-- both cross moments models): their own sums in the rows of one dimension (pairs of
+-- that dimension), their dimensions-pooled sums in the rows of dimension 'all'.
 with
 
--- each unit centred on the moments of both its rows (its dimension's and dimension
--- 'all'): the units are paired once, as the pooling of the dimensions pairs them
--- (the pairs of one dimension are those of the pooled row whose units share the
--- dimension), and the poolings applied to the sums per pair of unit keys
--- (macros/ppi_pairs.sql). The first unit is the one whose (model, dimension) sorts
--- first: the unit keys number the moments rows in (judge, is_panel, model,
--- dimension, stratum) order and two units of one prompt differ in (model,
--- dimension), so comparing the integer keys orders them as comparing the strings
--- (a third of the node's time at 1M ratings)
-{{ ppi_unit_pairs(
-    moments_where="model != 'all'",
+{{ ppi_pooled_pairs(
     pooled='dimension',
-    own_keys=['model', 'dimension'],
-    pair_keys=[],
-    pair_condition='unit_a.unit_key < unit_b.unit_key',
+    own_side='own',
+    pooled_side='dimensions',
     pair_columns={
-        'first_model': 'unit_a.model',
-        'first_stratum': 'unit_a.stratum',
-        'second_model': 'unit_b.model',
-        'second_stratum': 'unit_b.stratum',
+        'first_model': 'model_a',
+        'first_stratum': 'stratum_a',
+        'second_model': 'model_b',
+        'second_stratum': 'stratum_b',
     },
     with_judge_centring=true,
 ) }}

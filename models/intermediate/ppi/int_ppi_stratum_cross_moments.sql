@@ -10,23 +10,17 @@
 -- dy, dh: a labelled unit's human and judge scores minus its stratum's labelled
 -- means; du: an unlabelled unit's judge score minus its stratum's unlabelled mean.
 -- Rows of one dimension hold one unit per completion: no pairs, no rows here.
--- Built after int_comparison_cross_moments, never beside it (the line below): each
--- pairs the units of a prompt in a hash join (~64M pairs at 10M ratings), and the
--- two at once shared DuckDB's buffer (10M ratings, node wall: 19.7 + 17.1 s side by
--- side, 18.1 + 4.5 one after the other; the whole build's wall the same).
--- depends_on: {{ ref('int_comparison_cross_moments') }}
+-- The pairs are int_ppi_unit_pair_sums' of one model (its first unit's dimension
+-- sorts first), their dimensions-pooled sums in the rows of one model and their
+-- models-pooled sums in the rows of model 'all'.
 with
 
--- each unit centred on the means of both its pooled rows (its model's and model
--- 'all'): the units are paired once and the poolings applied to the sums per pair
--- of unit keys, as the two poolings pair the same units (macros/ppi_pairs.sql)
-{{ ppi_unit_pairs(
-    moments_where="dimension = 'all'",
+{{ ppi_pooled_pairs(
     pooled='model',
-    own_keys=['model'],
-    pair_keys=['model'],
-    pair_condition='unit_a.unit_dimension < unit_b.unit_dimension',
-    pair_columns={'stratum_a': 'unit_a.stratum', 'stratum_b': 'unit_b.stratum'},
+    own_side='dimensions',
+    pooled_side='models',
+    pair_columns={'stratum_a': 'stratum_a', 'stratum_b': 'stratum_b'},
+    pair_where='pair_sums.model_a = pair_sums.model_b',
 ) }}
 
 final as (

@@ -19,7 +19,9 @@
     {#- The select list of int_ppi_unit_pair_sums' unit_groups: per centring
         (ppi_pair_centrings) its row's mean_y_<side>, mean_yhat_labelled_<side>,
         mean_yhat_unlabelled_<side> and (judge_centring) mean_yhat_<side>, the mean
-        judge score of all the row's units. -#}
+        judge score of all the row's units (NULL for a row of no estimable unit,
+        all judge_na or human_na: unused there, and Spark's ANSI mode raises on a
+        division by zero, issue 34 review). -#}
     {%- for side, c in ppi_pair_centrings().items() %}
         {{ c.moments }}.mean_y as mean_y_{{ side }},
         {{ c.moments }}.mean_yhat_labelled as mean_yhat_labelled_{{ side }},
@@ -28,7 +30,7 @@
         (
             coalesce({{ c.moments }}.n_labelled * {{ c.moments }}.mean_yhat_labelled, 0)
             + coalesce({{ c.moments }}.n_unlabelled * {{ c.moments }}.mean_yhat_unlabelled, 0)
-        ) / ({{ c.moments }}.n_labelled + {{ c.moments }}.n_unlabelled) as mean_yhat_{{ side }}
+        ) / nullif({{ c.moments }}.n_labelled + {{ c.moments }}.n_unlabelled, 0) as mean_yhat_{{ side }}
         {%- endif %}{{ ',' if not loop.last }}
     {%- endfor %}
 {%- endmacro %}

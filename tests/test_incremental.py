@@ -398,6 +398,17 @@ def _the_validation_reads_the_load(
         whole_table = run_suites(planted, ["marts"], only=["fct_judge_ratings"])
         assert (on_load.success, whole_table.success) == (not inside, False), inside
         planted.unlink()
+    # a load with no ratings (human labels alone) is no empty judge_ratings file: no
+    # row-count warning on the load (fails when the scoped suite keeps that expectation)
+    planted = tmp_path / "planted_no_ratings.duckdb"
+    shutil.copy(inc, planted)
+    with duckdb.connect(str(planted)) as con:
+        con.execute("delete from base_inputs__judge_ratings where _load_id = "
+                    "(select arg_max(load_id, load_number) from int_load_scope)")  # fmt: skip
+    on_load = run_suites(planted, ["inputs"], only=["base_inputs__judge_ratings"], on_load=True)
+    assert on_load.scoped["base_inputs__judge_ratings"][0] == 0, on_load.scoped
+    assert [f for f in on_load.findings if not f.success] == []
+    planted.unlink()
 
 
 def _kept_tables_equal(inc: Path, full: Path) -> None:
@@ -529,10 +540,13 @@ def _tests_of_the_facts_read_the_recomputed_rows(inc: Path, tmp_path: Path) -> N
     touched = "(select prompt_id || chr(31) || run_id from int_load_prompts where run_id <> '')"
     with duckdb.connect(str(planted)) as con:
         key = "prompt_id || chr(31) || run_id"
+        # outside what B recomputed: neither its prompt and run nor its whole prompt
+        whole = "(select prompt_id from int_load_prompts where run_id is null)"
+        outside = f"{key} not in {touched} and prompt_id not in {whole}"
         con.execute(f"insert into fct_judge_ratings select * from fct_judge_ratings "
                     f"where {key} in {touched} limit 1")  # fmt: skip
         con.execute(f"insert into fct_judge_ratings select * replace (-1 as source_row_number) "
-                    f"from fct_judge_ratings where {key} not in {touched} limit 1")  # fmt: skip
+                    f"from fct_judge_ratings where {outside} limit 1")  # fmt: skip
     # without the var, as judge-bias build runs dbt: the load is int_load_scope's last
     # (current_load_id), and the checks read the rows it recomputed
     dbt_vars = {"judge_bias_incremental": True}
@@ -551,7 +565,7 @@ def _tests_of_the_facts_read_the_recomputed_rows(inc: Path, tmp_path: Path) -> N
     # last load, B, does not read that row)
     with duckdb.connect(str(planted)) as con:
         con.execute(f"insert into fct_judge_ratings select * replace (-2 as source_row_number, "
-                    f"'sideways' as framing) from fct_judge_ratings where {key} not in {touched} "
+                    f"'sideways' as framing) from fct_judge_ratings where {outside} "
                     f"limit 1")  # fmt: skip
     load_m = query(planted, "select load_id from int_load_scope where load_number = 2")
     named = {"judge_bias_incremental": True, "judge_bias_load_id": load_m["load_id"][0]}

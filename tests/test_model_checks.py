@@ -226,7 +226,8 @@ def test_demo_checks_are_one_node_per_model_and_severity(demo_build: BuildResult
     demo project keeps its checks: main before model_checks had 396 test nodes
     (int_bias_cell_prompt_moments, incremental warehouses only, added one for a
     while: its key); 397 with the singular test every_load_is_scoped (incremental
-    warehouses only: disabled here, and counted)."""
+    warehouses only: disabled here, and counted); 408 with int_ppi_unit_pair_sums'
+    eleven rules (its key and ten not_null)."""
     target = build_mod.target_dir(demo_build.db_path)
     manifest = json.loads((target / "manifest.json").read_text())
     tests = [n for n in manifest["nodes"].values() if n["resource_type"] == "test"]
@@ -234,7 +235,7 @@ def test_demo_checks_are_one_node_per_model_and_severity(demo_build: BuildResult
     keys = [(n["attached_node"], n["config"]["severity"]) for n in grouped]
     assert len(keys) == len(set(keys))
     assert all(len(n["depends_on"]["nodes"]) <= 1 for n in grouped)
-    assert len(manifest_checks(manifest)) == 397
+    assert len(manifest_checks(manifest)) == 408
     assert len(tests) < 120
 
 

@@ -16,6 +16,7 @@ missing (`make spark` installs pyspark; `make test-full` runs it).
 from __future__ import annotations
 
 import importlib.util
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -67,6 +68,12 @@ BAD_COMPLETIONS = 'news_0000,mystery,x\nnews_0001,cirrus-max,"Ça coûte 3€ �
 BAD_ANNOTATIONS = "news_0000,aurora/large-2025-01,correctness,ann_9,**Correct.**,annotator\n"
 
 
+NA_SELF_FAITHFULNESS = re.compile(
+    r"^(aurora/large-2025-01,[^,]*,aurora/large-2025-01,faithfulness,)([^,\"]*)(,,positive,)",
+    re.MULTILINE,
+)
+
+
 def _broken_copy(root: Path) -> Path:
     data = root / "broken"
     shutil.copytree(DEMO_DIR, data)
@@ -80,6 +87,13 @@ def _broken_copy(root: Path) -> Path:
     ]:
         with (data / name).open("a", encoding="utf-8", newline="") as fh:
             fh.write(extra)
+    # every positive faithfulness rating aurora-large gave itself is NA: PPI unit
+    # groups with no estimable unit (a zero denominator the SQL must not divide by:
+    # Spark's ANSI mode raises where DuckDB gives NaN; issue 34's review)
+    ratings = data / "judge_ratings.csv"
+    text, n = NA_SELF_FAITHFULNESS.subn(r"\1NA: nothing to verify\3", ratings.read_text("utf-8"))
+    assert n > 0, "the demo has no positive faithfulness self-ratings of aurora-large"
+    ratings.write_text(text, encoding="utf-8", newline="")
     return data
 
 

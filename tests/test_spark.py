@@ -88,8 +88,10 @@ def _broken_copy(root: Path) -> Path:
         with (data / name).open("a", encoding="utf-8", newline="") as fh:
             fh.write(extra)
     # every positive faithfulness rating aurora-large gave itself is NA: PPI unit
-    # groups with no estimable unit (a zero denominator the SQL must not divide by:
-    # Spark's ANSI mode raises where DuckDB gives NaN; issue 34's review)
+    # groups with no estimable unit (two int_ppi_stratum_moments rows with
+    # n_labelled + n_unlabelled = 0), which both routes must build alike. (The
+    # division by that sum in int_ppi_unit_pair_sums is guarded by nullif; this build
+    # also passed without the guard: Spark's plan did not evaluate it on those rows.)
     ratings = data / "judge_ratings.csv"
     text, n = NA_SELF_FAITHFULNESS.subn(r"\1NA: nothing to verify\3", ratings.read_text("utf-8"))
     assert n > 0, "the demo has no positive faithfulness self-ratings of aurora-large"

@@ -195,3 +195,44 @@ def test_both_phases_run_in_one_dbt_process_holding_nothing_between(tmp_path, db
     con = duckdb.connect(str(db), read_only=True)
     assert con.execute("select n from between_phases").fetchone()[0] > 0
     con.close()
+
+
+# a child ending as judge-bias build's dbt child ends (dbt_parse._exit_without_teardown):
+# an atexit function writes a file, the output is left in Python's buffer (a pipe is
+# block-buffered), and the warehouse's release succeeds or fails as the argument says
+_EXIT_CHILD = """
+import atexit, sys
+from pathlib import Path
+from judge_bias.warehouse import dbt_parse
+
+def release():
+    if sys.argv[2] == "held":
+        raise RuntimeError("dbt still holds the warehouse")
+
+dbt_parse._release_warehouse = release
+atexit.register(lambda: Path(sys.argv[1]).write_text("atexit ran"))
+print("the child's last line")
+dbt_parse._exit_without_teardown(3)
+print("not reached")
+"""
+
+
+@pytest.mark.parametrize("warehouse", ["closed", "held"])
+def test_the_child_ends_with_its_code_its_output_and_its_atexit_functions(tmp_path, warehouse):
+    import subprocess
+    import sys
+
+    marker = tmp_path / "atexit.txt"
+    result = subprocess.run(
+        [sys.executable, "-c", _EXIT_CHILD, str(marker), warehouse],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={
+            **{k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"},
+            "PYTHONPATH": str(PROJECT / "python"),
+        },
+    )
+    assert result.returncode == 3, result.stderr
+    assert result.stdout == "the child's last line\n"
+    assert marker.read_text() == "atexit ran"

@@ -62,3 +62,24 @@ def test_the_fact_key_test_fails_on_a_fan_out_and_a_lost_row(
     if "fct_judge_ratings_checks" in failed:
         violated = dict(violated_rules(db, failed["fct_judge_ratings_checks"]))
         assert violated == {"unique(source_row_number)": 1}, violated
+
+
+def test_debiased_scores_key_test_fails_on_a_repeated_estimate(
+    demo_build: BuildResult, tmp_path: Path
+) -> None:
+    # debiased_scores is a view of fct_judge_ratings joined to one self-bias row per
+    # judge: a second main self-bias row of a judge repeats that judge's own ratings
+    db = copy_warehouse(demo_build, tmp_path)
+    select = ["test", "--select", "debiased_scores fct_judge_ratings"]
+    run_dbt(select, db, quiet=True, capture=True)  # the demo passes
+    with duckdb.connect(str(db)) as con:
+        assert con.execute(
+            "select table_type from information_schema.tables where table_name = 'debiased_scores'"
+        ).fetchall() == [("VIEW",)]
+        con.execute(
+            "insert into bias_estimates select * from bias_estimates where analysis = 'main' "
+            "and slice = 'all' and term_type = 'self' and estimate is not null limit 1"
+        )
+    with pytest.raises(BuildError):
+        run_dbt(select, db, quiet=True, capture=True)
+    assert {n.split("_debiased_scores")[0] for n in _failed(db)} == {"same_row_count"}

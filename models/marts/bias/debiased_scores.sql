@@ -1,6 +1,12 @@
 -- Each judge score minus the judge's estimated self-bias on its own model's
 -- completions and its family-bias on its family's other models (main fit).
 -- A bias the data could not identify is not subtracted (debias_applied says).
+-- A view on DuckDB (issue 34): one row per rating, 17 columns, every row changed
+-- whenever the main fit's estimates change (each build, each append), so a table
+-- wrote 10M rows for three readers that each join a few estimates to the fact
+-- (debiased_leaderboard, the validation's sample, the BI snapshot, which copies it
+-- as a table); a table on Spark, where a view is its query run again by every reader.
+{{ config(materialized=('table' if target.type == 'spark' else 'view')) }}
 with
 
 ratings as (

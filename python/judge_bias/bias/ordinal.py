@@ -168,17 +168,18 @@ def fit_ordinal(
             empty, fit | {"model_type": model_type, "n_params": n_params, "notes": skipped}
         )
     y, X, terms, notes = ordinal_design(df)
-    import statsmodels.api as sm
+    from statsmodels.genmod import families
+    from statsmodels.genmod.generalized_linear_model import GLM
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         yc, Xc, freq = compress(y, X, weights)
         if len(levels) == 2:
             exog = np.column_stack([np.ones(len(yc)), Xc])
-            res = sm.GLM(
+            res = GLM(
                 (yc == levels[1]).astype(float),
                 exog,
-                family=sm.families.Binomial(),
+                family=families.Binomial(),
                 freq_weights=freq,
             ).fit()
             params, cov = res.params[1:], _cov(res)[1:, 1:]

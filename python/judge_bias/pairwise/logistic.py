@@ -39,8 +39,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import statsmodels.api as sm
 from scipy.optimize import linprog
+from statsmodels.discrete.discrete_model import Logit
+from statsmodels.genmod import families
+from statsmodels.genmod.generalized_linear_model import GLM
 
 from judge_bias.errors import NumericalError
 
@@ -140,14 +142,14 @@ def maximum_likelihood(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, bool]:
         if 2 * len(distinct) <= len(x):
             trials = np.bincount(index).astype(float)
             successes = np.bincount(index, weights=y)
-            fit = sm.GLM(
+            fit = GLM(
                 np.column_stack([successes, trials - successes]),
                 distinct,
-                family=sm.families.Binomial(),
+                family=families.Binomial(),
             ).fit()
             converged = bool(fit.converged)
         else:
-            fit = sm.Logit(y, x).fit(disp=0)
+            fit = Logit(y, x).fit(disp=0)
             converged = bool(fit.mle_retvals["converged"])
     return np.asarray(fit.params, dtype=float), converged
 

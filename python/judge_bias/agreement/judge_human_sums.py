@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judge_bias.agreement.clustered_correlation import fisher_interval
+from judge_bias.agreement.clustered_correlation import fisher_interval, linearised
 from judge_bias.agreement.correlation_notes import correlation_notes
 from judge_bias.agreement.measures import (
     CORRELATIONS,
@@ -102,14 +102,10 @@ def design_effect_from_sums(
     n_clusters = int(np.count_nonzero(n_g > 0))
     if n_clusters < 2 or n < 3:
         return float("nan")
-    mx, my = (w @ x) / n, (w @ y) / n
-    dx, dy = x - mx, y - my
-    sx, sy = np.sqrt((w @ (dx * dx)) / n), np.sqrt((w @ (dy * dy)) / n)
-    if not (sx > 0 and sy > 0):
+    moments = linearised(x, y, w)
+    if moments is None:
         return float("nan")
-    zx, zy = dx / sx, dy / sy
-    r = (w @ (zx * zy)) / n
-    influence = zx * zy - r * (zx * zx + zy * zy) / 2.0
+    mx, my, sx, sy, r, influence = moments
     independent = n / (n - 1.0) * float(w @ (influence * influence))
     s_x, s_y, s_xx, s_yy, s_xy = (sums[k] for k in names[1:])
     cxy = s_xy - my * s_x - mx * s_y + n_g * mx * my

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from judge_bias.agreement.counterfactual import counterfactual_from_prompt_sums
+from judge_bias.agreement.judge_human_sums import judge_human_from_sums
 from judge_bias.agreement.marts import (
     agreement_counterfactual,
     agreement_judge_human,
@@ -19,6 +20,7 @@ from judge_bias.agreement.marts import (
 from judge_bias.agreement.measures import judge_human_agreement
 from judge_bias.agreement.self_vs_peer import self_vs_peer_tests as svp_from_items
 from judge_bias.stats.binary_agreement import BINARY_COLUMNS, agreement_binary_mart
+from judge_bias.stats.binary_cells import bootstrap_products, labelled_sums
 from judge_bias.stats.level_intervals import cluster_bootstrap_counts, cluster_bootstrap_weights
 from tests.agreement_reference import binary_agreement
 
@@ -174,3 +176,77 @@ def test_self_vs_peer_from_codes_equals_the_frame() -> None:
     want = svp_from_items(items=items)
     assert (got["framing"] == "inverted - positive").sum() == 2
     pd.testing.assert_frame_equal(got, want, rtol=1e-12)
+
+
+def _edge_pairs() -> pd.DataFrame:
+    """Score pairs with counts whose statistics are partly undefined: judge "c" is
+    constant (no correlation), "d" has 4 ratings (fewer than 5), "e" rates one prompt
+    (no design effect), "f" has continuous human means (many ranks, ties in the
+    judge's), "g" has NaN and null scores (left out) and a dimension named "all"."""
+    rng = np.random.default_rng(8)
+    parts = [_ratings([f"p{i}" for i in range(20)], seed=3, n=300).dropna()]
+
+    def part(judge: str, dims, prompts, x, y, w) -> pd.DataFrame:
+        return pd.DataFrame(
+            {"judge": judge, "dimension": dims, "prompt_id": prompts,
+             "judge_score_norm": x, "human_score_norm": y, "n_rows": w}
+        )  # fmt: skip
+
+    parts.append(part("c", "d1", [f"p{i}" for i in range(8)], 0.5, rng.random(8), 2))
+    parts.append(part("d", "d1", ["p1", "p2"], [0.0, 1.0], [0.0, 1.0], 2))
+    parts.append(part("e", ["d1"] * 6 + ["d2"] * 6, "p1", rng.integers(0, 3, 12) / 2,
+                      rng.integers(0, 5, 12) / 4, 1))  # fmt: skip
+    n = 200
+    dims, prompts = np.array(["x", "y"]), np.array([f"q{i}" for i in range(30)])
+    parts.append(part("f", dims[rng.integers(0, 2, n)], prompts[rng.integers(0, 30, n)],
+                      rng.integers(0, 5, n) / 4, rng.random(n).round(2),
+                      rng.integers(1, 5, n)))  # fmt: skip
+    g = part("g", np.array(["all", "z"])[rng.integers(0, 2, 60)],
+             np.array([f"r{i}" for i in range(9)])[rng.integers(0, 9, 60)],
+             rng.integers(0, 5, 60) / 4, rng.integers(0, 5, 60) / 4, 1)  # fmt: skip
+    g.loc[:4, "judge_score_norm"] = np.nan
+    g.loc[5:8, "human_score_norm"] = None
+    parts.append(g)
+    frame = pd.concat(parts, ignore_index=True)
+    keys = ["judge", "dimension", "prompt_id", "judge_score_norm", "human_score_norm"]
+    return frame.groupby(keys, dropna=False)["n_rows"].sum().reset_index()
+
+
+@pytest.mark.parametrize("route", ["frame", "nocase"])
+def test_judge_human_from_sums_equals_the_pairs_on_undefined_statistics(route: str) -> None:
+    """judge_human_from_sums (DuckDB's contingency tables and per-prompt sums) equals
+    judge_human_agreement on the pairs (checked against scipy in test_agreement.py)
+    row for row, notes and nulls included: constant scores, fewer than 5 ratings,
+    one prompt, many ranks, NaN and null scores, a dimension named "all"."""
+    pairs = _edge_pairs()
+    got = judge_human_from_sums(pairs if route == "frame" else _nocase(pairs))
+    want = judge_human_agreement(pairs)
+    assert got["notes"].str.contains("judge's scores are constant").any()
+    assert got["notes"].str.contains("4 rated pairs").any()
+    assert got["notes"].str.contains("one prompt").any()
+    pd.testing.assert_frame_equal(got, want, rtol=1e-12)
+
+
+def test_bootstrap_products_in_chunks_equal_one_product_per_group() -> None:
+    """bootstrap_products stacks the groups of one G into a product per chunk: each
+    group's slice equals its own product with the same draw, whatever the chunk size,
+    and a group with fewer than 2 labelled prompts gets none."""
+    rng = np.random.default_rng(6)
+    cells = []
+    for g in (5, 9, 5, 1, 5, 9):
+        c = {k: rng.integers(0, 4, g + 2).astype(float) for k in ("tp", "fp", "ff", "tf")}
+        c |= {k: rng.random(g + 2) for k in ("sx", "sy", "sxx", "syy", "sxy")}
+        c["nlab"] = np.r_[np.ones(g), np.zeros(2)]
+        cells.append(c)
+    want = [
+        cluster_bootstrap_weights(int(c["nlab"].sum()), 40, 3) @ labelled_sums(c).T
+        if c["nlab"].sum() >= 2 else None
+        for c in cells
+    ]  # fmt: skip
+    for chunk in (1, 10 * 5 * 8 * 2, 1 << 20):
+        got = bootstrap_products(cells, 40, 3, cluster_bootstrap_weights, chunk_bytes=chunk)
+        for g_, w_ in zip(got, want, strict=True):
+            if w_ is None:
+                assert g_ is None
+            else:
+                np.testing.assert_allclose(g_, w_, rtol=1e-13)

@@ -67,6 +67,23 @@ def count_clusters(codes: np.ndarray, live: np.ndarray) -> int:
     return int(np.count_nonzero(np.bincount(codes[live])))
 
 
+def linearised(
+    x: np.ndarray, y: np.ndarray, w: np.ndarray
+) -> tuple[float, float, float, float, float, np.ndarray] | None:
+    """(mean x, mean y, sd x, sd y, r, each row's influence IF) of rows standing for
+    ``w`` observations each (population moments; module docstring); None when
+    either side has no variation."""
+    n = w.sum()
+    mx, my = (w @ x) / n, (w @ y) / n
+    dx, dy = x - mx, y - my
+    sx, sy = np.sqrt((w @ (dx * dx)) / n), np.sqrt((w @ (dy * dy)) / n)
+    if not (sx > 0 and sy > 0):
+        return None
+    zx, zy = dx / sx, dy / sy
+    r = (w @ (zx * zy)) / n
+    return mx, my, sx, sy, r, zx * zy - r * (zx * zx + zy * zy) / 2.0
+
+
 def pearson_design_effect(
     x: np.ndarray, y: np.ndarray, cluster: np.ndarray, weights: np.ndarray | None = None
 ) -> float:
@@ -83,13 +100,10 @@ def pearson_design_effect(
     n_clusters = count_clusters(codes, w > 0)
     if n_clusters < 2 or n < 3:
         return float("nan")
-    dx, dy = x - (w @ x) / n, y - (w @ y) / n
-    sx, sy = np.sqrt((w @ (dx * dx)) / n), np.sqrt((w @ (dy * dy)) / n)
-    if not (sx > 0 and sy > 0):
+    moments = linearised(x, y, w)
+    if moments is None:
         return float("nan")
-    zx, zy = dx / sx, dy / sy
-    r = (w @ (zx * zy)) / n
-    influence = zx * zy - r * (zx * zx + zy * zy) / 2.0
+    influence = moments[-1]
     independent = n / (n - 1.0) * float(w @ (influence * influence))
     totals = np.bincount(codes, weights=w * influence)
     clustered = n_clusters / (n_clusters - 1.0) * float(totals @ totals)

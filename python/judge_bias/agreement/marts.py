@@ -9,11 +9,11 @@ import pandas as pd
 
 from judge_bias.agreement.coded import coded_rows
 from judge_bias.agreement.counterfactual import counterfactual_from_prompt_sums
+from judge_bias.agreement.judge_human_sums import judge_human_from_sums
 from judge_bias.agreement.measures import (
     ANNOTATOR_COLUMNS,
     LABEL_COUNT_BYTES,
     annotator_agreement_from_counts,
-    judge_human_agreement,
 )
 from judge_bias.agreement.self_vs_peer import self_vs_peer_tests as tests_from_items
 from judge_bias.limits import Budget, within_budget
@@ -51,14 +51,10 @@ def agreement_counterfactual(ref: Ref, get: Get, session: object = None) -> pd.D
 
 
 def agreement_judge_human(ref: Ref, get: Get, session: object = None) -> pd.DataFrame:
-    """agreement_judge_human from the distinct score pairs per prompt with counts:
-    the contingency table, and the per-prompt totals of the design effect."""
-    pairs = coded_rows(
-        ref("int_agreement_judge_human_pairs"),
-        ("judge", "dimension", "prompt_id"),
-        ("judge_score_norm", "human_score_norm", "n_rows"),
-    )
-    return judge_human_agreement(pairs)
+    """agreement_judge_human from the distinct score pairs per prompt with counts,
+    summed by DuckDB into the contingency tables and the per-prompt sums of the
+    design effects (judge_human_sums): never the pairs themselves."""
+    return judge_human_from_sums(ref("int_agreement_judge_human_pairs"))
 
 
 def self_vs_peer_tests(ref: Ref, get: Get, session: object = None) -> pd.DataFrame:

@@ -207,20 +207,40 @@ def _edge_pairs() -> pd.DataFrame:
     g.loc[:4, "judge_score_norm"] = np.nan
     g.loc[5:8, "human_score_norm"] = None
     parts.append(g)
+    # "h" agrees perfectly (r = 1 on 12 ratings of 3 prompts): no design effect,
+    # where rounding once gave 2.23 by one route and 3.51 by the other (review15a)
+    h_scores = rng.integers(0, 5, 12) / 4
+    parts.append(part("h", "d1", np.repeat(["s1", "s2", "s3"], 4), h_scores, h_scores, 1))
     frame = pd.concat(parts, ignore_index=True)
     keys = ["judge", "dimension", "prompt_id", "judge_score_norm", "human_score_norm"]
     return frame.groupby(keys, dropna=False)["n_rows"].sum().reset_index()
 
 
-@pytest.mark.parametrize("route", ["frame", "nocase"])
+def _with_real_nan(frame: pd.DataFrame) -> duckdb.DuckDBPyRelation:
+    """``frame`` as a DuckDB relation whose missing judge scores are IEEE NaN, not
+    NULL (DuckDB's from_df reads pandas' NaN as NULL)."""
+    con = duckdb.connect()
+    return con.from_df(frame).project(
+        "* replace (coalesce(judge_score_norm, 'nan'::double) as judge_score_norm)"
+    )
+
+
+@pytest.mark.parametrize("route", ["frame", "nocase", "nan"])
 def test_judge_human_from_sums_equals_the_pairs_on_undefined_statistics(route: str) -> None:
     """judge_human_from_sums (DuckDB's contingency tables and per-prompt sums) equals
     judge_human_agreement on the pairs (checked against scipy in test_agreement.py)
     row for row, notes and nulls included: constant scores, fewer than 5 ratings,
-    one prompt, many ranks, NaN and null scores, a dimension named "all"."""
+    one prompt, many ranks, NaN (as NULL, and as DuckDB's NaN) and null scores, a
+    dimension named "all", a perfect agreement (no design effect)."""
     pairs = _edge_pairs()
-    got = judge_human_from_sums(pairs if route == "frame" else _nocase(pairs))
+    relation = {"frame": pairs, "nocase": _nocase(pairs), "nan": _with_real_nan(pairs)}[route]
+    if route == "nan":
+        assert relation.filter("isnan(judge_score_norm)").count("*").fetchall()[0][0] > 0
+    got = judge_human_from_sums(relation)
     want = judge_human_agreement(pairs)
+    perfect = got[(got["judge"] == "h") & (got["dimension"] == "d1")].iloc[0]
+    assert perfect["pearson"] == pytest.approx(1.0)
+    assert np.isnan(perfect["pearson_design_effect"]), perfect
     assert got["notes"].str.contains("judge's scores are constant").any()
     assert got["notes"].str.contains("4 rated pairs").any()
     assert got["notes"].str.contains("one prompt").any()

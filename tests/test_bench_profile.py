@@ -76,7 +76,7 @@ def test_stage_windows_cover_the_process():
 
 
 def test_a_step_shorter_than_a_sample_after_the_tree_ended_keeps_its_memory():
-    """judge-bias build's exit takes milliseconds (build.exit_without_teardown): no
+    """judge-bias build's exit takes milliseconds (dbt_child.exit_without_teardown): no
     sample falls inside it and the next reads the ended tree (0 MB); its peak is
     the last living sample's."""
     samples = [(9.9, 100.0, 1.0), (10.05, 0.0, 1.1)]

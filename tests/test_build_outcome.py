@@ -388,12 +388,12 @@ def test_a_held_lock_is_one_line_naming_the_holder(
 
 
 def test_exit_without_teardown_runs_what_an_exit_runs(tmp_path):
-    """`judge-bias build` ends with build.exit_without_teardown: its exit code, the
+    """`judge-bias build` ends with dbt_child.exit_without_teardown: its exit code, the
     output buffered, the atexit functions and the other threads' work all kept."""
     mark = tmp_path / "atexit.txt"
     script = f"""
 import atexit, pathlib, sys, threading, time
-from judge_bias.warehouse.build import exit_without_teardown
+from judge_bias.warehouse.dbt_child import exit_without_teardown
 atexit.register(lambda: pathlib.Path({str(mark)!r}).write_text("ran"))
 done = []
 threading.Thread(target=lambda: (time.sleep(0.3), done.append(1), print("thread"))).start()

@@ -27,6 +27,7 @@ from judge_bias.inputs.importers import IMPORTERS, summary_line
 from judge_bias.inputs.summary import format_summary, summarise_inputs
 from judge_bias.simulate import simulate
 from judge_bias.warehouse import build as build_mod
+from judge_bias.warehouse.dbt_child import exit_without_teardown
 from judge_bias.warehouse.locks import lock_message
 
 EPILOG = (
@@ -484,7 +485,7 @@ def main(argv: list[str] | None = None) -> int:
         _interrupt_on_sigterm()
     code = _run(args)
     if argv is None and args.command == "build":  # the command line, not a caller
-        build_mod.exit_without_teardown(code)
+        exit_without_teardown(code)
     return code
 
 

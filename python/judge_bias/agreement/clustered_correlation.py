@@ -72,7 +72,8 @@ def linearised(
 ) -> tuple[float, float, float, float, float, np.ndarray] | None:
     """(mean x, mean y, sd x, sd y, r, each row's influence IF) of rows standing for
     ``w`` observations each (population moments; module docstring); None when
-    either side has no variation."""
+    either side has no variation or |r| is 1 to rounding (1e-12): every influence
+    is then 0 and a design effect 0/0, which rounding would make any number."""
     n = w.sum()
     mx, my = (w @ x) / n, (w @ y) / n
     dx, dy = x - mx, y - my
@@ -81,6 +82,8 @@ def linearised(
         return None
     zx, zy = dx / sx, dy / sy
     r = (w @ (zx * zy)) / n
+    if abs(r) >= 1.0 - 1e-12:
+        return None
     return mx, my, sx, sy, r, zx * zy - r * (zx * zx + zy * zy) / 2.0
 
 
@@ -90,8 +93,8 @@ def pearson_design_effect(
     """Design effect of Pearson's r for rows clustered by ``cluster`` (integer
     codes or any labels): CR1 cluster variance of the linearised r over its
     independent-rows variance (module docstring). ``weights``: rows standing
-    for that many identical observations. NaN with fewer than two clusters or
-    no variation."""
+    for that many identical observations. NaN with fewer than two clusters, no
+    variation or |r| = 1."""
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
     w = np.ones_like(x) if weights is None else np.asarray(weights, dtype=float)

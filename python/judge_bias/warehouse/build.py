@@ -6,20 +6,18 @@ got."""
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
@@ -260,20 +258,6 @@ def dbt_phases(
             raise BuildError("dbt ended before its second phase (no end of the first printed)")
         dbt_parse.keep(PARSE_CACHE, target_dir(db_path), db_path)
         yield lambda args: child.second(args, dbt_argv(args, db_path, quiet, dbt_vars))
-
-
-def exit_without_teardown(code: int) -> NoReturn:
-    """End `judge-bias build`'s process without the interpreter's teardown (~1 CPU s
-    with Great Expectations loaded; issue 34); as at a normal exit, the other threads
-    are joined, the atexit functions run and the output is flushed."""
-    for thread in threading.enumerate():
-        if thread is not threading.current_thread() and not thread.daemon:
-            thread.join()
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):  # a closed pipe, as an exit ignores
-            stream.flush()
-    os._exit(code)
 
 
 def spark_work_dir(db_path: Path) -> Path:

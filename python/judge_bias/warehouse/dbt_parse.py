@@ -23,7 +23,6 @@ warehouse's parse after a dbt command succeeded.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import json
 import os
@@ -262,21 +261,17 @@ def two_phases(first: list[str]) -> int:
 
 
 def _exit_without_teardown(code: int) -> NoReturn:
-    """End judge-bias build's dbt child with ``code`` once the warehouse is closed:
-    the atexit functions run (logging's flush of dbt's log among them) and the
-    standard streams are flushed, but the interpreter's teardown (freeing dbt's,
-    pandas', statsmodels' and, with the GLMs, jax's objects one by one: ~1 CPU s of
-    a demo build's dbt child, issue 34) is skipped. A warehouse still held falls
-    back to the ordinary exit, which closes it."""
+    """End judge-bias build's dbt child with ``code`` once the warehouse is closed,
+    without the interpreter's teardown (dbt_child.exit_without_teardown: threads
+    joined, atexit functions run, logging's flush of dbt's log among them, streams
+    flushed): the teardown freed dbt's, pandas', statsmodels' and, with the GLMs,
+    jax's objects one by one (~1 CPU s of a demo build's child, ~2 with the GLMs).
+    A warehouse still held falls back to the ordinary exit, which closes it."""
     try:
         _release_warehouse()
     except Exception:  # noqa: BLE001  the ordinary exit closes what is left
         sys.exit(code)
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    os._exit(code)
+    dbt_child.exit_without_teardown(code)
 
 
 def main() -> None:

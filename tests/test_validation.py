@@ -97,6 +97,32 @@ def test_a_large_table_is_read_as_a_reproducible_uniform_sample(
     con.close()
 
 
+def test_the_sample_ranks_a_share_of_the_rows_and_keeps_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sample's rows (the smallest seeded hashes of the row ids) are ranked among
+    the rows below a hash threshold: the same rows as ranking the whole table, also
+    on an incremental load's rows (where); when too few pass the threshold (a margin
+    under 1), the whole table is ranked (fails with the prefilter alone: 880 rows)."""
+    from judge_bias.warehouse import validation
+
+    monkeypatch.setattr(validation, "MAX_VALIDATED_ROWS", 1000)
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    con.execute("create table t as select i, i % 3 as k from range(50000) r(i)")
+    for where in (None, "k <> 1"):
+        cond = f"where {where}" if where else ""
+        expected = con.execute(
+            f"select i from t {cond} order by hash(rowid, {validation.SAMPLE_SEED}), rowid "
+            "limit 1000"
+        ).fetchall()
+        for margin in (1.1, 0.5):
+            monkeypatch.setattr(validation, "SAMPLE_MARGIN", margin)
+            df, total = validation._read_table(con, "t", {"i"}, where=where)
+            assert total == (50000 if where is None else 33333)
+            assert list(df["i"]) == sorted(i for (i,) in expected), (where, margin)
+    con.close()
+
+
 def test_columns_only_named_are_read_as_nulls(tmp_path: Path) -> None:
     """The input suite names every column of the file (ExpectTableColumnsToMatchSet)
     but reads the values of a few: the others come as nulls, under their names."""

@@ -25,6 +25,7 @@ from judge_bias.warehouse.incremental import (
     holds_loads,
     incremental_vars,
 )
+from judge_bias.warehouse.provenance import read_validation_record
 from judge_bias.warehouse.validation import ValidationReport
 from judge_bias.warehouse.validation import validate as run_suites
 from tests.conftest import DEMO_DIR, query
@@ -386,6 +387,9 @@ def _the_validation_reads_the_load(
                         "from fct_judge_ratings")  # fmt: skip
     assert facts == (counts["n"][0], counts["total"][0]) and 0 < facts[0] < facts[1], facts
     assert report.success
+    # the validation record says what was read of the load (fails without the field)
+    scoped = (read_validation_record(inc) or {})["scoped_to_load"]
+    assert scoped["fct_judge_ratings"] == {"rows_validated": facts[0], "rows": facts[1]}
     for inside in (True, False):
         planted = tmp_path / "planted_validation.duckdb"
         shutil.copy(inc, planted)

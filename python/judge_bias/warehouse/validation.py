@@ -360,26 +360,25 @@ SAMPLE_ROWID = "_judge_bias_sample_rowid"
 # load wrote (load_scope): the rows of the other loads were validated by the builds
 # that wrote them and are unchanged since. The inputs as read: the load's rows; the
 # facts (incremental by prompt): the rows the load recomputed, every row when it
-# recomputed every prompt (int_load_scope.needs_full), as the dbt tests' restriction
-# (macro load_prompt_condition, with run_id). The row-count expectations are left out
-# on the load (validate). fct_judge_ratings's other expectations read each row alone
-# or its key, which holds prompt_id and run_id: rows sharing a key are
-# recomputed together, so a duplicate among them is still found.
+# recomputed every prompt (int_load_scope.needs_full), read from the view
+# int_load_recomputed_facts (the macro load_prompt_condition with run_id, as the dbt
+# tests' restriction and the model's pre-hook: one statement of the condition). The
+# row-count expectations are left out on the load (validate). fct_judge_ratings's
+# other expectations read each row alone or its key, which holds prompt_id and
+# run_id: rows sharing a key are recomputed together, so a duplicate among them is
+# still found.
 LAST_LOAD = "(select arg_max(load_id, load_number) from int_load_scope)"
-RECOMPUTED_FACTS = (
-    f"(select needs_full from int_load_scope where load_id = {LAST_LOAD})"
-    " or prompt_id is null"
-    " or prompt_id in (select prompt_id from int_load_prompts where run_id is null)"
-    " or prompt_id || chr(31) || run_id in ("
-    "select prompt_id || chr(31) || run_id from int_load_prompts where run_id is not null)"
-)
+RECOMPUTED_FACTS = "int_load_recomputed_facts"
 
 
-def load_scope() -> dict[str, str]:
-    """The conditions restricting an incremental build's validation to its load's
-    rows (see RECOMPUTED_FACTS), by table."""
-    scope = {f"base_inputs__{kind}": f"_load_id = {LAST_LOAD}" for kind in KINDS}
-    scope["fct_judge_ratings"] = RECOMPUTED_FACTS
+def load_scope() -> dict[str, tuple[str, str | None]]:
+    """What an incremental build's validation reads of each table it restricts to
+    its load: (the relation, the condition on its rows or None)."""
+    scope: dict[str, tuple[str, str | None]] = {
+        f"base_inputs__{kind}": (f"base_inputs__{kind}", f"_load_id = {LAST_LOAD}")
+        for kind in KINDS
+    }
+    scope["fct_judge_ratings"] = (RECOMPUTED_FACTS, None)
     return scope
 
 
@@ -540,7 +539,13 @@ def validate(
         tables = {
             r[0] for r in con.execute("select table_name from information_schema.tables").fetchall()
         }
-        scope = load_scope() if on_load and {"int_load_scope", "int_load_prompts"} <= tables else {}
+        # a relation missing (a warehouse built before int_load_recomputed_facts):
+        # that table is read whole
+        scope = {
+            table: (relation, where)
+            for table, (relation, where) in load_scope().items()
+            if on_load and {"int_load_scope", relation} <= tables
+        }
         for suite_name in suite_names:
             for table, expectations in suites()[suite_name].items():
                 if wanted is not None and table not in wanted:
@@ -550,8 +555,8 @@ def validate(
                         Finding(suite_name, table, "table exists", None, CRITICAL, False)
                     )
                     continue
-                where = scope.get(table)
-                if where is not None:
+                relation, where = scope.get(table, (table, None))
+                if table in scope:
                     # a load may hold none of a table's rows (a load of human labels
                     # alone; no fact recomputed): the table's row count is not the
                     # load's, and stays the whole-table validation's
@@ -560,10 +565,10 @@ def validate(
                         for e in expectations
                         if not isinstance(e, gxe.ExpectTableRowCountToBeBetween)
                     ]
-                df, total = _read_table(con, table, *_columns_needed(expectations, table), where)
+                df, total = _read_table(con, relation, *_columns_needed(expectations, table), where)
                 if len(df) < total:
                     sampled[table] = (len(df), total)
-                if where is not None:
+                if table in scope:
                     every = con.execute(f'select count(*) from "{table}"').fetchall()[0][0]
                     scoped[table] = (total, every)
                 asset = source.add_dataframe_asset(f"{suite_name}__{table}")

@@ -25,6 +25,7 @@ from judge_bias.warehouse.incremental import (
     holds_loads,
     incremental_vars,
 )
+from judge_bias.warehouse.provenance import read_validation_record
 from judge_bias.warehouse.validation import ValidationReport
 from judge_bias.warehouse.validation import validate as run_suites
 from tests.conftest import DEMO_DIR, query
@@ -128,6 +129,7 @@ def _new_prompt_rows(kind: str) -> list[dict[str, str]]:
 IGNORED_TABLES = [
     "int_load_scope",
     "int_load_prompts",
+    "int_load_recomputed_facts",
 ]
 IGNORED_COLUMNS = [
     "_load_id",
@@ -206,9 +208,8 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
         assert b"Unable to do partial parsing" not in written
     _kept_models_inserted_the_load_only(inc)
     _a_load_left_unscoped_fails_its_test(inc, tmp_path)
-    _the_validation_reads_the_load(
-        inc, tmp_path, appended.validation, len(new_run + resent + new_prompt_ratings)
-    )
+    _the_validation_reads_the_load(inc, tmp_path, appended.validation, new_run + resent
+                                   + new_prompt_ratings)  # fmt: skip
     full = build(union, tmp_path / "full.duckdb", quiet=True)
     assert full.bi_path is not None
     # which path each load took: every prompt (the first load, M), B's prompts
@@ -368,30 +369,35 @@ def _a_load_left_unscoped_fails_its_test(inc: Path, tmp_path: Path) -> None:
 
 
 def _the_validation_reads_the_load(
-    inc: Path, tmp_path: Path, report: ValidationReport, n_load: int
+    inc: Path, tmp_path: Path, report: ValidationReport, load: list[dict[str, str]]
 ) -> None:
     """Load B's validation read its load's rows (validation.load_scope): its ratings
-    as read, and the facts it recomputed (the prompts and runs it touched), and
-    passed. On a copy, a fact row B recomputed with a null judge_family fails the
-    suite on the load (publishing is blocked); one of an untouched prompt and run
-    (written, and validated, by an earlier load) is not read by it, and fails the
-    whole-table suite (fails when on_load reads every row, or none)."""
+    as read, and the facts it recomputed (int_load_recomputed_facts: the ratings of
+    the prompts and runs B rated, every rating of the prompts B added), and passed.
+    On a copy, a fact row B recomputed with a null judge_family fails the suite on
+    the load (publishing is blocked); one of an untouched prompt and run (written,
+    and validated, by an earlier load) is not read by it, and fails the whole-table
+    suite (fails when on_load reads every row, or none)."""
     ratings = report.scoped["base_inputs__judge_ratings"]
-    assert ratings[0] == n_load and ratings[1] > n_load, ratings
+    assert ratings[0] == len(load) and ratings[1] > len(load), ratings
     facts = report.scoped["fct_judge_ratings"]
-    touched = "(select prompt_id || chr(31) || run_id from int_load_prompts where run_id <> '')"
-    whole = "(select prompt_id from int_load_prompts where run_id is null)"
-    recomputed = f"prompt_id || chr(31) || run_id in {touched} or prompt_id in {whole}"
-    counts = query(inc, f"select count(*) filter ({recomputed}) as n, count(*) as total "
-                        "from fct_judge_ratings")  # fmt: skip
-    assert facts == (counts["n"][0], counts["total"][0]) and 0 < facts[0] < facts[1], facts
+    # the recomputed rows, from B's rows (not from the condition the view states)
+    rated = {(r["prompt_id"], r.get("run_id") or "1") for r in load}
+    fct = query(inc, "select prompt_id, run_id from fct_judge_ratings")
+    keys = zip(fct["prompt_id"], fct["run_id"], strict=True)
+    recomputed = [p in NEW_PROMPTS or (p, r) in rated for p, r in keys]
+    assert facts == (sum(recomputed), len(fct)) and 0 < facts[0] < facts[1], facts
     assert report.success
+    # the validation record says what was read of the load (fails without the field)
+    scoped = (read_validation_record(inc) or {})["scoped_to_load"]
+    assert scoped["fct_judge_ratings"] == {"rows_validated": facts[0], "rows": facts[1]}
+    read = "in (select source_row_number from int_load_recomputed_facts)"
     for inside in (True, False):
         planted = tmp_path / "planted_validation.duckdb"
         shutil.copy(inc, planted)
         with duckdb.connect(str(planted)) as con:
             first = (f"(select min(source_row_number) from fct_judge_ratings "
-                     f"where {'' if inside else 'not '}({recomputed}))")  # fmt: skip
+                     f"where source_row_number {'' if inside else 'not '}{read})")  # fmt: skip
             con.execute("update fct_judge_ratings set judge_family = null "
                         f"where source_row_number = {first}")  # fmt: skip
         on_load = run_suites(planted, ["marts"], only=["fct_judge_ratings"], on_load=True)

@@ -11,6 +11,7 @@ import pytest
 
 from judge_bias.cli import main
 from judge_bias.warehouse.build import BuildResult
+from judge_bias.warehouse.provenance import validation_record
 from judge_bias.warehouse.validation import validate
 from tests.conftest import query
 
@@ -64,6 +65,10 @@ def test_large_tables_are_validated_on_a_sample(demo_build, monkeypatch) -> None
     assert report.sampled["fct_judge_ratings"] == (1000, n_fct)
     assert report.success
     assert "random sample of 1,000 of its" in report.summary()
+    # the validation record says so too (fails when the record drops the field)
+    record = validation_record(demo_build.db_path, None, report, None)
+    assert record["sampled"] == {"fct_judge_ratings": {"rows_validated": 1000, "rows": n_fct}}
+    assert record["scoped_to_load"] == {}
 
 
 def test_a_large_table_is_read_as_a_reproducible_uniform_sample(
@@ -94,6 +99,32 @@ def test_a_large_table_is_read_as_a_reproducible_uniform_sample(
                 "from range(20000) r(i)")  # fmt: skip
     df, total = validation._read_table(con, "r", {"i", "rowid"})
     assert total == 20000 and len(df) == 1000 and df["i"].is_unique
+    con.close()
+
+
+def test_the_sample_ranks_a_share_of_the_rows_and_keeps_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sample's rows (the smallest seeded hashes of the row ids) are ranked among
+    the rows below a hash threshold: the same rows as ranking the whole table, also
+    on an incremental load's rows (where); when too few pass the threshold (a margin
+    under 1), the whole table is ranked (fails with the prefilter alone)."""
+    from judge_bias.warehouse import validation
+
+    monkeypatch.setattr(validation, "MAX_VALIDATED_ROWS", 1000)
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    con.execute("create table t as select i, i % 3 as k from range(50000) r(i)")
+    for where in (None, "k <> 1"):
+        cond = f"where {where}" if where else ""
+        expected = con.execute(
+            f"select i from t {cond} order by hash(rowid, {validation.SAMPLE_SEED}), rowid "
+            "limit 1000"
+        ).fetchall()
+        for margin in (1.1, 0.5):
+            monkeypatch.setattr(validation, "SAMPLE_MARGIN", margin)
+            df, total = validation._read_table(con, "t", {"i"}, where=where)
+            assert total == (50000 if where is None else 33333)
+            assert list(df["i"]) == sorted(i for (i,) in expected), (where, margin)
     con.close()
 
 

@@ -88,19 +88,13 @@ def default_bi_path(db_path: Path) -> Path:
     return db_path.with_name(f"{db_path.stem}.bi.duckdb")
 
 
-def validate(db_path: Path) -> ValidationReport:
-    """The validation suites (Great Expectations is imported only when they run)."""
+def validate(db_path: Path, on_load: bool = False) -> ValidationReport:
+    """The validation suites (Great Expectations is imported only when they run).
+    ``on_load``: an incremental build's, the input files as read and the facts on its
+    load's rows (judge_bias.warehouse.validation.load_scope), the rest whole."""
     from judge_bias.warehouse.validation import validate as run_suites
 
-    return run_suites(db_path)
-
-
-def validate_load(db_path: Path) -> ValidationReport:
-    """An incremental build's validation suites: the input files as read and the facts
-    on its load's rows (judge_bias.warehouse.validation.load_scope), the rest whole."""
-    from judge_bias.warehouse.validation import validate as run_suites
-
-    return run_suites(db_path, on_load=True)
+    return run_suites(db_path, on_load=on_load)
 
 
 # The input gates read these marts (models/marts/quality/). `judge-bias build` builds
@@ -469,7 +463,7 @@ def validate_and_publish(
     the validation suites and their record, then, only when they pass, the BI
     snapshot (marts and docs from dbt's ``manifest``); ``record`` says how far it
     got. ``on_load``: an incremental build's, the suites read its load's rows
-    (validate_load)."""
+    (validate)."""
     # a GLM fit that raised or fails its diagnostics is a row of glm_fits, not a
     # dbt failure: name it here, and again in the CLI's closing summary
     for line in glm_fit_summary_of(db):
@@ -485,7 +479,7 @@ def validate_and_publish(
     with ThreadPoolExecutor(1, thread_name_prefix="bi-snapshot") as pool:
         copying = pool.submit(copy_marts, db, bi, mart_docs(manifest), stop)
         try:
-            report = validate_load(db) if on_load else validate(db)
+            report = validate(db, on_load)
             inputs = summarise_inputs(db)
             if not report.success:
                 _discard_copy(copying, stop)

@@ -102,6 +102,14 @@ def validation_record(
         "expectations": len(report.findings),
         "expectations_met": sum(f.success for f in report.findings),
         "critical_failures": [f.describe() for f in report.failures],
+        # the tables read on part of their rows: a random sample (dbt's tests read
+        # every row), or an incremental build's load (the loads before validated theirs)
+        "sampled": {
+            t: {"rows_validated": n, "rows": total} for t, (n, total) in report.sampled.items()
+        },
+        "scoped_to_load": {
+            t: {"rows_validated": n, "rows": total} for t, (n, total) in report.scoped.items()
+        },
         "warnings": [f.describe() for f in report.warnings],
         "bi_snapshot": str(bi_path) if bi_path else None,
     }

@@ -29,17 +29,26 @@
         the item cells kept across loads) and with the var glm_inputs: all
         (every input table with its rows, whatever is fitted: to read them, or
         to compare a build with an incremental warehouse's). -#}
-    {%- set asked = var('glm_models', '') -%}
-    {%- if asked is none or (asked is string and asked | trim == '') -%}
-        {%- set asked = env_var('JUDGE_BIAS_GLM_MODELS', '') | trim or 'default' -%}
-    {%- endif -%}
-    {%- if asked is string -%}
-        {%- set named = {'all': ['*'], 'none': [], 'default': ['grader_model', 'pairwise']} -%}
-        {%- set names = named.get(asked | trim, []) if asked | trim in named
-            else asked.split(',') | map('trim') | list -%}
+    {%- if not execute -%}
+        {#- dbt's parse (refs and configs are the same either way): the
+            environment is read when the model compiles to run, so a parse does
+            not depend on it (tests/test_dbt_parse.py) -#}
+        {%- set needed = true -%}
     {%- else -%}
-        {%- set names = asked | list -%}
+        {%- set asked = var('glm_models', '') -%}
+        {%- if asked is none or (asked is string and asked | trim == '') -%}
+            {%- set asked = env_var('JUDGE_BIAS_GLM_MODELS', '') | trim or 'default' -%}
+        {%- endif -%}
+        {%- if asked is string -%}
+            {%- set named = {'all': ['*'], 'none': [], 'default': ['grader_model', 'pairwise']} -%}
+            {%- set names = named.get(asked | trim, []) if asked | trim in named
+                else asked.split(',') | map('trim') | list -%}
+        {%- else -%}
+            {%- set names = asked | list -%}
+        {%- endif -%}
+        {%- set every_input = var('glm_inputs', '') | string | trim | lower == 'all' -%}
+        {%- set needed = incremental_on() or every_input or '*' in names
+            or (names | select('in', models) | list | length > 0) -%}
     {%- endif -%}
-    {%- set every_input = var('glm_inputs', '') | string | trim | lower == 'all' -%}
-    {{ return(incremental_on() or every_input or '*' in names or (names | select('in', models) | list | length > 0)) }}
+    {{ return(needed) }}
 {%- endmacro %}

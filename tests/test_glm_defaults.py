@@ -144,6 +144,7 @@ def _macro_needs(models, glm_models=None, env="", incremental=False, glm_inputs=
     template = jinja2.Environment().from_string(text + "{{ glm_input_needed(models) }}")
     template.render(
         models=models,
+        execute=True,
         var=lambda name, default=None: default if values.get(name) is None else values[name],
         env_var=lambda name, default=None: env or default,
         incremental_on=lambda: incremental,
@@ -225,3 +226,21 @@ def test_a_model_whose_input_was_built_empty_is_refused(empty, models):
     ref = _empty_input_relations(duckdb.connect(), empty)
     with pytest.raises(SettingError, match=f"{empty} has no rows while .* counts 3 ratings"):
         results_from_relations(ref, {"glm_models": models}.get)
+
+
+@pytest.mark.dbt
+def test_the_parse_depends_on_no_environment_variable(tmp_path, monkeypatch):
+    """glm_input_needed reads JUDGE_BIAS_GLM_MODELS only when a model compiles to
+    run: dbt's saved parse records no environment variable, so a build with
+    another value reuses it (fails when the macro reads the environment at
+    parse time: the parse then lists it under env_vars)."""
+    import msgpack
+
+    from judge_bias.warehouse import build as build_mod
+
+    monkeypatch.setenv("JUDGE_BIAS_GLM_MODELS", "items")
+    monkeypatch.setattr(build_mod, "PARSE_CACHE", tmp_path / "parse_cache")
+    db = tmp_path / "w.duckdb"
+    build_mod.run_dbt(["parse"], db, build_mod.PROJECT_DIR / "data" / "demo", capture=True)
+    saved = (build_mod.target_dir(db) / "partial_parse.msgpack").read_bytes()
+    assert msgpack.unpackb(saved, strict_map_key=False)["env_vars"] == {}

@@ -14,3 +14,41 @@
     prob_positive,
     fit_status
 {%- endmacro %}
+
+{% macro glm_input_needed(models) -%}
+    {#- Whether this build fits one of `models` (GLM names), so that a GLM input
+        table only some fits read (int_glm_item_counts: items; the agreement rows:
+        the ordinal models) is built with its rows; else it is built empty, with
+        its columns, and its checks run on no rows (issue 34: 11.7M rows each at
+        10M ratings). The models asked for are resolved as
+        judge_bias.glm.runner.GlmConfig.from_vars does: the glm_models var, else
+        the environment variable JUDGE_BIAS_GLM_MODELS, else default (its
+        DEFAULT_MODELS, the same list: tests/test_glm_defaults.py); names
+        comma-separated, or default, all or none (unknown names fail in the
+        runner). Always true on the incremental path (int_glm_rating_counts sums
+        the item cells kept across loads) and with the var glm_inputs: all
+        (every input table with its rows, whatever is fitted: to read them, or
+        to compare a build with an incremental warehouse's). -#}
+    {%- if not execute -%}
+        {#- dbt's parse (refs and configs are the same either way): the
+            environment is read when the model compiles to run, so a parse does
+            not depend on it (tests/test_dbt_parse.py) -#}
+        {%- set needed = true -%}
+    {%- else -%}
+        {%- set asked = var('glm_models', '') -%}
+        {%- if asked is none or (asked is string and asked | trim == '') -%}
+            {%- set asked = env_var('JUDGE_BIAS_GLM_MODELS', '') | trim or 'default' -%}
+        {%- endif -%}
+        {%- if asked is string -%}
+            {%- set named = {'all': ['*'], 'none': [], 'default': ['grader_model', 'pairwise']} -%}
+            {%- set names = named.get(asked | trim, []) if asked | trim in named
+                else asked.split(',') | map('trim') | list -%}
+        {%- else -%}
+            {%- set names = asked | list -%}
+        {%- endif -%}
+        {%- set every_input = var('glm_inputs', '') | string | trim | lower == 'all' -%}
+        {%- set needed = incremental_on() or every_input or '*' in names
+            or (names | select('in', models) | list | length > 0) -%}
+    {%- endif -%}
+    {{ return(needed) }}
+{%- endmacro %}

@@ -22,6 +22,8 @@ DEFAULT_BUILD = {
     "load_prompt_dependencies": lambda: "",
     "load_prompt_filter": lambda *args, **kwargs: "",
     "is_incremental": lambda: False,
+    # macros/glm.sql: the GLM input tables rendered with their rows
+    "glm_input_needed": lambda models: True,
 }
 # macros/engine.sql's not_materialized, per engine
 MACROS = {

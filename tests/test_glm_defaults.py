@@ -6,14 +6,16 @@ dimension, chain, draws and seconds on stderr."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from judge_bias.glm import progress as progress_module
-from judge_bias.glm.models import MODELS
+from judge_bias.glm.models import MODELS, ORDINAL_MODELS
 from judge_bias.glm.progress import Heartbeat
 from judge_bias.glm.runner import DEFAULT_MODELS, GlmConfig, Inputs, run_glms
+from tests import sql_models
 
 
 @pytest.mark.parametrize(
@@ -127,3 +129,118 @@ def test_nothing_to_fit_imports_no_sampler_library():
         [sys.executable, "-c", NOTHING_TO_FIT], capture_output=True, text=True, check=True
     )
     assert done.stdout.split() == [str(len(MODELS)), "[]"], done.stdout
+
+
+def _macro_needs(models, glm_models=None, env="", incremental=False, glm_inputs="") -> bool:
+    """macros/glm.sql's glm_input_needed(models), rendered as dbt would with these
+    vars, JUDGE_BIAS_GLM_MODELS and incremental_on()."""
+    import jinja2
+
+    from judge_bias.warehouse.build import PROJECT_DIR
+
+    text = (Path(PROJECT_DIR) / "macros" / "glm.sql").read_text(encoding="utf-8")
+    values = {"glm_models": glm_models, "glm_inputs": glm_inputs}
+    returned: list[bool] = []
+    template = jinja2.Environment().from_string(text + "{{ glm_input_needed(models) }}")
+    template.render(
+        models=models,
+        execute=True,
+        var=lambda name, default=None: default if values.get(name) is None else values[name],
+        env_var=lambda name, default=None: env or default,
+        incremental_on=lambda: incremental,
+        **{"return": lambda value: returned.append(value) or ""},
+    )
+    (value,) = returned
+    return value
+
+
+def _rendered_needs(model: str) -> list:
+    """The models a GLM input table's SQL passes to glm_input_needed."""
+    import jinja2
+
+    from judge_bias.warehouse.build import PROJECT_DIR
+
+    (path,) = Path(PROJECT_DIR, "models").rglob(f"{model}.sql")
+    asked: list = []
+    macros = {**sql_models.MACROS["duckdb"], "glm_input_needed": lambda m: asked.append(m)}
+    jinja2.Environment().from_string(path.read_text(encoding="utf-8")).render(
+        ref=lambda name: name, **macros
+    )
+    return asked
+
+
+@pytest.mark.parametrize("glm_models", [None, "", "default", "all", "none", "items",
+                                        " grader_type ", "pairwise,items", "pairwise"])  # fmt: skip
+@pytest.mark.parametrize("env", ["", "none", "all", "items", "hierarchical,pairwise"])
+def test_glm_inputs_are_built_for_the_models_the_runner_fits(glm_models, env, monkeypatch):
+    """int_glm_item_counts has rows when (and only when) the runner fits items, and
+    int_glm_agreement_ratings when it fits an ordinal model (the agreement reads
+    the first of them fitted): the macro resolves glm_models and
+    JUDGE_BIAS_GLM_MODELS as GlmConfig.from_vars, with its default DEFAULT_MODELS.
+    Each table names those models (fails when the macro's default set, a name's
+    resolution or a model's list drifts from the runner's); the incremental path
+    and glm_inputs: all build both whatever is fitted."""
+    monkeypatch.setenv("JUDGE_BIAS_GLM_MODELS", env)
+    fitted = GlmConfig.from_vars({"glm_models": glm_models}.get).models
+    assert _rendered_needs("int_glm_item_counts") == [["items"]]
+    assert _rendered_needs("int_glm_agreement_ratings") == [list(ORDINAL_MODELS)]
+    for readers in (["items"], list(ORDINAL_MODELS)):
+        expected = bool(set(readers) & set(fitted))
+        assert _macro_needs(readers, glm_models, env) is expected, (readers, fitted)
+        assert _macro_needs(readers, glm_models, env, incremental=True) is True
+        assert _macro_needs(readers, glm_models, env, glm_inputs="all") is True
+
+
+def _empty_input_relations(con, empty: str):
+    tables = {
+        "int_glm_families": "select 'g' as name, 'f' as family",
+        "int_glm_rating_counts": "select 'a' as dimension, 'g' as grader, "
+        "'llm' as grader_type, 'm' as model, 1.0 as score, 3 as n",
+        "int_glm_item_counts": "select 'a' as dimension, 'g' as grader, 'llm' as grader_type, "
+        "'m' as model, 'p' as item, 1.0 as score, 3 as n",
+        "int_glm_pairwise_counts": "select 1 as n where false",
+        "int_glm_scale_points": "select 'a' as dimension, 1.0 as score",
+        "int_glm_agreement_ratings": "select 'a' as dimension, 'g' as grader, "
+        "'llm' as grader_type, 'm' as model, 'p' as item, 'p|m' as unit, 1.0 as score, "
+        "'1' as run_id",
+        "int_glm_excluded": "select 'a' as dimension, 'no score' as reason, 2 as n",
+    }
+    tables[empty] = f"select * from ({tables[empty]}) where false"
+    return lambda name: con.sql(tables[name])
+
+
+@pytest.mark.parametrize(
+    ("empty", "models"),
+    [("int_glm_item_counts", "items"), ("int_glm_agreement_ratings", "grader_type")],
+)
+def test_a_model_whose_input_was_built_empty_is_refused(empty, models):
+    """A fit asked for after its input table was built without it (e.g. dbt build
+    --select int_glm_results with JUDGE_BIAS_GLM_MODELS=items, on a warehouse built
+    with the default set) fails, naming the table and how to build it, before any
+    fit: not an items fit, or an agreement, on no rows."""
+    import duckdb
+
+    from judge_bias.errors import SettingError
+    from judge_bias.glm.dbt import results_from_relations
+
+    ref = _empty_input_relations(duckdb.connect(), empty)
+    with pytest.raises(SettingError, match=f"{empty} has no rows while .* counts 3 ratings"):
+        results_from_relations(ref, {"glm_models": models}.get)
+
+
+@pytest.mark.dbt
+def test_the_parse_depends_on_no_environment_variable(tmp_path, monkeypatch):
+    """glm_input_needed reads JUDGE_BIAS_GLM_MODELS only when a model compiles to
+    run: dbt's saved parse records no environment variable, so a build with
+    another value reuses it (fails when the macro reads the environment at
+    parse time: the parse then lists it under env_vars)."""
+    import msgpack
+
+    from judge_bias.warehouse import build as build_mod
+
+    monkeypatch.setenv("JUDGE_BIAS_GLM_MODELS", "items")
+    monkeypatch.setattr(build_mod, "PARSE_CACHE", tmp_path / "parse_cache")
+    db = tmp_path / "w.duckdb"
+    build_mod.run_dbt(["parse"], db, build_mod.PROJECT_DIR / "data" / "demo", capture=True)
+    saved = (build_mod.target_dir(db) / "partial_parse.msgpack").read_bytes()
+    assert msgpack.unpackb(saved, strict_map_key=False)["env_vars"] == {}

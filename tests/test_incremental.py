@@ -210,7 +210,8 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
     _a_load_left_unscoped_fails_its_test(inc, tmp_path)
     _the_validation_reads_the_load(inc, tmp_path, appended.validation, new_run + resent
                                    + new_prompt_ratings)  # fmt: skip
-    full = build(union, tmp_path / "full.duckdb", quiet=True)
+    # every GLM input table with its rows, as the incremental path builds them
+    full = build(union, tmp_path / "full.duckdb", quiet=True, dbt_vars={"glm_inputs": "all"})
     assert full.bi_path is not None
     # which path each load took: every prompt (the first load, M), B's prompts
     scope = query(inc, "select needs_full, full_reason from int_load_scope order by load_number")

@@ -5,6 +5,8 @@
 -- (observed, and with the fitted grader effects removed) is over units with each
 -- grader once, so this is its grain, not a row per rating (issue 17: the
 -- ratings are filtered and deduplicated in SQL, not in pandas).
+-- Only the agreement of an ordinal model reads it: built empty (its columns, no
+-- rows) when no ordinal model is fitted (glm_input_needed).
 with
 
 ratings as {{ not_materialized() }} (
@@ -18,7 +20,8 @@ ratings as {{ not_materialized() }} (
         score,
         run_id
     from {{ ref('int_glm_ratings') }}
-    where on_scale{% if is_incremental() %}
+    where on_scale{% if not glm_input_needed(['grader_type', 'grader_model', 'hierarchical', 'items']) %}
+        and false{% endif %}{% if is_incremental() %}
         and {{ load_prompt_condition() }}{% endif %}
 ),
 

@@ -1,7 +1,9 @@
 {{ config(incremental_by_prompt(none, 'item')) -}}
 {{ load_prompt_dependencies() -}}
 -- The item model's count cells: rows per (dimension, grader, model, prompt,
--- score); the prompt is the item.
+-- score); the prompt is the item. Only the items model reads it: built empty
+-- (its columns, no rows) when items is not fitted (glm_input_needed;
+-- int_glm_results says so if items is asked for later without a rebuild).
 select
     dimension,
     grader,
@@ -11,6 +13,7 @@ select
     score,
     count(*) as n
 from {{ ref('int_glm_ratings') }}
-where on_scale{% if is_incremental() %}
+where on_scale{% if not glm_input_needed(['items']) %}
+    and false{% endif %}{% if is_incremental() %}
     and {{ load_prompt_condition() }}{% endif %}
 group by dimension, grader, grader_type, model, prompt_id, score

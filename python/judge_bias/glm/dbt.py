@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
+from judge_bias.errors import SettingError
 from judge_bias.glm.agreement import unit_sample
 from judge_bias.glm.models import MODELS
 from judge_bias.glm.runner import GlmConfig, Inputs, fit_bytes, run_glms
@@ -61,15 +62,36 @@ def shaped(result: pd.DataFrame, ci_level: float) -> pd.DataFrame:
     return out
 
 
-def read_item_counts(relation, config: GlmConfig) -> tuple[pd.DataFrame, dict[str, str]]:
+def not_built(table: str, n_ratings: int, config: GlmConfig) -> SettingError:
+    """The error of a GLM input table built empty (macros/glm.sql's
+    glm_input_needed: no model that reads it was asked for when it was built)
+    read by fits asked for now."""
+    asked = ",".join(config.models)
+    return SettingError(
+        f"{table} has no rows while int_glm_rating_counts counts {n_ratings} ratings: "
+        f"it was built without the models that read it (glm_input_needed), and now "
+        f"glm_models is {asked}. Build it with the same glm_models: "
+        f"--vars '{{glm_models: {asked}}}' or JUDGE_BIAS_GLM_MODELS={asked} for the "
+        f"whole build (or dbt build --select {table}+ with them)"
+    )
+
+
+def read_item_counts(
+    relation, config: GlmConfig, n_ratings: int = 0
+) -> tuple[pd.DataFrame, dict[str, str]]:
     """The item model's count cells, read only when it is requested and its fit
     on every dimension fits the memory budget (counted from the distinct keys
     first: on 10M ratings the table has 11.7M rows and the fit would need
-    about 100 GB); else an empty table and the skip note per dimension."""
+    about 100 GB); else an empty table and the skip note per dimension. The
+    table is built empty when items is not asked for: read then with
+    ``n_ratings`` (the rating counts' total) above 0, an error says so."""
     empty = pd.DataFrame(columns=ITEM_COUNT_COLUMNS)
     if "items" not in config.models:
         return empty, {}
-    items = distinct_keys(relation, "dimension, item").groupby("dimension").size()
+    keys = distinct_keys(relation, "dimension, item")
+    if keys.empty and n_ratings:
+        raise not_built("int_glm_item_counts", n_ratings, config)
+    items = keys.groupby("dimension").size()
     graders = distinct_keys(relation, "dimension, grader").groupby("dimension").size()
     skipped = {}
     for dimension, n_items in items.items():
@@ -82,16 +104,18 @@ def read_item_counts(relation, config: GlmConfig) -> tuple[pd.DataFrame, dict[st
     return to_pandas(relation), skipped
 
 
-def agreement_rows(relation, config: GlmConfig) -> pd.DataFrame:
+def agreement_rows(relation, config: GlmConfig, n_ratings: int = 0) -> pd.DataFrame:
     """The rows of int_glm_agreement_ratings (one rating per grader and unit,
     deduplicated in SQL) of the units the agreement reads: the unit keys are
     sampled here and only their ratings are pulled (10M ratings are 11.7M rows
-    there, 2 x 2,000 units about 28k), sorted (SQL gives no order)."""
+    there, 2 x 2,000 units about 28k), sorted (SQL gives no order). Built empty
+    when no ordinal model is asked for: an error as read_item_counts'."""
     if not any(MODELS[m].kind == "ordinal" for m in config.models):
         return pd.DataFrame(columns=AGREEMENT_COLUMNS)
-    keep = unit_sample(
-        distinct_keys(relation, "dimension, unit"), config.agreement_max_units, config.settings.seed
-    )
+    units = distinct_keys(relation, "dimension, unit")
+    if units.empty and n_ratings:
+        raise not_built("int_glm_agreement_ratings", n_ratings, config)
+    keep = unit_sample(units, config.agreement_max_units, config.settings.seed)
     rows = rows_where_in(relation, "unit", keep["unit"].unique())
     rows = rows.merge(keep, on=["dimension", "unit"])  # a unit kept in one dimension only
     return rows.sort_values(["dimension", "grader", "unit", "run_id"], kind="stable").reset_index(
@@ -104,15 +128,17 @@ def results_from_relations(ref: Callable, get: Callable, session: object = None)
     SQL models aggregated), ``get(var)`` a dbt config value."""
     config = GlmConfig.from_vars(get)
     families = to_pandas(ref("int_glm_families"))
-    item_counts, items_skipped = read_item_counts(ref("int_glm_item_counts"), config)
+    rating_counts = to_pandas(ref("int_glm_rating_counts"))
+    n_ratings = int(rating_counts["n"].sum()) if len(rating_counts) else 0
+    item_counts, items_skipped = read_item_counts(ref("int_glm_item_counts"), config, n_ratings)
     inputs = Inputs(
-        rating_counts=to_pandas(ref("int_glm_rating_counts")),
+        rating_counts=rating_counts,
         item_counts=item_counts,
         items_skipped=items_skipped,
         pairwise_counts=to_pandas(ref("int_glm_pairwise_counts")),
         scales=to_pandas(ref("int_glm_scale_points")),
         families=dict(zip(families["name"], families["family"], strict=True)),
-        agreement_rows=agreement_rows(ref("int_glm_agreement_ratings"), config),
+        agreement_rows=agreement_rows(ref("int_glm_agreement_ratings"), config, n_ratings),
         excluded=to_pandas(ref("int_glm_excluded")),
     )
     return shaped(run_glms(inputs, config), config.settings.ci_level)

@@ -391,7 +391,7 @@ def _the_validation_reads_the_load(
     assert report.success
     # the validation record says what was read of the load (fails without the field)
     scoped = (read_validation_record(inc) or {})["scoped_to_load"]
-    assert scoped["fct_judge_ratings"] == {"rows_validated": facts[0], "rows": facts[1]}
+    assert scoped["fct_judge_ratings"] == {"rows_in_load": facts[0], "rows": facts[1]}
     read = "in (select source_row_number from int_load_recomputed_facts)"
     for inside in (True, False):
         planted = tmp_path / "planted_validation.duckdb"

@@ -107,8 +107,10 @@ def validation_record(
         "sampled": {
             t: {"rows_validated": n, "rows": total} for t, (n, total) in report.sampled.items()
         },
+        # rows_in_load: the load's rows of the table (of which `sampled` says how
+        # many were read when they were more than the sample)
         "scoped_to_load": {
-            t: {"rows_validated": n, "rows": total} for t, (n, total) in report.scoped.items()
+            t: {"rows_in_load": n, "rows": total} for t, (n, total) in report.scoped.items()
         },
         "warnings": [f.describe() for f in report.warnings],
         "bi_snapshot": str(bi_path) if bi_path else None,

@@ -99,7 +99,8 @@
         update {{ scope }}
         set facts_done = list_distinct(list_concat(facts_done, [
             {%- for name in built | sort %}'{{ name }}'{% if not loop.last %}, {% endif %}{% endfor -%}
-        ]))
+        ])),
+        facts_built_by = '{{ invocation_id }}'
         where load_id = {{ current_load_id(scope) }}
     {%- endif -%}
 {%- endmacro %}

@@ -18,6 +18,7 @@ from judge_bias.warehouse import build as build_mod
 from judge_bias.warehouse.build import BuildResult
 from judge_bias.warehouse.provenance import SNAPSHOT_VALIDATION, VALIDATION_FAILED, BuildRecord
 from judge_bias.warehouse.snapshot import (
+    SNAPSHOT_LOAD,
     SNAPSHOT_VALIDATION_COMMENT,
     STORAGE_VERSION,
     CopyStop,
@@ -102,7 +103,7 @@ def test_failed_validation_does_not_publish(
     failing = ValidationReport(
         [Finding("marts", "fct_judge_ratings", "expect_x", "judge", "critical", False)]
     )
-    monkeypatch.setattr(build_mod, "validate", lambda _db: failing)
+    monkeypatch.setattr(build_mod, "validate", lambda _db, _on_load=False: failing)
     record = BuildRecord(db, DEMO_DIR, bi)
     manifest = build_mod.target_dir(demo_build.db_path) / "manifest.json"
     result = build_mod.validate_and_publish(db, DEMO_DIR, bi, record, manifest)
@@ -123,7 +124,7 @@ def test_validation_that_raises_leaves_no_copy(
     shutil.copyfile(demo_build.bi_path, bi)
     published = bi.read_bytes()
 
-    def broken(_db: Path) -> ValidationReport:
+    def broken(_db: Path, _on_load: bool = False) -> ValidationReport:
         raise RuntimeError("suites broke")
 
     monkeypatch.setattr(build_mod, "validate", broken)
@@ -296,3 +297,93 @@ def test_publish_comments_escape_quotes(tmp_path: Path) -> None:
         con.close()
     assert cols == {'a"b': "it's a; drop", "plain": None}
     assert storage.startswith(STORAGE_VERSION) and _header_version(bi) == 64
+
+
+def _load_warehouse(db: Path, facts: list[tuple], loads: list[tuple], touched: list[tuple]) -> None:
+    """A warehouse of an incremental build, the tables the snapshot reads: the facts
+    (prompt_id, run_id, score), another mart, int_load_scope and int_load_prompts."""
+    with duckdb.connect(str(db)) as con:
+        con.execute("create or replace table fct_judge_ratings "
+                    "(prompt_id varchar, run_id varchar, score double)")  # fmt: skip
+        con.executemany("insert into fct_judge_ratings values (?, ?, ?)", facts)
+        con.execute("create or replace table debiased_scores as "
+                    "select prompt_id, score + 1 as debiased from fct_judge_ratings")  # fmt: skip
+        scope = "load_id varchar, load_number integer, needs_full boolean, facts_done varchar[]"
+        con.execute(f"create or replace table int_load_scope ({scope}, facts_built_by varchar)")
+        con.executemany("insert into int_load_scope values (?, ?, ?, ?, ?)", loads)
+        con.execute("create or replace table int_load_prompts (prompt_id varchar, run_id varchar)")
+        for row in touched:
+            con.execute("insert into int_load_prompts values (?, ?)", row)
+        # the dbt view int_load_recomputed_facts (macro load_prompt_condition), as SQL
+        last = "(select arg_max(load_id, load_number) from int_load_scope)"
+        con.execute(
+            "create or replace view int_load_recomputed_facts as select * from fct_judge_ratings "
+            f"where (select needs_full from int_load_scope where load_id = {last}) "
+            "or prompt_id is null "
+            "or prompt_id in (select prompt_id from int_load_prompts where run_id is null) "
+            "or (prompt_id, run_id) in (select prompt_id, run_id from int_load_prompts)"
+        )
+
+
+def _snapshot_rows(bi: Path) -> dict[str, list]:
+    with duckdb.connect(str(bi), read_only=True) as con:
+        return {
+            t: sorted(con.execute(f'select * from "{t}"').fetchall(), key=str)
+            for (t,) in con.execute("select table_name from duckdb_tables()").fetchall()
+        }
+
+
+def test_an_incremental_load_appends_to_the_snapshot_of_the_load_before(tmp_path: Path) -> None:
+    """On a load (copy_marts on_load), the snapshot published after the load before is
+    copied and fct_judge_ratings' recomputed rows replaced: equal to a whole copy, the
+    re-sent rating (p1, run 1) once with its new score. A snapshot of another state
+    (the dbt command that built the facts differs), a load that recomputed every
+    prompt, or no snapshot_load: copied whole. Fails when the append keeps the load's
+    old rows (without the delete: the count check raises), ignores the state, or
+    appends on a full recompute; and when a published file whose counts disagree after
+    the append is not copied whole."""
+    db, bi = tmp_path / "w.duckdb", tmp_path / "bi.duckdb"
+    done = ["fct_judge_ratings"]
+    first = [("p1", "1", 1.0), ("p2", "1", 2.0), ("p3", "1", 3.0), (None, "1", 9.0)]
+    _load_warehouse(db, first, [("A", 1, True, done, "inv-a")], [])
+    publish_snapshot(db, bi, ["fct_judge_ratings", "debiased_scores"])  # no snapshot_load
+    tables = ["fct_judge_ratings", "debiased_scores"]
+    finish = lambda: build_mod.finish_snapshot(copy_marts(db, bi, tables, on_load=True), bi)  # noqa: E731
+    finish()  # no snapshot_load in the published file: whole, and now named
+    assert _snapshot_rows(bi)[SNAPSHOT_LOAD] == [("A", "inv-a", 0)]
+    # load B: run 2 of p1 and p2, p1's run 1 re-sent with another score
+    second = [("p1", "1", 1.5), ("p2", "1", 2.0), ("p3", "1", 3.0), (None, "1", 9.0),
+              ("p1", "2", 4.0), ("p2", "2", 5.0)]  # fmt: skip
+    loads = [("A", 1, True, done, "inv-a"), ("B", 2, False, done, "inv-b")]
+    _load_warehouse(db, second, loads, [("p1", "1"), ("p1", "2"), ("p2", "2")])
+    finish()
+    got = _snapshot_rows(bi)
+    assert got[SNAPSHOT_LOAD] == [("B", "inv-b", 1)]
+    assert got["fct_judge_ratings"] == sorted(second, key=str)
+    assert got["debiased_scores"] == sorted([(p, s + 1) for p, _, s in second], key=str)
+    # C: the published file is B's state, but another command built B's facts since
+    loads = [*loads[:1], ("B", 2, False, done, "inv-b2"), ("C", 3, False, done, "inv-c")]
+    _load_warehouse(db, second, loads, [("p3", "3")])
+    finish()
+    assert _snapshot_rows(bi)[SNAPSHOT_LOAD] == [("C", "inv-c", 0)]  # whole
+    # D after C: appended; E recomputed every prompt: whole
+    loads = [*loads, ("D", 4, False, done, "inv-d")]
+    _load_warehouse(db, second, loads, [("p3", "4")])
+    finish()
+    assert _snapshot_rows(bi)[SNAPSHOT_LOAD] == [("D", "inv-d", 1)]
+    _load_warehouse(db, second, [*loads, ("E", 5, True, done, "inv-e")], [])
+    finish()
+    assert _snapshot_rows(bi)[SNAPSHOT_LOAD] == [("E", "inv-e", 0)]
+    assert _snapshot_rows(bi)["fct_judge_ratings"] == sorted(second, key=str)
+    # a published file whose facts differ from the warehouse's before the load (here a
+    # row too many; or a prompt and run the load emptied): the counts disagree after
+    # the append, and the snapshot is copied whole instead
+    loads = [*loads, ("E", 5, True, done, "inv-e"), ("F", 6, False, done, "inv-f")]
+    _load_warehouse(db, second, loads[-2:], [("p9", "1")])
+    with duckdb.connect(str(bi)) as con:
+        con.execute("insert into fct_judge_ratings values ('p8', '1', 0.0)")
+    finish()
+    got = _snapshot_rows(bi)
+    assert got[SNAPSHOT_LOAD] == [("F", "inv-f", 0)]
+    assert got["fct_judge_ratings"] == sorted(second, key=str)
+    assert not list(tmp_path.glob(".bi.duckdb.*.tmp*"))

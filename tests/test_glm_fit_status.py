@@ -57,7 +57,9 @@ def _fake_dbt(db: Path) -> None:
 @pytest.fixture()
 def built(demo_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys):
     monkeypatch.setattr(build_mod, "dbt_phases", _fake_phases)
-    monkeypatch.setattr(build_mod, "validate", lambda db: ValidationReport(findings=[]))
+    monkeypatch.setattr(
+        build_mod, "validate", lambda db, on_load=False: ValidationReport(findings=[])
+    )
     monkeypatch.setattr(build_mod, "mart_docs", lambda manifest: {"glm_fits": MartDocs()})
     db = tmp_path / "wh.duckdb"
     code = main(["build", "--data", str(demo_copy), "--db", str(db)])

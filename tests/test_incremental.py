@@ -17,7 +17,14 @@ import pytest
 from judge_bias.bench.compare_builds import compare_warehouses
 from judge_bias.inputs import loads
 from judge_bias.inputs.loads import KEY_SEPARATOR, as_load, key_expression, process_load_id
-from judge_bias.warehouse.build import GATE_RESULTS, BuildError, build, run_dbt, target_dir
+from judge_bias.warehouse.build import (
+    GATE_RESULTS,
+    BuildError,
+    build,
+    default_bi_path,
+    run_dbt,
+    target_dir,
+)
 from judge_bias.warehouse.checks import violated_rules
 from judge_bias.warehouse.incremental import (
     IncrementalError,
@@ -26,6 +33,7 @@ from judge_bias.warehouse.incremental import (
     incremental_vars,
 )
 from judge_bias.warehouse.provenance import read_validation_record
+from judge_bias.warehouse.snapshot import SNAPSHOT_LOAD, copy_marts, mart_docs
 from judge_bias.warehouse.validation import ValidationReport
 from judge_bias.warehouse.validation import validate as run_suites
 from tests.conftest import DEMO_DIR, query
@@ -198,10 +206,15 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
     assert first.bi_path is not None
     assert holds_loads(inc) is True
     log = target_dir(inc).parent / "logs" / "dbt.log"
-    for load in (tmp_path / "M", load_b):
+    _snapshot_equals_a_whole_copy(inc, first.bi_path, 0)
+    for load, appended_loads in ((tmp_path / "M", 0), (load_b, 1)):
         mark = _log_mark(log)
         appended = build(load, inc, quiet=True, incremental=True)
         assert appended.bi_path is not None
+        # M recomputed every prompt: the snapshot copied whole; B appended to it
+        _snapshot_equals_a_whole_copy(inc, appended.bi_path, appended_loads)
+        if load.name == "M":
+            shutil.copyfile(appended.bi_path, tmp_path / "bi_after_M.duckdb")
         # every load's vars are the same: dbt keeps the parse of the load before
         written = _log_since(log, mark)
         assert b"Running with dbt" in written  # the load's dbt runs were read, not nothing
@@ -306,9 +319,13 @@ def _a_resent_run_is_counted_once(inc: Path, full: Path, load_b: Path, tmp_path:
     rows: its pre-hook's deletion by prompt and run)."""
     again = tmp_path / "again.duckdb"
     shutil.copy(inc, again)
+    # the snapshot published after load M, not B: C must not append to it
+    shutil.copyfile(tmp_path / "bi_after_M.duckdb", default_bi_path(again))
     run_2 = [r for r in _read(load_b / "judge_ratings.csv") if r["run_id"] == "2"]
     _write(tmp_path / "C" / "judge_ratings.csv", run_2)
-    assert build(tmp_path / "C", again, quiet=True, incremental=True).bi_path is not None
+    resent = build(tmp_path / "C", again, quiet=True, incremental=True)
+    assert resent.bi_path is not None
+    _snapshot_equals_a_whole_copy(again, resent.bi_path, 0)
     scope = query(again, "select needs_full from int_load_scope order by load_number")
     assert not scope["needs_full"].iloc[-1]  # the by-prompt path: run 2's prompts and runs
     _kept_tables_equal(again, full)
@@ -416,6 +433,26 @@ def _the_validation_reads_the_load(
     assert on_load.scoped["base_inputs__judge_ratings"][0] == 0, on_load.scoped
     assert [f for f in on_load.findings if not f.success] == []
     planted.unlink()
+
+
+def _snapshot_equals_a_whole_copy(db: Path, bi: Path, appended_loads: int) -> None:
+    """The published snapshot names the warehouse's last load and how many loads were
+    appended to it since a whole copy (``appended_loads``), and equals a whole copy of
+    the marts made now, table for table (compare_builds, 1e-9; with
+    fct_judge_ratings' re-sent ratings of load B replaced). Fails when the append
+    keeps the load's old rows (without the delete: two rows of a re-sent rating),
+    and when a stale snapshot (load M's, under load C) is appended to."""
+    with duckdb.connect(str(bi), read_only=True) as con:
+        held = con.execute(f"select load_id, appended_loads from {SNAPSHOT_LOAD}").fetchall()
+    last = query(db, "select arg_max(load_id, load_number) as l from int_load_scope")["l"][0]
+    assert held == [(last, appended_loads)]
+    whole = bi.with_name("whole.bi.duckdb")
+    docs = mart_docs(target_dir(db) / "manifest.json")
+    shutil.move(copy_marts(db, whole, docs), whole)
+    result = compare_warehouses(bi, whole, ignore_tables=["snapshot_validation", SNAPSHOT_LOAD])
+    whole.unlink()
+    assert result.equal, result.differences[:10]
+    assert result.tables == len(docs) and result.rows > 10_000, (result.tables, result.rows)
 
 
 def _kept_tables_equal(inc: Path, full: Path) -> None:

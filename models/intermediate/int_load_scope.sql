@@ -202,7 +202,9 @@ select
     load.scale_rows,
     reasons.full_reason is not null as needs_full,
     reasons.full_reason,
-    cast([] as varchar[]) as facts_done
+    cast([] as varchar[]) as facts_done,
+    -- set by mark_load_built: the dbt command that last built a by-prompt model
+    cast(null as varchar) as facts_built_by
 from load
 cross join previous
 cross join accepted_prompts

@@ -477,7 +477,7 @@ def validate_and_publish(
     # At 10M ratings the copy is ~20 CPU s and the suites ~9.
     stop = CopyStop()
     with ThreadPoolExecutor(1, thread_name_prefix="bi-snapshot") as pool:
-        copying = pool.submit(copy_marts, db, bi, mart_docs(manifest), stop)
+        copying = pool.submit(copy_marts, db, bi, mart_docs(manifest), stop, on_load)
         try:
             report = validate(db, on_load)
             inputs = summarise_inputs(db)

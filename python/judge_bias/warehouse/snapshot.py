@@ -19,6 +19,12 @@ drivers); the build's own duckdb would otherwise write its newest format, which
 1.x refuses ("Trying to read a database file with version number ..."). Each
 table and column carries its description from the dbt YAML as a comment
 (COMMENT ON), read back with duckdb_tables() and duckdb_columns().
+
+On an incremental build's load (docs/incremental.md, "The BI snapshot of a load")
+the published snapshot is copied as a file and only the rows of
+``fct_judge_ratings`` the load recomputed are replaced (the other tables are copied
+whole), when the published file is the snapshot of the warehouse as the previous
+load left it (table ``snapshot_load``); otherwise the marts are copied whole.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import contextlib
 import glob
 import json
 import os
+import shutil
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -36,6 +43,7 @@ from typing import Any
 import duckdb
 
 from judge_bias.warehouse.provenance import SNAPSHOT_VALIDATION, pid_alive
+from judge_bias.warehouse.validation import RECOMPUTED_FACTS
 
 # The storage format of bi.duckdb: v1.0.0 is read by DuckDB 1.0 and every later
 # client (tests/test_bi_snapshot.py opens it with duckdb 1.1 and 1.4 and the Node
@@ -55,6 +63,25 @@ SNAPSHOT_VALIDATION_COMMENT = (
     "The validation this snapshot was published after: one row, column record holds "
     "the validation record as JSON (outcome, time, the data folder, each check)."
 )
+
+
+# The mart an incremental load appends to (one row per rating, incremental by prompt
+# and run in the warehouse); the other marts are copied whole (debiased_scores, the
+# other table of one row per rating, changes on every row at every load).
+APPENDED = "fct_judge_ratings"
+# The snapshot's table naming the warehouse state it holds (incremental builds only):
+# the load, the dbt command that last built the facts for it (int_load_scope's
+# facts_built_by) and how many loads were appended since the last whole copy.
+SNAPSHOT_LOAD = "snapshot_load"
+SNAPSHOT_LOAD_COMMENT = (
+    "The incremental load this snapshot holds (load_id), the dbt command that built "
+    "its facts (facts_built_by) and the loads appended since the marts were last copied "
+    "whole (appended_loads): the next load appends its ratings to this file only when "
+    "it follows this state."
+)
+# A whole copy every MAX_APPENDS loads: the rows a load deletes (a re-sent run) keep
+# their space in the v1.0.0 file, and a whole copy writes it anew.
+MAX_APPENDS = 20
 
 
 @dataclass
@@ -148,18 +175,128 @@ class CopyStop:
                 self._con.interrupt()
 
 
+@dataclass(frozen=True)
+class LoadState:
+    """The warehouse state a snapshot holds: an incremental load and the dbt command
+    that last built its facts."""
+
+    load_id: str
+    facts_built_by: str
+
+
+@dataclass(frozen=True)
+class AppendPlan:
+    """How copy_marts writes an incremental build's snapshot: ``previous`` is the state
+    the published file must hold to be appended to (None: copy whole), ``current``
+    the state the new snapshot holds, ``appended`` the loads appended after it."""
+
+    current: LoadState
+    previous: LoadState | None
+    appended: int
+
+
+def _has_table(con: duckdb.DuckDBPyConnection, database: str, table: str) -> bool:
+    return bool(
+        con.execute(
+            "select count(*) from duckdb_tables() where database_name = ? and schema_name = "
+            "'main' and table_name = ?",
+            [database, table],
+        ).fetchone()[0]  # type: ignore[index]
+    )
+
+
+def _columns(con: duckdb.DuckDBPyConnection, database: str, table: str) -> list[tuple[Any, ...]]:
+    return con.execute(
+        "select column_name, data_type from duckdb_columns() where database_name = ? "
+        "and schema_name = 'main' and table_name = ? order by column_index",
+        [database, table],
+    ).fetchall()
+
+
+def _append_plan(con: duckdb.DuckDBPyConnection, bi_path: Path) -> AppendPlan | None:
+    """With the warehouse attached as ``warehouse``: the plan of an incremental
+    warehouse's snapshot (None when the warehouse holds no loads). The published
+    snapshot can be appended to when the load recomputed only its prompts and the
+    file holds the state the previous load left (the previous load, and the dbt
+    command that last built its facts: a later command, a plain dbt build of the
+    same load, changes it), with the same columns of fct_judge_ratings."""
+    if not _has_table(con, "warehouse", "int_load_scope") or "facts_built_by" not in {
+        c[0] for c in _columns(con, "warehouse", "int_load_scope")
+    }:
+        return None
+    loads = con.execute(
+        "select load_id, facts_built_by, needs_full, list_contains(facts_done, ?) "
+        "from warehouse.main.int_load_scope order by load_number desc limit 2",
+        [APPENDED],
+    ).fetchall()
+    if not loads or loads[0][1] is None:
+        return None
+    current = LoadState(loads[0][0], loads[0][1])
+    whole = AppendPlan(current, None, 0)
+    if loads[0][2] or not loads[0][3] or len(loads) < 2 or loads[1][1] is None:
+        return whole
+    if not bi_path.exists():
+        return whole
+    try:
+        con.execute(f"attach {_literal(str(bi_path))} as published (read_only)")
+    except duckdb.Error:
+        return whole
+    try:
+        if not _has_table(con, "published", SNAPSHOT_LOAD) or not _has_table(
+            con, "published", APPENDED
+        ):
+            return whole
+        held = con.execute(
+            f"select load_id, facts_built_by, appended_loads from published.main.{SNAPSHOT_LOAD}"
+        ).fetchall()
+        previous = LoadState(loads[1][0], loads[1][1])
+        if (
+            len(held) != 1
+            or LoadState(held[0][0], held[0][1]) != previous
+            or held[0][2] + 1 >= MAX_APPENDS
+            or _columns(con, "published", APPENDED) != _columns(con, "warehouse", APPENDED)
+        ):
+            return whole
+        return AppendPlan(current, previous, held[0][2] + 1)
+    finally:
+        con.execute("detach published")
+
+
+def _append_facts(con: duckdb.DuckDBPyConnection) -> bool:
+    """In the copied snapshot (attached as ``snapshot``, the warehouse as
+    ``warehouse``): replace fct_judge_ratings' rows of the prompts and runs the load
+    recomputed (the view RECOMPUTED_FACTS, the dbt models' condition; rows of no
+    prompt are always recomputed) with the warehouse's. True when the row counts then
+    agree; False when they do not (a prompt and run the load left without a fact,
+    every re-sent rating of it now rejected, keeps its old rows here; or the published
+    file was not the load before's): the caller copies whole."""
+    table = f"snapshot.main.{APPENDED}"
+    recomputed = f"warehouse.main.{RECOMPUTED_FACTS}"
+    con.execute(
+        f"delete from {table} where prompt_id is null "
+        f"or (prompt_id, run_id) in (select prompt_id, run_id from {recomputed})"
+    )
+    con.execute(f"insert into {table} select * from {recomputed}")
+    got = con.execute(f"select count(*) from {table}").fetchall()
+    want = con.execute(f"select count(*) from warehouse.main.{APPENDED}").fetchall()
+    return got == want
+
+
 def copy_marts(
     db_path: Path,
     bi_path: Path,
     tables: list[str] | dict[str, MartDocs],
     stop: CopyStop | None = None,
+    on_load: bool = False,
 ) -> Path:
     """The first half of publish_snapshot: copy ``tables`` from the warehouse into a
     new temporary file beside ``bi_path`` (storage version STORAGE_VERSION; with
     MartDocs, their descriptions as comments) and return it, not yet published. It
     only reads the warehouse, so it can run beside the validation suites (the build
     does: finish_snapshot publishes it once they pass, discard_snapshot removes it
-    when they fail; ``stop`` stops it from another thread)."""
+    when they fail; ``stop`` stops it from another thread). ``on_load``: an
+    incremental build's, the published snapshot is appended to when it can be
+    (_append_plan), and the new one names its load (table snapshot_load)."""
     stop = stop or CopyStop()
     bi_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _tmp_path(bi_path, os.getpid())
@@ -167,18 +304,56 @@ def copy_marts(
     docs = tables if isinstance(tables, dict) else dict.fromkeys(tables, MartDocs())
     with _writing(tmp, stop) as con:
         con.execute(f"set disabled_compression_methods = {_literal(UNUSED_COMPRESSION)}")
-        con.execute(
-            f"attach {_literal(str(tmp))} as snapshot (storage_version {_literal(STORAGE_VERSION)})"
-        )
         con.execute(f"attach {_literal(str(db_path))} as warehouse (read_only)")
+        plan = _append_plan(con, bi_path) if on_load else None
+        append = plan is not None and plan.previous is not None and APPENDED in docs
+        if append:
+            shutil.copyfile(bi_path, tmp)  # the published file is not changed
+            con.execute(f"attach {_literal(str(tmp))} as snapshot")
+            for (held,) in con.execute(
+                "select table_name from duckdb_tables() where database_name = 'snapshot' "
+                "and schema_name = 'main' and table_name <> ?",
+                [APPENDED],
+            ).fetchall():
+                con.execute(f"drop table snapshot.main.{_ident(held)}")
+            stop.check()
+            append = _append_facts(con)
+            if not append:  # copied whole instead
+                assert plan is not None
+                con.execute("detach snapshot")
+                tmp.unlink()
+                plan = AppendPlan(plan.current, None, 0)
+        if not append:
+            con.execute(
+                f"attach {_literal(str(tmp))} as snapshot "
+                f"(storage_version {_literal(STORAGE_VERSION)})"
+            )
         for table, table_docs in docs.items():
             name = _ident(table)
             stop.check()
-            con.execute(f"create table snapshot.main.{name} as select * from warehouse.main.{name}")
+            if not (append and table == APPENDED):
+                con.execute(
+                    f"create table snapshot.main.{name} as select * from warehouse.main.{name}"
+                )
             _comment(con, table, table_docs)
+        if plan is not None:
+            _mark_load(con, plan)
         con.execute("detach warehouse")
         con.execute("detach snapshot")
     return tmp
+
+
+def _mark_load(con: duckdb.DuckDBPyConnection, plan: AppendPlan) -> None:
+    """The snapshot's table snapshot_load: the state it holds (see _append_plan)."""
+    name = f"snapshot.main.{SNAPSHOT_LOAD}"
+    con.execute(
+        f"create table {name} (load_id varchar, facts_built_by varchar, appended_loads integer)"
+    )
+    con.execute(
+        f"insert into {name} values (?, ?, ?)",
+        [plan.current.load_id, plan.current.facts_built_by, plan.appended],
+    )
+    con.execute(f"comment on table {name} is {_literal(SNAPSHOT_LOAD_COMMENT)}")
 
 
 @contextlib.contextmanager

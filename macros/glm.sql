@@ -25,8 +25,9 @@
         the environment variable JUDGE_BIAS_GLM_MODELS, else default (its
         DEFAULT_MODELS, the same list: tests/test_glm_defaults.py); names
         comma-separated, or default, all or none (unknown names fail in the
-        runner). Always true on the incremental path (int_glm_rating_counts sums
-        the item cells kept across loads) and with the var glm_inputs: all
+        runner). Always true on the incremental path and on a warehouse that holds
+        loads (int_glm_rating_counts sums the item cells kept across loads) and
+        with the var glm_inputs: all
         (every input table with its rows, whatever is fitted: to read them, or
         to compare a build with an incremental warehouse's). -#}
     {%- if not execute -%}
@@ -47,7 +48,13 @@
             {%- set names = asked | list -%}
         {%- endif -%}
         {%- set every_input = var('glm_inputs', '') | string | trim | lower == 'all' -%}
-        {%- set needed = incremental_on() or every_input or '*' in names
+        {#- a warehouse that holds loads (int_load_scope) keeps the item cells for
+            its next load even when this command is not incremental (a plain dbt
+            run without the var would otherwise empty them: review15c) -#}
+        {%- set holds_loads = adapter.get_relation(
+            database=this.database, schema=this.schema, identifier='int_load_scope'
+        ) is not none -%}
+        {%- set needed = incremental_on() or every_input or holds_loads or '*' in names
             or (names | select('in', models) | list | length > 0) -%}
     {%- endif -%}
     {{ return(needed) }}

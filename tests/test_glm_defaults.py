@@ -7,14 +7,15 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
 
 from judge_bias.glm import progress as progress_module
-from judge_bias.glm.models import MODELS, ORDINAL_MODELS
+from judge_bias.glm.models import MODELS
 from judge_bias.glm.progress import Heartbeat
-from judge_bias.glm.runner import DEFAULT_MODELS, GlmConfig, Inputs, run_glms
+from judge_bias.glm.runner import AGREEMENT_MODELS, DEFAULT_MODELS, GlmConfig, Inputs, run_glms
 from tests import sql_models
 
 
@@ -131,7 +132,9 @@ def test_nothing_to_fit_imports_no_sampler_library():
     assert done.stdout.split() == [str(len(MODELS)), "[]"], done.stdout
 
 
-def _macro_needs(models, glm_models=None, env="", incremental=False, glm_inputs="") -> bool:
+def _macro_needs(
+    models, glm_models=None, env="", incremental=False, glm_inputs="", holds_loads=False
+) -> bool:
     """macros/glm.sql's glm_input_needed(models), rendered as dbt would with these
     vars, JUDGE_BIAS_GLM_MODELS and incremental_on()."""
     import jinja2
@@ -148,6 +151,10 @@ def _macro_needs(models, glm_models=None, env="", incremental=False, glm_inputs=
         var=lambda name, default=None: default if values.get(name) is None else values[name],
         env_var=lambda name, default=None: env or default,
         incremental_on=lambda: incremental,
+        this=SimpleNamespace(database="w", schema="main"),
+        adapter=SimpleNamespace(
+            get_relation=lambda **key: "int_load_scope" if holds_loads else None
+        ),
         **{"return": lambda value: returned.append(value) or ""},
     )
     (value,) = returned
@@ -174,8 +181,8 @@ def _rendered_needs(model: str) -> list:
 @pytest.mark.parametrize("env", ["", "none", "all", "items", "hierarchical,pairwise"])
 def test_glm_inputs_are_built_for_the_models_the_runner_fits(glm_models, env, monkeypatch):
     """int_glm_item_counts has rows when (and only when) the runner fits items, and
-    int_glm_agreement_ratings when it fits an ordinal model (the agreement reads
-    the first of them fitted): the macro resolves glm_models and
+    int_glm_agreement_ratings when it fits a model the agreement reads
+    (AGREEMENT_MODELS: the first of them fitted): the macro resolves glm_models and
     JUDGE_BIAS_GLM_MODELS as GlmConfig.from_vars, with its default DEFAULT_MODELS.
     Each table names those models (fails when the macro's default set, a name's
     resolution or a model's list drifts from the runner's); the incremental path
@@ -183,12 +190,13 @@ def test_glm_inputs_are_built_for_the_models_the_runner_fits(glm_models, env, mo
     monkeypatch.setenv("JUDGE_BIAS_GLM_MODELS", env)
     fitted = GlmConfig.from_vars({"glm_models": glm_models}.get).models
     assert _rendered_needs("int_glm_item_counts") == [["items"]]
-    assert _rendered_needs("int_glm_agreement_ratings") == [list(ORDINAL_MODELS)]
-    for readers in (["items"], list(ORDINAL_MODELS)):
+    assert _rendered_needs("int_glm_agreement_ratings") == [list(AGREEMENT_MODELS)]
+    for readers in (["items"], list(AGREEMENT_MODELS)):
         expected = bool(set(readers) & set(fitted))
         assert _macro_needs(readers, glm_models, env) is expected, (readers, fitted)
         assert _macro_needs(readers, glm_models, env, incremental=True) is True
         assert _macro_needs(readers, glm_models, env, glm_inputs="all") is True
+        assert _macro_needs(readers, glm_models, env, holds_loads=True) is True
 
 
 def _empty_input_relations(con, empty: str):
@@ -211,7 +219,7 @@ def _empty_input_relations(con, empty: str):
 
 @pytest.mark.parametrize(
     ("empty", "models"),
-    [("int_glm_item_counts", "items"), ("int_glm_agreement_ratings", "grader_type")],
+    [("int_glm_item_counts", "items"), ("int_glm_agreement_ratings", "grader_model")],
 )
 def test_a_model_whose_input_was_built_empty_is_refused(empty, models):
     """A fit asked for after its input table was built without it (e.g. dbt build

@@ -69,6 +69,9 @@ MODELS = {
     "int_annotator_ids": {"int_human_annotations_checked": _checked_labels},
     "int_agreement_judge_human_pairs": {"fct_judge_ratings": _fct},
     "int_glm_agreement_ratings": {"int_glm_ratings": _glm_ratings},
+    # built empty by a build that fits no items model (the tests' default): its SQL
+    # compared here (review15c)
+    "int_glm_item_counts": {"int_glm_ratings": _glm_ratings},
     **{
         f"int_pairwise_{name}": {"int_pairwise_checked": lambda: checked_rows(5, n_rows=2000)}
         for name in ("prompt_sums", "logit_cells", "kappa_counts", "perplexity_cells")

@@ -6,7 +6,8 @@
 -- grader once, so this is its grain, not a row per rating (issue 17: the
 -- ratings are filtered and deduplicated in SQL, not in pandas).
 -- Only the agreement of an ordinal model reads it: built empty (its columns, no
--- rows) when no ordinal model is fitted (glm_input_needed).
+-- rows) when no model the agreement reads (judge_bias.glm.runner AGREEMENT_MODELS)
+-- is fitted (glm_input_needed).
 with
 
 ratings as {{ not_materialized() }} (
@@ -20,7 +21,7 @@ ratings as {{ not_materialized() }} (
         score,
         run_id
     from {{ ref('int_glm_ratings') }}
-    where on_scale{% if not glm_input_needed(['grader_type', 'grader_model', 'hierarchical', 'items']) %}
+    where on_scale{% if not glm_input_needed(['items', 'grader_model', 'hierarchical']) %}
         and false{% endif %}{% if is_incremental() %}
         and {{ load_prompt_condition() }}{% endif %}
 ),

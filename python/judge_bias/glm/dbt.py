@@ -9,8 +9,7 @@ import pandas as pd
 
 from judge_bias.errors import SettingError
 from judge_bias.glm.agreement import unit_sample
-from judge_bias.glm.models import MODELS
-from judge_bias.glm.runner import GlmConfig, Inputs, fit_bytes, run_glms
+from judge_bias.glm.runner import AGREEMENT_MODELS, GlmConfig, Inputs, fit_bytes, run_glms
 from judge_bias.warehouse.frames import distinct_keys, rows_where_in, to_pandas
 
 ITEM_COUNT_COLUMNS = ["dimension", "grader", "grader_type", "model", "item", "score", "n"]
@@ -109,8 +108,9 @@ def agreement_rows(relation, config: GlmConfig, n_ratings: int = 0) -> pd.DataFr
     deduplicated in SQL) of the units the agreement reads: the unit keys are
     sampled here and only their ratings are pulled (10M ratings are 11.7M rows
     there, 2 x 2,000 units about 28k), sorted (SQL gives no order). Built empty
-    when no ordinal model is asked for: an error as read_item_counts'."""
-    if not any(MODELS[m].kind == "ordinal" for m in config.models):
+    when no model the agreement reads (AGREEMENT_MODELS) is asked for: an error as
+    read_item_counts'."""
+    if not any(m in AGREEMENT_MODELS for m in config.models):
         return pd.DataFrame(columns=AGREEMENT_COLUMNS)
     units = distinct_keys(relation, "dimension, unit")
     if units.empty and n_ratings:

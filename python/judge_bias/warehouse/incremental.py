@@ -21,6 +21,11 @@ from judge_bias.warehouse.dbt_vars import VarsError, input_relations
 INCREMENTAL_VAR = "judge_bias_incremental"
 # The base table whose columns say whether a warehouse holds loads.
 PROBE_TABLE = "base_inputs__judge_ratings"
+# The view of the fact rows an incremental build's load recomputed
+# (models/intermediate/int_load_recomputed_facts.sql): the validation reads the load's
+# facts through it, the BI snapshot appends them. Here, not in validation.py, so that
+# the snapshot (imported by every judge-bias command) does not import Great Expectations.
+RECOMPUTED_FACTS = "int_load_recomputed_facts"
 
 
 class IncrementalError(VarsError):

@@ -42,8 +42,8 @@ from typing import Any
 
 import duckdb
 
+from judge_bias.warehouse.incremental import RECOMPUTED_FACTS
 from judge_bias.warehouse.provenance import SNAPSHOT_VALIDATION, pid_alive
-from judge_bias.warehouse.validation import RECOMPUTED_FACTS
 
 # The storage format of bi.duckdb: v1.0.0 is read by DuckDB 1.0 and every later
 # client (tests/test_bi_snapshot.py opens it with duckdb 1.1 and 1.4 and the Node

@@ -25,6 +25,7 @@ from judge_bias.pairwise.columns import RATES as PAIRWISE_RATE_NAMES
 from judge_bias.perturbation.calm import RATES as PERTURBATION_RATE_NAMES
 from judge_bias.warehouse.floats import float_tolerance
 from judge_bias.warehouse.gx import FailureSeverity, ProgressBarsConfig, gx, gxe
+from judge_bias.warehouse.incremental import RECOMPUTED_FACTS
 from judge_bias.warehouse.provenance import read_last_run
 
 # Finding.severity is the plain string; the expectations take GX's enum (same value).
@@ -368,7 +369,6 @@ SAMPLE_ROWID = "_judge_bias_sample_rowid"
 # run_id: rows sharing a key are recomputed together, so a duplicate among them is
 # still found.
 LAST_LOAD = "(select arg_max(load_id, load_number) from int_load_scope)"
-RECOMPUTED_FACTS = "int_load_recomputed_facts"
 
 
 def load_scope() -> dict[str, tuple[str, str | None]]:

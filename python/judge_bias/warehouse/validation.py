@@ -371,20 +371,15 @@ SAMPLE_ROWID = "_judge_bias_sample_rowid"
 LAST_LOAD = "(select arg_max(load_id, load_number) from int_load_scope)"
 
 
-def load_scope() -> dict[str, tuple[str, str | None]]:
-    """What an incremental build's validation reads of each table it restricts to
-    its load: (the relation, the condition on its rows or None)."""
-    scope: dict[str, tuple[str, str | None]] = {
-        f"base_inputs__{kind}": (f"base_inputs__{kind}", f"_load_id = {LAST_LOAD}")
-        for kind in KINDS
-    }
-    # the table itself with the view's rows as a condition (source_row_number is
-    # unique): a table is sampled by its row ids, the same rows a whole-table
-    # validation ranks first; a view would be reservoir-sampled (other rows, 4-5x
-    # the CPU: review15b)
+def load_scope() -> dict[str, str]:
+    """The conditions restricting an incremental build's validation to its load's
+    rows, by table. The facts are read from the table itself with the view's rows as
+    the condition (source_row_number is unique): a table is sampled by its row ids,
+    the same rows a whole-table validation ranks first; a view would be
+    reservoir-sampled (other rows, 4-5x the CPU: review15b)."""
+    scope = {f"base_inputs__{kind}": f"_load_id = {LAST_LOAD}" for kind in KINDS}
     scope["fct_judge_ratings"] = (
-        "fct_judge_ratings",
-        f"source_row_number in (select source_row_number from {RECOMPUTED_FACTS})",
+        f"source_row_number in (select source_row_number from {RECOMPUTED_FACTS})"
     )
     return scope
 
@@ -546,13 +541,10 @@ def validate(
         tables = {
             r[0] for r in con.execute("select table_name from information_schema.tables").fetchall()
         }
-        # a relation missing (a warehouse built before int_load_recomputed_facts):
-        # that table is read whole
-        scope = {
-            table: (relation, where)
-            for table, (relation, where) in load_scope().items()
-            if on_load and {"int_load_scope", relation} <= tables
-        }
+        # the view missing (a warehouse built before int_load_recomputed_facts): every
+        # table is read whole
+        loaded = on_load and {"int_load_scope", RECOMPUTED_FACTS} <= tables
+        scope = load_scope() if loaded else {}
         for suite_name in suite_names:
             for table, expectations in suites()[suite_name].items():
                 if wanted is not None and table not in wanted:
@@ -562,7 +554,7 @@ def validate(
                         Finding(suite_name, table, "table exists", None, CRITICAL, False)
                     )
                     continue
-                relation, where = scope.get(table, (table, None))
+                where = scope.get(table)
                 if table in scope:
                     # a load may hold none of a table's rows (a load of human labels
                     # alone; no fact recomputed): the table's row count is not the
@@ -572,7 +564,7 @@ def validate(
                         for e in expectations
                         if not isinstance(e, gxe.ExpectTableRowCountToBeBetween)
                     ]
-                df, total = _read_table(con, relation, *_columns_needed(expectations, table), where)
+                df, total = _read_table(con, table, *_columns_needed(expectations, table), where)
                 if len(df) < total:
                     sampled[table] = (len(df), total)
                 if table in scope:

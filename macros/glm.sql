@@ -37,7 +37,8 @@
         {%- set needed = true -%}
     {%- else -%}
         {%- set asked = var('glm_models', '') -%}
-        {%- if asked is none or (asked is string and asked | trim == '') -%}
+        {#- unset: none, blank or 'None' (judge_bias.settings.is_unset, padded) -#}
+        {%- if asked is none or (asked is string and asked | trim in ['', 'None']) -%}
             {%- set asked = env_var('JUDGE_BIAS_GLM_MODELS', '') | trim or 'default' -%}
         {%- endif -%}
         {%- if asked is string -%}

@@ -177,8 +177,10 @@ def _rendered_needs(model: str) -> list:
 
 
 @pytest.mark.parametrize("glm_models", [None, "", "default", "all", "none", "items",
-                                        " grader_type ", "pairwise,items", "pairwise"])  # fmt: skip
-@pytest.mark.parametrize("env", ["", "none", "all", "items", "hierarchical,pairwise"])
+                                        " grader_type ", "pairwise,items", "pairwise",
+                                        "None", " ", " None "])  # fmt: skip
+@pytest.mark.parametrize("env", ["", "none", "all", "items", "hierarchical,pairwise", " ",
+                                 " items "])  # fmt: skip
 def test_glm_inputs_are_built_for_the_models_the_runner_fits(glm_models, env, monkeypatch):
     """int_glm_item_counts has rows when (and only when) the runner fits items, and
     int_glm_agreement_ratings when it fits a model the agreement reads
@@ -232,8 +234,10 @@ def test_a_model_whose_input_was_built_empty_is_refused(empty, models):
     from judge_bias.glm.dbt import results_from_relations
 
     ref = _empty_input_relations(duckdb.connect(), empty)
-    with pytest.raises(SettingError, match=f"{empty} has no rows while .* counts 3 ratings"):
+    with pytest.raises(SettingError, match=f"{empty} has no rows while .* counts 3 ratings") as e:
         results_from_relations(ref, {"glm_models": models}.get)
+    # the rebuild it suggests covers both gated tables (both empty: one rebuild)
+    assert "--select int_glm_item_counts+ int_glm_agreement_ratings+" in str(e.value)
 
 
 @pytest.mark.dbt

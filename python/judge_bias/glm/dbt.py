@@ -61,17 +61,24 @@ def shaped(result: pd.DataFrame, ci_level: float) -> pd.DataFrame:
     return out
 
 
+# the GLM input tables built empty unless a fit reads them (macros/glm.sql)
+GATED_INPUTS = ("int_glm_item_counts", "int_glm_agreement_ratings")
+
+
 def not_built(table: str, n_ratings: int, config: GlmConfig) -> SettingError:
     """The error of a GLM input table built empty (macros/glm.sql's
     glm_input_needed: no model that reads it was asked for when it was built)
     read by fits asked for now."""
     asked = ",".join(config.models)
+    # both tables glm_input_needed gates are named in the select: when both were
+    # built empty, rebuilding the one named first would only move the error
+    rebuild = " ".join(f"{name}+" for name in GATED_INPUTS)
     return SettingError(
         f"{table} has no rows while int_glm_rating_counts counts {n_ratings} ratings: "
         f"it was built without the models that read it (glm_input_needed), and now "
         f"glm_models is {asked}. Build it with the same glm_models: "
         f"--vars '{{glm_models: {asked}}}' or JUDGE_BIAS_GLM_MODELS={asked} for the "
-        f"whole build (or dbt build --select {table}+ with them)"
+        f"whole build (or dbt build --select {rebuild} with them)"
     )
 
 

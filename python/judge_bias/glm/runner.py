@@ -79,8 +79,11 @@ class GlmConfig:
         def value(name: str, default, cast):
             return setting(get, name, default, cast)
 
-        # the var, else the environment variable, else "default"
-        requested = value("glm_models", os.environ.get(MODELS_ENV) or "default", lambda v: v)
+        # the var, else the environment variable, else "default"; a blank value (or
+        # 'None', padded) is unset, as macros/glm.sql's glm_input_needed reads it
+        requested = value("glm_models", "", lambda v: v)
+        if isinstance(requested, str) and requested.strip() in ("", "None"):
+            requested = os.environ.get(MODELS_ENV, "").strip() or "default"
         if isinstance(requested, str):
             named = {"all": tuple(MODELS), "none": (), "default": DEFAULT_MODELS}
             requested = named.get(

@@ -156,7 +156,7 @@
     {{ return({'int_judge_ratings_checked': 'run_id', 'fct_judge_ratings': 'run_id',
                'int_agreement_prompt_sums': none,
                'int_glm_item_counts': none, 'int_glm_agreement_ratings': none,
-               'int_agreement_judge_human_pairs': none, 'int_agreement_binary_ratings': none,
+               'int_agreement_binary_ratings': none,
                'int_self_vs_peer_items': none}) }}
 {%- endmacro %}
 

@@ -121,12 +121,14 @@ def test_judge_human_and_counterfactual_from_codes_equal_the_frames() -> None:
     of the counterfactual follows the prompts' sorted order: a case-blind
     collation must not change it)."""
     frame = _ratings([f"{c}{i}" for c in "aB" for i in range(15)], seed=2, n=900)
-    pairs = (
-        frame.dropna(subset=["human_score_norm"])
-        .groupby(["judge", "dimension", "prompt_id", "judge_score_norm", "human_score_norm"])
-        ["n_rows"].sum().reset_index()
-    )  # fmt: skip
-    got = agreement_judge_human(lambda name: _nocase(pairs), {}.get)
+    keys = ["judge", "dimension", "prompt_id", "judge_score_norm", "human_score_norm"]
+    pairs = frame.dropna(subset=["human_score_norm"]).groupby(keys)["n_rows"].sum().reset_index()
+    # the mart reads int_agreement_binary_ratings: the pairs and the rows without a
+    # human score, which it leaves out
+    binary = frame.groupby(keys, dropna=False)["n_rows"].sum().reset_index()
+    assert binary["human_score_norm"].isna().any()
+    refs = {"int_agreement_binary_ratings": _nocase(binary)}
+    got = agreement_judge_human(refs.__getitem__, {}.get)
     pd.testing.assert_frame_equal(got, judge_human_agreement(pairs), rtol=1e-12)
     sums = (
         pairs.assign(

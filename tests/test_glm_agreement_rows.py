@@ -7,14 +7,20 @@ from __future__ import annotations
 import duckdb
 import numpy as np
 import pandas as pd
+import pytest
 
 from judge_bias.glm.dbt import AGREEMENT_COLUMNS, agreement_rows
 from judge_bias.glm.runner import GlmConfig, Inputs, _agreement_rows
-from tests.sql_models import run_model
+from tests.sql_models import MACROS, run_model
 from tests.test_spark_aggregates import _glm_ratings
 
 
-def test_sql_rows_equal_the_pandas_deduplication() -> None:
+@pytest.mark.parametrize("collide", [False, True])
+def test_sql_rows_equal_the_pandas_deduplication(collide: bool, monkeypatch) -> None:
+    """collide: every key hashes alike (row_key_hash a constant), so every row is a
+    candidate repeat: the ranking by the key itself still keeps one row per key."""
+    if collide:
+        monkeypatch.setitem(MACROS["duckdb"], "row_key_hash", lambda columns: "0")
     ratings = _glm_ratings()
     got = run_model(duckdb.connect(), "int_glm_agreement_ratings", int_glm_ratings=ratings).df()
     # the pandas steps of judge_bias.glm.dbt before: filter, project, sort, drop duplicates

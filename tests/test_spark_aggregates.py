@@ -67,7 +67,7 @@ MODELS = {
     "int_perturbation_item_sums": {"int_perturbation_checked": _perturbation},
     "int_annotator_label_counts": {"int_human_annotations_checked": _checked_labels},
     "int_annotator_ids": {"int_human_annotations_checked": _checked_labels},
-    "int_agreement_judge_human_pairs": {"fct_judge_ratings": _fct},
+    "int_agreement_binary_ratings": {"fct_judge_ratings": _fct},
     "int_glm_agreement_ratings": {"int_glm_ratings": _glm_ratings},
     # built empty by a build that fits no items model (the tests' default): its SQL
     # compared here (review15c)
@@ -80,7 +80,6 @@ MODELS = {
 # SQL models the aggregates read (views on Spark, tables on DuckDB)
 PREREQUISITES = {
     **{name: ["int_pairwise_flags"] for name in MODELS if "pairwise" in name},
-    "int_agreement_judge_human_pairs": ["int_agreement_binary_ratings"],
 }
 
 

@@ -19,7 +19,8 @@ ratings as {{ not_materialized() }} (
         prompt_id as item,
         prompt_id || '|' || model as unit,
         score,
-        run_id
+        run_id,
+        {{ row_key_hash(['dimension', 'grader', "prompt_id || '|' || model"]) }} as unit_key
     from {{ ref('int_glm_ratings') }}
     where on_scale{% if not glm_input_needed(['items', 'grader_model', 'hierarchical']) %}
         and false{% endif %}{% if is_incremental() %}
@@ -29,18 +30,19 @@ ratings as {{ not_materialized() }} (
 -- Nearly every (dimension, grader, unit) holds one row: the keys that repeat are
 -- found by one narrow aggregation and only their rows are ranked (a window over
 -- every row, which DuckDB runs as an arg_min of the whole row per key, took
--- twice the CPU at 1M ratings). The same rows as ranking all of them. Rows that
--- tie on run_id (a judge and an annotator of the same name; never two of one
+-- twice the CPU at 1M ratings). The same rows as ranking all of them. The count
+-- is per hash of the key (one number, not three strings: the count of 11.7M
+-- keys was most of the model's cost at 10M ratings, issue 34); a collision only
+-- makes a key a candidate, which the ranking by the key itself keeps first. Rows
+-- that tie on run_id (a judge and an annotator of the same name; never two of one
 -- grader, as the checked models reject duplicate keys) are taken in grader_type
 -- then score order, so that DuckDB and Spark keep the same one.
 repeated as (
     select
-        dimension,
-        grader,
-        unit,
+        unit_key,
         true as is_repeated
     from ratings
-    group by dimension, grader, unit
+    group by unit_key
     having count(*) > 1
 ),
 
@@ -50,10 +52,7 @@ keyed as {{ not_materialized() }} (
         repeated.is_repeated
     from ratings
     left join repeated
-        on
-            ratings.dimension is not distinct from repeated.dimension
-            and ratings.grader is not distinct from repeated.grader
-            and ratings.unit is not distinct from repeated.unit
+        on ratings.unit_key = repeated.unit_key
 ),
 
 ranked as (

@@ -51,10 +51,11 @@ def agreement_counterfactual(ref: Ref, get: Get, session: object = None) -> pd.D
 
 
 def agreement_judge_human(ref: Ref, get: Get, session: object = None) -> pd.DataFrame:
-    """agreement_judge_human from the distinct score pairs per prompt with counts,
-    summed by DuckDB into the contingency tables and the per-prompt sums of the
-    design effects (judge_human_sums): never the pairs themselves."""
-    return judge_human_from_sums(ref("int_agreement_judge_human_pairs"))
+    """agreement_judge_human from the distinct score pairs per prompt with counts
+    (int_agreement_binary_ratings, whose rows without a human score judge_human_sums
+    leaves out), summed by DuckDB into the contingency tables and the per-prompt sums
+    of the design effects (judge_human_sums): never the pairs themselves."""
+    return judge_human_from_sums(ref("int_agreement_binary_ratings"))
 
 
 def self_vs_peer_tests(ref: Ref, get: Get, session: object = None) -> pd.DataFrame:

@@ -29,19 +29,36 @@ UNREACHABLE = re.compile(
 )
 
 # One JSON document describing what a client sees in the snapshot: its version,
-# each table's rows, comment and columns (type, comment), and bias_estimates' rows.
-PY_READER = """
+# each table's and view's kind, rows, comment and columns (type, comment), and
+# bias_estimates' rows; the Python reader also counts each view's rows with the
+# snapshot ATTACHed under another name (null when that fails: DuckDB 1.0 and 1.1).
+RELATIONS = (
+    "select table_name as name, comment, 'table' as kind from duckdb_tables() "
+    "where not internal union all select view_name, comment, 'view' from duckdb_views() "
+    "where not internal"
+)
+PY_READER = f"""
 import json, sys, duckdb
 con = duckdb.connect(sys.argv[1], read_only=True)
 q = lambda sql: con.execute(sql).fetchall()
-tables = {t: {"comment": c, "rows": q(f'select count(*) from "{t}"')[0][0], "columns": {}}
-          for t, c in q("select table_name, comment from duckdb_tables() where not internal")}
+tables = {{t: {{"comment": c, "kind": k, "rows": q(f'select count(*) from "{{t}}"')[0][0],
+              "columns": {{}}}} for t, c, k in q("{RELATIONS}")}}
 for t, col, typ, c in q("select table_name, column_name, data_type, comment "
                         "from duckdb_columns() where not internal order by column_index"):
     tables[t]["columns"][col] = [typ, c]
 rows = q("select to_json(b)::varchar from bias_estimates as b order by all")
-print(json.dumps({"version": duckdb.__version__, "tables": tables,
-                  "bias_estimates": [json.loads(r[0]) for r in rows]}))
+con.close()
+other = duckdb.connect()
+other.execute(f"attach '{{sys.argv[1]}}' as bi_alias (read_only)")
+attached = {{}}
+for t, v in tables.items():
+    if v["kind"] == "view":
+        try:
+            attached[t] = other.execute(f'select count(*) from bi_alias."{{t}}"').fetchall()[0][0]
+        except duckdb.Error:
+            attached[t] = None
+print(json.dumps({{"version": duckdb.__version__, "tables": tables, "attached_views": attached,
+                  "bias_estimates": [json.loads(r[0]) for r in rows]}}))
 """
 
 NODE_READER = """
@@ -51,9 +68,9 @@ const { DuckDBInstance } = require('@duckdb/node-api');
   const con = await db.connect();
   const q = async (sql) => (await con.runAndReadAll(sql)).getRowObjectsJson();
   const tables = {};
-  for (const t of await q("select table_name, comment from duckdb_tables() where not internal")) {
-    const n = await q(`select count(*) as n from "${t.table_name}"`);
-    tables[t.table_name] = { comment: t.comment, rows: Number(n[0].n), columns: {} };
+  for (const t of await q("RELATIONS")) {
+    const n = await q(`select count(*) as n from "${t.name}"`);
+    tables[t.name] = { comment: t.comment, kind: t.kind, rows: Number(n[0].n), columns: {} };
   }
   for (const c of await q("select table_name, column_name, data_type, comment " +
                           "from duckdb_columns() where not internal order by column_index")) {
@@ -64,7 +81,7 @@ const { DuckDBInstance } = require('@duckdb/node-api');
   const estimates = rows.map((r) => JSON.parse(r.j));
   console.log(JSON.stringify({ version, tables, bias_estimates: estimates }));
 })().catch((e) => { console.error(String(e)); process.exit(1); });
-"""
+""".replace("RELATIONS", RELATIONS)
 
 
 def _install(name: str, steps: list[list[str]], files: dict[str, str] | None = None) -> Path:

@@ -29,7 +29,13 @@ from judge_bias.warehouse.snapshot import (
 )
 from judge_bias.warehouse.validation import Finding, ValidationReport
 from tests.conftest import DEMO_DIR
-from tests.old_clients import duckdb_python, node_client, read_with_node, read_with_python
+from tests.old_clients import (
+    RELATIONS,
+    duckdb_python,
+    node_client,
+    read_with_node,
+    read_with_python,
+)
 
 pytestmark = pytest.mark.dbt
 
@@ -176,15 +182,13 @@ PORTABLE_TYPES = {"VARCHAR", "DOUBLE", "BIGINT", "INTEGER", "BOOLEAN", "HUGEINT"
 
 
 def _newest_view(bi: Path) -> dict:
-    """The snapshot as this project's duckdb sees it (tables, comments, types)."""
+    """The snapshot as this project's duckdb sees it (tables and views, comments, types)."""
     con = duckdb.connect(str(bi), read_only=True)
     try:
         q = con.execute
         tables = {
-            t: {"comment": c, "rows": q(f'select count(*) from "{t}"').fetchall()[0][0]}
-            for t, c in q(
-                "select table_name, comment from duckdb_tables() where not internal"
-            ).fetchall()
+            t: {"comment": c, "kind": k, "rows": q(f'select count(*) from "{t}"').fetchall()[0][0]}
+            for t, c, k in q(RELATIONS).fetchall()
         }
         for t, col, typ, c in q(
             "select table_name, column_name, data_type, comment from duckdb_columns() "
@@ -209,7 +213,8 @@ def _same_rows(got: list[dict], want: list[dict]) -> None:
 
 
 def _assert_client_reads(seen: dict, want: dict, manifest: dict[str, MartDocs]) -> None:
-    """An older client sees every mart with its rows, types and comments."""
+    """An older client sees every mart with its kind (debiased_scores a view), rows,
+    types and comments."""
     # every mart, and the snapshot's own validation record (not a dbt model)
     marts = set(manifest) | {SNAPSHOT_VALIDATION}
     assert set(seen["tables"]) == marts == set(want["tables"])
@@ -217,7 +222,7 @@ def _assert_client_reads(seen: dict, want: dict, manifest: dict[str, MartDocs]) 
     assert record["rows"] == 1 and record["comment"] == SNAPSHOT_VALIDATION_COMMENT
     for table, docs in manifest.items():
         got, ref = seen["tables"][table], want["tables"][table]
-        assert got["rows"] == ref["rows"], table
+        assert got["rows"] == ref["rows"] and got["kind"] == ref["kind"], table
         assert got["comment"] == docs.description, table
         assert list(got["columns"]) == list(ref["columns"]), table
         for column, (typ, comment) in got["columns"].items():
@@ -257,10 +262,62 @@ def test_snapshot_storage_version_types_and_comments(demo_snapshot) -> None:
 
 @pytest.mark.parametrize("version", OLD_PYTHON_CLIENTS)
 def test_old_python_duckdb_opens_snapshot(demo_snapshot, version: str) -> None:
+    """Each client queries the views in the file it opened; with the file ATTACHed
+    under another name, 1.1 binds a view's tables in its default catalog and fails
+    (the limit snapshot.py names), later clients read it."""
     bi, view, manifest = demo_snapshot
     seen = read_with_python(duckdb_python(version), bi)
     assert seen["version"] == version
     _assert_client_reads(seen, view, manifest)
+    views = {t: v["rows"] for t, v in view["tables"].items() if v["kind"] == "view"}
+    assert "debiased_scores" in views
+    attached = views if version >= "1.2" else dict.fromkeys(views)
+    assert seen["attached_views"] == attached
+
+
+def test_snapshot_views_equal_the_warehouse(demo_build: BuildResult) -> None:
+    """The snapshot's debiased_scores is a view over the snapshot's own tables, and its
+    rows equal the warehouse's debiased_scores exactly (a multiset: EXCEPT ALL both
+    ways). Fails when the view is copied as a table, or reads another table."""
+    assert demo_build.bi_path is not None
+    with duckdb.connect() as con:
+        con.execute(f"attach '{demo_build.db_path}' as w (read_only)")
+        con.execute(f"attach '{demo_build.bi_path}' as bi (read_only)")
+        views = con.execute(
+            "select view_name from duckdb_views() where database_name = 'bi' and not internal"
+        ).fetchall()
+        assert views == [("debiased_scores",)]
+        n = con.execute("select count(*) from bi.debiased_scores").fetchall()[0][0]
+        assert n == con.execute("select count(*) from w.fct_judge_ratings").fetchall()[0][0] > 0
+        for a, b in (("w", "bi"), ("bi", "w")):
+            extra = (
+                f"select * from {a}.debiased_scores except all select * from {b}.debiased_scores"
+            )
+            assert con.execute(f"select count(*) from ({extra})").fetchall() == [(0,)]
+
+
+def test_a_view_that_reads_no_mart_is_copied_as_a_table(tmp_path: Path) -> None:
+    """A mart the warehouse holds as a view is a view in the snapshot when its SQL
+    binds to the snapshot's tables (here also over another such view, created after
+    it), and a table with the same rows when it reads a table that is not a mart.
+    Fails without the fallback (the publish raises) or when views bind to the
+    warehouse (the snapshot's view then reads a table it lacks)."""
+    db = tmp_path / "w.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.execute("create table facts as select range as x from range(5)")
+        con.execute("create table int_hidden as select range as y from range(3)")
+        con.execute("create view z_doubled as select x * 2 as x2 from main.facts")
+        con.execute("create view a_of_view as select x2 + 1 as x3 from main.z_doubled")
+        con.execute("create view from_hidden as select y from main.int_hidden")
+    marts = ["facts", "z_doubled", "a_of_view", "from_hidden"]
+    bi = publish_snapshot(db, tmp_path / "bi.duckdb", marts)
+    with duckdb.connect(str(bi), read_only=True) as con:
+        kinds = dict(con.execute(f"select name, kind from ({RELATIONS})").fetchall())
+        rows = {t: sorted(con.execute(f"select * from {t}").fetchall()) for t in marts}
+    assert kinds == {"facts": "table", "z_doubled": "view", "a_of_view": "view",
+                     "from_hidden": "table"}  # fmt: skip
+    assert rows["a_of_view"] == [(1,), (3,), (5,), (7,), (9,)]
+    assert rows["from_hidden"] == [(0,), (1,), (2,)]
 
 
 def test_node_client_opens_snapshot(demo_snapshot) -> None:
@@ -306,8 +363,8 @@ def _load_warehouse(db: Path, facts: list[tuple], loads: list[tuple], touched: l
         con.execute("create or replace table fct_judge_ratings "
                     "(prompt_id varchar, run_id varchar, score double)")  # fmt: skip
         con.executemany("insert into fct_judge_ratings values (?, ?, ?)", facts)
-        con.execute("create or replace table debiased_scores as "
-                    "select prompt_id, score + 1 as debiased from fct_judge_ratings")  # fmt: skip
+        con.execute("create or replace view debiased_scores as select prompt_id, "
+                    "score + 1 as debiased from main.fct_judge_ratings")  # fmt: skip
         scope = "load_id varchar, load_number integer, needs_full boolean, facts_done varchar[]"
         con.execute(f"create or replace table int_load_scope ({scope}, facts_built_by varchar)")
         con.executemany("insert into int_load_scope values (?, ?, ?, ?, ?)", loads)
@@ -329,7 +386,7 @@ def _snapshot_rows(bi: Path) -> dict[str, list]:
     with duckdb.connect(str(bi), read_only=True) as con:
         return {
             t: sorted(con.execute(f'select * from "{t}"').fetchall(), key=str)
-            for (t,) in con.execute("select table_name from duckdb_tables()").fetchall()
+            for (t, _, _) in con.execute(RELATIONS).fetchall()
         }
 
 
@@ -359,6 +416,9 @@ def test_an_incremental_load_appends_to_the_snapshot_of_the_load_before(tmp_path
     finish()
     got = _snapshot_rows(bi)
     assert got[SNAPSHOT_LOAD] == [("B", "inv-b", 1)]
+    with duckdb.connect(str(bi), read_only=True) as con:  # the view made again, a view
+        assert con.execute("select view_name from duckdb_views() where not internal"
+                           ).fetchall() == [("debiased_scores",)]  # fmt: skip
     assert got["fct_judge_ratings"] == sorted(second, key=str)
     assert got["debiased_scores"] == sorted([(p, s + 1) for p, _, s in second], key=str)
     # C: the published file is B's state, but another command built B's facts since

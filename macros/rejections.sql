@@ -40,8 +40,13 @@
     {#- Select everything from relation (a CTE name), rejecting as duplicate_key every
         otherwise accepted row whose key repeats an earlier accepted row's key.
         The first row (lowest row_number) is kept; the reason names it. The
-        repeated keys are found by one aggregation and joined back (a window over
-        every row is several times slower on large inputs). -#}
+        repeated keys are found by aggregation and joined back (a window over
+        every row is several times slower on large inputs). The aggregation over
+        every row groups one 64-bit hash of the key (row_key_hash), not the
+        key's strings (10M ratings: 27 -> 12 s of operator time); the keys are
+        grouped exactly over the rows whose hash repeats, so a collision only
+        adds a candidate, and every repeated key is found (equal keys hash
+        equal: the key columns are text, compared without a collation). -#}
     select
         {{ star_except(relation, ['reject_code', 'reject_reason']) }},
         coalesce(
@@ -61,7 +66,17 @@
             {{ key_columns | join(', ') }},
             min(row_number) as _first_row
         from {{ relation }}
-        where reject_code is null
+        where
+            reject_code is null
+            and {{ row_key_hash(key_columns) }} in (
+                select _key_hash from (
+                    select {{ row_key_hash(key_columns) }} as _key_hash
+                    from {{ relation }}
+                    where reject_code is null
+                ) as _hashes
+                group by _key_hash
+                having count(*) > 1
+            )
         group by {{ key_columns | join(', ') }}
         having count(*) > 1
     ) as _repeated

@@ -276,3 +276,76 @@ def test_parquet_path_is_not_a_glob_pattern(tmp_path: Path) -> None:
     df = _load(real)
     assert df["label"].tolist() == ["right"] and df["_row_number"].tolist() == [1]
     assert df["note"].tolist() == [1.5]  # an extra column keeps its type
+
+
+def _both_routes(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list, list, list, list]:
+    """(types, rows) of the Parquet file read by DuckDB's reader and by pyarrow."""
+    import judge_bias.inputs.loading as loading
+
+    con = duckdb.connect()
+    routes = []
+    for native in (True, False):
+        with monkeypatch.context() as patch:
+            if not native:
+                patch.setattr(loading, "_native_parquet", lambda *args: None)
+            rel = load_input(con, data_dir, "judge_ratings")
+        routes.append((rel.dtypes, rel.order("_row_number").fetchall()))
+    (native_types, native_rows), (arrow_types, arrow_rows) = routes
+    return native_types, arrow_types, native_rows, arrow_rows
+
+
+def test_parquet_read_by_duckdb_equals_the_pyarrow_route(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DuckDB's Parquet reader (no temp table) gives the pyarrow route's columns, types
+    and rows, numbers and text alike, for every type a file may carry."""
+    n = 300_000  # more than one row group and one of pyarrow's batches
+    frame = pd.DataFrame(
+        {
+            "Judge ": pd.Categorical(["a", "b", None] * (n // 3)),
+            "prompt_id": [f"p{i}" for i in range(n)],
+            "model": ["m"] * n,
+            "dimension": ["d"] * n,
+            "label": [1.5, None, float("nan")] * (n // 3),
+            "run_id": list(range(n)),
+            "when": pd.date_range("2026-01-01", periods=n, freq="s", tz="UTC"),
+            "flag": [True, False, None] * (n // 3),
+            "small": pd.array([1.25, 2.5, -0.0] * (n // 3), dtype="float32"),
+        }
+    )
+    path = tmp_path / "judge_ratings.parquet"
+    frame.to_parquet(path, row_group_size=70_000)
+    import judge_bias.inputs.loading as loading
+
+    names = loading.parquet_columns(path)
+    mapping = loading.map_columns(path, loading.KINDS["judge_ratings"], names)
+    assert (
+        loading._native_parquet(
+            duckdb.connect(), path, loading.KINDS["judge_ratings"], names, mapping
+        )
+        is not None
+    )
+    native_types, arrow_types, native_rows, arrow_rows = _both_routes(tmp_path, monkeypatch)
+    assert native_types == arrow_types
+    assert native_rows == arrow_rows
+    assert [r[0] for r in native_rows] == list(range(1, n + 1))
+
+
+def test_parquet_column_named_like_the_readers_own_takes_pyarrow(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file column named file_row_number (DuckDB's reader adds one) is kept as an
+    extra column, read by the pyarrow route."""
+    import judge_bias.inputs.loading as loading
+
+    frame = {"judge": ["x"], "prompt_id": ["p"], "model": ["m"], "dimension": ["d"]}
+    pd.DataFrame(frame | {"label": ["y"], "File_Row_Number": [7]}).to_parquet(
+        tmp_path / "judge_ratings.parquet"
+    )
+    con = duckdb.connect()
+    path = tmp_path / "judge_ratings.parquet"
+    names = loading.parquet_columns(path)
+    spec = loading.KINDS["judge_ratings"]
+    assert loading._native_parquet(con, path, spec, names, {}) is None
+    df = _load(tmp_path)
+    assert df["_row_number"].tolist() == [1] and df["file_row_number"].tolist() == [7]

@@ -176,25 +176,27 @@ def _group_sums(
     # per centring, [dy | dj] stacked: one product gives y_y, y_j, j_y and j_j
     stacked = {side: np.zeros((2 * width, 2 * width)) for side in sides}
     judge = {side: np.zeros((width, width)) for side in sides if f"dg_{side}" in scores}
+    # one matrix for every block and score: each score of a block is written to the
+    # same entries (its units'), so only a block's entries are cleared for the next
+    buffer = np.zeros((min(block, n_rows), 2 * width))
     for k, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
         if lo == hi:
             continue
         r, c = row[lo:hi] - k * block, column[lo:hi]
-        height = min(block, n_rows - k * block)
-        matrix = np.zeros((height, 2 * width))
+        matrix = buffer[: min(block, n_rows - k * block)]
         matrix[r, c] = 1.0
         ones = matrix[:, :width]
         counts += ones.T @ ones
         for side in sides:
-            matrix[:] = 0.0
             matrix[r, c] = scores[f"dy_{side}"][lo:hi]
             matrix[r, c + width] = scores[f"dj_{side}"][lo:hi]
             stacked[side] += matrix.T @ matrix
             if side in judge:
+                matrix[r, c] = scores[f"dg_{side}"][lo:hi]
                 g = matrix[:, :width]
-                g[:] = 0.0
-                g[r, c] = scores[f"dg_{side}"][lo:hi]
                 judge[side] += g.T @ g
+        matrix[r, c] = 0.0
+        matrix[r, c + width] = 0.0
     full_counts = np.zeros((n_codes, n_codes))
     full_counts[np.ix_(present, present)] = counts
     sums: dict[tuple[str, str], np.ndarray] = {}

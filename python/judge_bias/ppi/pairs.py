@@ -221,9 +221,9 @@ def unit_pair_sums(units: Any, moments: Any, session: Any) -> pd.DataFrame:
     groups = session.sql(UNIT_GROUPS_SQL).df()
     ppi_groups = groups  # noqa: F841
     fetched = session.sql(UNITS_SQL).fetchnumpy()
-    unit_key = np.asarray(fetched["unit_key"], dtype=np.int64)
-    labelled = np.asarray(fetched["is_labelled"], dtype=np.int64)
-    prompt = np.asarray(fetched["prompt"], dtype=np.int64)
+    unit_key = np.asarray(fetched["unit_key"], dtype=np.int32)
+    labelled = np.asarray(fetched["is_labelled"], dtype=np.int32)
+    prompt = np.asarray(fetched["prompt"], dtype=np.int32)
     y = np.ma.filled(np.ma.asarray(fetched["y"], dtype=np.float64), np.nan)
     yhat = np.ma.filled(np.ma.asarray(fetched["yhat"], dtype=np.float64), np.nan)
     if not np.isfinite(yhat).all() or not np.isfinite(y[labelled == 1]).all():

@@ -2,8 +2,9 @@
 {{ load_prompt_dependencies() -}}
 -- Per judge x dimension x prompt, each distinct pair of normalised scores
 -- (judge, human; human null when the rating's completion has no human score) of
--- the positive frame with the ratings that have it: agreement_binary's input
--- (the Rogan-Gladen pass rate uses the unlabelled ratings too).
+-- the positive frame with the ratings that have it: agreement_binary's input (the
+-- Rogan-Gladen pass rate uses the unlabelled ratings too) and agreement_judge_human's
+-- (which leaves out the rows without a human score).
 with
 
 scored as (

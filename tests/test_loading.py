@@ -331,6 +331,26 @@ def test_parquet_read_by_duckdb_equals_the_pyarrow_route(
     assert [r[0] for r in native_rows] == list(range(1, n + 1))
 
 
+@pytest.mark.parametrize("folder", ["judge=gpt4", "Run_ID=7", "label=9"])
+def test_a_folder_named_like_a_partition_changes_no_value(
+    folder: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A data folder named column=value (Hive partitioning) is only a folder: DuckDB's
+    reader would otherwise put the folder's value in every row of that column."""
+    data = tmp_path / folder
+    data.mkdir()
+    frame = {"judge": ["gpt4o", "claude"], "prompt_id": ["p", "q"], "model": ["m", "m"],
+             "dimension": ["d", "d"], "label": ["1", "2"], "run_id": ["01", "02"]}  # fmt: skip
+    pd.DataFrame(frame).to_parquet(data / "judge_ratings.parquet")
+    native_types, arrow_types, native_rows, arrow_rows = _both_routes(data, monkeypatch)
+    assert native_rows == arrow_rows
+    # judge, prompt_id, model, dimension, label; run_id: the file's values
+    assert [(*r[4:9], r[11]) for r in native_rows] == [
+        ("gpt4o", "p", "m", "d", "1", "01"),
+        ("claude", "q", "m", "d", "2", "02"),
+    ]
+
+
 def test_parquet_column_named_like_the_readers_own_takes_pyarrow(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -216,7 +216,9 @@ def _native_parquet(
     if GLOB_CHARACTERS & set(resolved) or any(n.lower() == "file_row_number" for n in names):
         return None
     quoted = resolved.replace("'", "''")
-    scan = f"read_parquet('{quoted}', file_row_number = true)"
+    # hive_partitioning off: a parent folder named like judge=x would otherwise
+    # replace the file's judge column with 'x' in every row (review16c)
+    scan = f"read_parquet('{quoted}', file_row_number = true, hive_partitioning = false)"
     try:
         read = [row[0] for row in con.execute(f"describe select * from {scan}").fetchall()]
     except duckdb.Error:

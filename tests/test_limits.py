@@ -159,3 +159,38 @@ def test_rank_check_by_cholesky_equals_the_definition(collinear: bool) -> None:
     got = independent_columns(gram)
     assert got == _independent_columns_one_solve_per_column(gram)
     assert len(got) == (30 - 3 if collinear else 30)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(None, "2GB"), ("", "2GB"), (" 1.5GB ", "1.5GB"), ("3000MB", "3000MB"), ("2GiB", "2GiB")],
+)
+def test_duckdb_memory_limit_from_the_environment(value, expected, monkeypatch):
+    from judge_bias.limits import DUCKDB_MEMORY_ENV, duckdb_memory_limit
+
+    if value is None:
+        monkeypatch.delenv(DUCKDB_MEMORY_ENV, raising=False)
+    else:
+        monkeypatch.setenv(DUCKDB_MEMORY_ENV, value)
+    assert duckdb_memory_limit() == expected
+
+
+@pytest.mark.parametrize("value", ["banana", "-1", "10KB", "2", "1.5 G"])
+def test_a_bad_duckdb_memory_limit_names_the_variable(value, monkeypatch):
+    """Not a size, or under 256MB (DuckDB would fail on the first large join): a
+    SettingError (exit 2) naming the variable, where dbt's traceback named neither."""
+    from judge_bias.errors import SettingError
+    from judge_bias.limits import DUCKDB_MEMORY_ENV, duckdb_memory_limit
+
+    monkeypatch.setenv(DUCKDB_MEMORY_ENV, value)
+    with pytest.raises(SettingError, match=f"{DUCKDB_MEMORY_ENV}=.*at least 256MB"):
+        duckdb_memory_limit()
+
+
+def test_a_bad_duckdb_memory_limit_stops_the_build_before_dbt(tmp_path, monkeypatch):
+    from judge_bias.errors import SettingError
+    from judge_bias.warehouse import build
+
+    monkeypatch.setenv("JUDGE_BIAS_DUCKDB_MEMORY", "banana")
+    with pytest.raises(SettingError, match="JUDGE_BIAS_DUCKDB_MEMORY='banana'"):
+        build.build(tmp_path, tmp_path / "w.duckdb")

@@ -18,6 +18,7 @@ The size formulas live here too, next to the budget they are compared with
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -56,6 +57,28 @@ def parse_size(text: str | int | float) -> int:
     if not m:
         raise SettingError(f"memory_budget {text!r}: write a size such as 2GB or 512MiB")
     return int(float(m.group(1)) * _UNITS[m.group(2).upper()])
+
+
+# the environment variable that sets DuckDB's memory_limit for a build
+# (profiles.yml), its default, and the least it may be (a few hundred MB: below it
+# DuckDB fails on the first large join instead of spilling)
+DUCKDB_MEMORY_ENV = "JUDGE_BIAS_DUCKDB_MEMORY"
+DEFAULT_DUCKDB_MEMORY = "2GB"
+MIN_DUCKDB_MEMORY = 256 * 10**6
+
+
+def duckdb_memory_limit() -> str:
+    """DuckDB's memory_limit of a build: JUDGE_BIAS_DUCKDB_MEMORY (a size such as
+    1.5GB) or 2GB; a value that is not a size, or is under 256MB, is a SettingError
+    naming the variable (DuckDB's own parse error names neither)."""
+    text = os.environ.get(DUCKDB_MEMORY_ENV, "").strip() or DEFAULT_DUCKDB_MEMORY
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([KMGT]I?B)", text, flags=re.IGNORECASE)
+    if not m or float(m.group(1)) * _UNITS[m.group(2).upper()] < MIN_DUCKDB_MEMORY:
+        raise SettingError(
+            f"{DUCKDB_MEMORY_ENV}={text!r}: DuckDB's memory limit must be a size of at "
+            "least 256MB, such as 1.5GB or 3000MB (unset: 2GB)"
+        )
+    return text
 
 
 def _size(n_bytes: float) -> str:

@@ -4,8 +4,8 @@
 -- A view on DuckDB (issue 34): one row per rating, 17 columns, every row changed
 -- whenever the main fit's estimates change (each build, each append), so a table
 -- wrote 10M rows for three readers that each join a few estimates to the fact
--- (debiased_leaderboard, the validation's sample, the BI snapshot, which copies it
--- as a table); a table on Spark, where a view is its query run again by every reader.
+-- (debiased_leaderboard, the validation's sample, the BI snapshot, where it is a view
+-- over the snapshot's own tables); a table on Spark, where a view is its query run again by every reader.
 {{ config(materialized=('table' if target.type == 'spark' else 'view')) }}
 with
 

@@ -24,6 +24,7 @@ import duckdb
 from judge_bias.errors import InputError
 from judge_bias.inputs import loading
 from judge_bias.inputs.summary import FileCounts, gate_failures, summarise_inputs
+from judge_bias.limits import DUCKDB_MEMORY_ENV, duckdb_memory_limit
 from judge_bias.warehouse import dbt_parse
 from judge_bias.warehouse.dbt_child import (
     PHASES_FLAG,
@@ -356,6 +357,10 @@ def build(
     A failure at any stage (an exception) or a kill keeps the previous validation
     record and BI snapshot; the build record beside the warehouse says the stage
     reached and the outcome."""
+    # DuckDB's memory_limit (profiles.yml reads the variable): a bad value fails
+    # here, naming the variable, not in dbt's traceback
+    if os.environ.get(DUCKDB_MEMORY_ENV):
+        os.environ[DUCKDB_MEMORY_ENV] = duckdb_memory_limit()
     data_dir, extra = split_data_dir(data_dir, dbt_vars or {})
     extra = incremental_vars(extra, incremental)
     if input_relations(extra):

@@ -18,6 +18,9 @@ from typing import Any, NamedTuple
 
 import duckdb
 
+from judge_bias.errors import SettingError
+from judge_bias.limits import duckdb_memory_limit
+
 # the rule kinds of model_checks, each the name of the single generic test it replaces
 RULE_KINDS = (
     "not_null",
@@ -111,11 +114,11 @@ def violated_rules(db_path: Path, compiled_sql: str) -> list[tuple[str, int]]:
         # the build's DuckDB bounds (profiles.yml): a failure's re-run stays in them
         config: dict[str, str | bool | int | float | list[str]] = {
             "threads": 2,
-            "memory_limit": "2GB",
+            "memory_limit": duckdb_memory_limit(),
         }
         with duckdb.connect(str(db_path), read_only=True, config=config) as con:
             rows = con.execute(f"{compiled_sql} order by check_name").fetchall()
-    except duckdb.Error:
+    except (duckdb.Error, SettingError):
         return []
     return [(str(name), int(n)) for name, n in rows]
 

@@ -23,8 +23,10 @@ table and column carries its description from the dbt YAML as a comment
 A mart the warehouse holds as a view (debiased_scores) is a view in the snapshot
 too, over the snapshot's own tables (its SQL names them by schema, not catalog):
 nothing to copy. Every DuckDB 1.x client queries it in the file it opened; DuckDB
-1.0 and 1.1 bind it in their default catalog, so there it fails when the snapshot is
-ATTACHed under an alias (1.2 on bind it in the snapshot's catalog). A view whose
+1.0 and 1.1 bind it in their default catalog, so when the snapshot is ATTACHed under
+an alias they read the default catalog's same-named tables if it has them (wrong
+rows) and fail otherwise (docs/report.md says so; 1.2 on bind it in the snapshot's
+catalog). A view whose
 SQL does not bind to the snapshot's tables is copied as a table.
 
 On an incremental build's load (docs/incremental.md, "The BI snapshot of a load")

@@ -320,6 +320,27 @@ def test_a_view_that_reads_no_mart_is_copied_as_a_table(tmp_path: Path) -> None:
     assert rows["from_hidden"] == [(0,), (1,), (2,)]
 
 
+def test_a_view_over_files_is_copied_as_a_table(tmp_path: Path) -> None:
+    """A mart the warehouse holds as a view over files (the Spark route's hand-over:
+    read_parquet of its export) is a table in the snapshot: as a view it would read
+    files outside the snapshot (and bind with the warehouse detached)."""
+    db = tmp_path / "w.duckdb"
+    parquet = tmp_path / "facts.parquet"
+    with duckdb.connect(str(db)) as con:
+        con.execute(f"copy (select range as x from range(4)) to '{parquet}' (format parquet)")
+        con.execute(f"create view facts as select * from read_parquet(['{parquet}'])")
+        con.execute(f"create view named as select * from '{parquet}'")
+        con.execute("create view doubled as select x * 2 as x2 from main.facts")
+    marts = ["facts", "named", "doubled"]
+    bi = publish_snapshot(db, tmp_path / "bi.duckdb", marts)
+    parquet.unlink()
+    with duckdb.connect(str(bi), read_only=True) as con:
+        kinds = dict(con.execute(f"select name, kind from ({RELATIONS})").fetchall())
+        rows = {t: sorted(con.execute(f"select * from {t}").fetchall()) for t in marts}
+    assert kinds == {"facts": "table", "named": "table", "doubled": "view"}
+    assert rows["doubled"] == [(0,), (2,), (4,), (6,)]
+
+
 def test_node_client_opens_snapshot(demo_snapshot) -> None:
     bi, view, manifest = demo_snapshot
     seen = read_with_node(node_client(NODE_CLIENT), bi)

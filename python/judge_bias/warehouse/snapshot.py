@@ -42,6 +42,7 @@ import contextlib
 import glob
 import json
 import os
+import re
 import shutil
 import threading
 import time
@@ -380,14 +381,27 @@ def _copy_table(con: duckdb.DuckDBPyConnection, table: str) -> None:
     con.execute(f"create table snapshot.main.{name} as select * from warehouse.main.{name}")
 
 
+# a view's SQL that reads files, not tables: a table function (read_parquet,
+# parquet_scan, read_csv_auto, glob, ...) or a file named as a table (from 'x.csv',
+# which DuckDB stores as the identifier "x.csv": a dot or slash inside the quotes)
+_READS_FILES = re.compile(
+    r"\b(?:read_\w+|\w+_scan|glob|sniff_csv)\s*\("
+    r"""|\b(?:from|join)\s+(?:'|"[^"]*[./\\][^"]*")""",
+    re.IGNORECASE,
+)
+
+
 def _warehouse_views(con: duckdb.DuckDBPyConnection, docs: dict[str, MartDocs]) -> dict[str, str]:
-    """The marts the warehouse holds as views (debiased_scores on DuckDB), by name,
-    with the SQL that creates them (DuckDB's, schema-qualified without the catalog)."""
+    """The marts the warehouse holds as views over its tables (debiased_scores on
+    DuckDB), by name, with the SQL that creates them (DuckDB's, schema-qualified
+    without the catalog). A view over files (the Spark route hands its marts over as
+    views over Parquet files: spark.parquet_sql) is copied as a table: as a view the
+    snapshot would read files outside it, and bind anywhere."""
     rows = con.execute(
         "select view_name, sql from duckdb_views() where database_name = 'warehouse' "
         "and schema_name = 'main' and not internal"
     ).fetchall()
-    return {name: sql for name, sql in rows if name in docs}
+    return {name: sql for name, sql in rows if name in docs and not _READS_FILES.search(sql)}
 
 
 def _create_views(con: duckdb.DuckDBPyConnection, views: dict[str, str]) -> list[str]:

@@ -384,7 +384,7 @@ def _copy_table(con: duckdb.DuckDBPyConnection, table: str) -> None:
 # a view's SQL that reads files, not tables: a table function (read_parquet,
 # parquet_scan, read_csv_auto, glob, ...) or a file named as a table (from 'x.csv',
 # which DuckDB stores as the identifier "x.csv": a dot or slash inside the quotes)
-_READS_FILES = re.compile(
+READS_FILES = re.compile(
     r"\b(?:read_\w+|\w+_scan|glob|sniff_csv)\s*\("
     r"""|\b(?:from|join)\s+(?:'|"[^"]*[./\\][^"]*")""",
     re.IGNORECASE,
@@ -401,7 +401,7 @@ def _warehouse_views(con: duckdb.DuckDBPyConnection, docs: dict[str, MartDocs]) 
         "select view_name, sql from duckdb_views() where database_name = 'warehouse' "
         "and schema_name = 'main' and not internal"
     ).fetchall()
-    return {name: sql for name, sql in rows if name in docs and not _READS_FILES.search(sql)}
+    return {name: sql for name, sql in rows if name in docs and not READS_FILES.search(sql)}
 
 
 def _create_views(con: duckdb.DuckDBPyConnection, views: dict[str, str]) -> list[str]:

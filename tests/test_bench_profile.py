@@ -49,13 +49,39 @@ def test_the_sampled_cpu_never_falls(monkeypatch):
     seen, so every step's CPU is >= 0."""
     from judge_bias.bench import profile
 
-    readings = iter([(100.0, 1.0), (100.0, 5.0), (0.0, 0.0), (0.0, 0.0)])
-    monkeypatch.setattr(profile, "tree_usage", lambda pid: next(readings, (0.0, 0.0)))
+    readings = iter([(100.0, 1.0, 9.0), (100.0, 5.0, 9.0), (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)])
+    monkeypatch.setattr(profile, "tree_usage", lambda pid: next(readings, (0.0, 0.0, 0.0)))
     sampler = profile.TreeSampler(os.getpid(), interval=0.01)
     sampler.start()
     time.sleep(0.2)
     samples = sampler.stop()
     assert [s[2] for s in samples[:4]] == [1.0, 5.0, 5.0, 5.0]
+
+
+def test_largest_process_is_the_childs_own_not_the_forking_parents():
+    """A 10M bench printed 3.37 GB for the build's largest process where
+    /usr/bin/time around the build alone measured 2.90: getrusage's ru_maxrss of a
+    child starts at its parent's size (Linux keeps the larger across fork + exec),
+    and the bench had written the data in pandas. Here the parent holds ~400 MB and
+    the child grows to ~150 MB: the sampler's VmHWM says ~150, ru_maxrss >= 400."""
+    import resource
+    import subprocess
+    import sys
+
+    import numpy as np
+
+    from judge_bias.bench import profile
+
+    ballast = np.ones(400 * 2**20 // 8)  # ~400 MB resident in this process
+    child = "import numpy, time; a = numpy.ones(150 * 2**20 // 8); time.sleep(1.5)"
+    proc = subprocess.Popen([sys.executable, "-c", child])
+    sampler = profile.TreeSampler(proc.pid, interval=0.02)
+    sampler.start()
+    proc.wait()
+    sampler.stop()
+    assert ballast.sum() > 0
+    assert 140 < sampler.largest_mb < 300, sampler.largest_mb
+    assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024 > 390
 
 
 def test_stage_windows_cover_the_process():

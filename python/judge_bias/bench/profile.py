@@ -33,12 +33,14 @@ TICK = os.sysconf("SC_CLK_TCK")
 PAGE_MB = os.sysconf("SC_PAGE_SIZE") / 1024**2
 
 
-def _proc_usage(pid: int) -> tuple[float, float, list[int]] | None:
+def _proc_usage(pid: int) -> tuple[float, float, list[int], float] | None:
     """(resident MB, CPU seconds of the process and of its reaped children, child
-    pids) of one process; None once it is gone."""
+    pids, the process's peak resident MB so far) of one process; None once it is gone."""
     try:
         with open(f"/proc/{pid}/stat") as f:
             stat = f.read()
+        with open(f"/proc/{pid}/status") as f:
+            hwm = next((line for line in f if line.startswith("VmHWM:")), "VmHWM: 0 kB")
         children: list[int] = []
         for task in os.listdir(f"/proc/{pid}/task"):
             with open(f"/proc/{pid}/task/{task}/children") as f:
@@ -48,33 +50,45 @@ def _proc_usage(pid: int) -> tuple[float, float, list[int]] | None:
     rest = stat[stat.rfind(")") + 2 :].split()
     # fields 14-17 (utime stime cutime cstime) and 24 (rss) of proc(5)
     cpu = sum(int(v) for v in rest[11:15]) / TICK
-    return int(rest[21]) * PAGE_MB, cpu, children
+    return int(rest[21]) * PAGE_MB, cpu, children, int(hwm.split()[1]) / 1024
 
 
-def tree_usage(root: int) -> tuple[float, float]:
-    """Resident MB and CPU seconds (finished descendants included) of ``root``'s tree."""
-    rss = cpu = 0.0
+def tree_usage(root: int) -> tuple[float, float, float]:
+    """Resident MB and CPU seconds (finished descendants included) of ``root``'s tree,
+    and the largest peak resident MB (VmHWM) of one of its living processes."""
+    rss = cpu = largest = 0.0
     todo = [root]
     while todo:
         usage = _proc_usage(todo.pop())
         if usage is not None:
-            rss, cpu = rss + usage[0], cpu + usage[1]
+            rss, cpu, largest = rss + usage[0], cpu + usage[1], max(largest, usage[3])
             todo += usage[2]
-    return rss, cpu
+    return rss, cpu, largest
 
 
 class TreeSampler(threading.Thread):
-    """Samples (Unix time, MB, CPU s) of a process tree until stopped."""
+    """Samples (Unix time, MB, CPU s) of a process tree until stopped; ``largest_mb``
+    is the largest peak resident memory (VmHWM) any process of the tree reached.
+
+    Not getrusage's ru_maxrss of the children: Linux starts a child's ru_maxrss at
+    the size of the process that forked it (exec keeps the larger of the two), so the
+    bench, which writes the data in pandas before it starts the build, reported its
+    own size when larger than the build's (10M: 3.37 GB, against 2.90 GB by
+    /usr/bin/time around `judge-bias build` alone; tests/test_bench_profile.py). VmHWM
+    belongs to the process's own address space since its exec; a process's growth
+    in its last interval before it ends is not seen."""
 
     def __init__(self, pid: int, interval: float = SAMPLE_SECONDS) -> None:
         super().__init__(daemon=True)
         self.pid, self.interval = pid, interval
         self.samples: list[tuple[float, float, float]] = []
+        self.largest_mb = 0.0
         self._halt = threading.Event()
 
     def run(self) -> None:
         while not self._halt.is_set():
-            rss, cpu = tree_usage(self.pid)
+            rss, cpu, largest = tree_usage(self.pid)
+            self.largest_mb = max(self.largest_mb, largest)
             # a process that has ended but is not yet reaped (its CPU not yet in its
             # parent's), or the root after it ended, reads as less: CPU never falls
             cpu = max(cpu, self.samples[-1][2]) if self.samples else cpu
@@ -219,7 +233,7 @@ class BuildProfile:
     wall: float  # the build process's wall time, measured here
     cpu: float  # its CPU time and its descendants' (getrusage)
     peak_mb: float  # the largest sample of the process tree
-    largest_process_mb: float  # the largest single process's peak (ru_maxrss)
+    largest_process_mb: float  # the largest single process's peak (VmHWM, sampled)
     # the slowest single dbt nodes: (name, seconds from compile start to execute end;
     # wall, shared with the node running beside it)
     slowest: list[tuple[str, float]] = field(default_factory=list)
@@ -261,7 +275,7 @@ def profile_build(
     slowest = sorted(((uid.split(".")[2], b - a) for uid, a, b in spans), key=lambda kv: -kv[1])
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     peak = max(s[1] for s in samples)
-    return BuildProfile(steps, end - start, cpu, peak, after.ru_maxrss / 1024, slowest[:10])
+    return BuildProfile(steps, end - start, cpu, peak, sampler.largest_mb, slowest[:10])
 
 
 def _node_spans(target: Path, phase: int) -> list[tuple[str, float, float]]:

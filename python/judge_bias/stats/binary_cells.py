@@ -106,15 +106,22 @@ def _cells_sql(threshold: float) -> str:
         f"sum(case when {lab} then n_rows * ({v}) else 0.0 end)::double as {name}"
         for name, v in moments.items()
     )
+    # summed per judge, dimension and prompt first, numbered after: the joins read
+    # the 1.7M sums, not the 8.5M rows (10M ratings: ~15% of the query's CPU)
     return f"""
-with {PROMPTS}, {GROUPS}
-select g.key, p.code, sum(n_rows)::bigint as n,
+with {PROMPTS}, {GROUPS},
+s as (
+    select judge, dimension, prompt_id, sum(n_rows)::bigint as n,
 {counts},
 {sums}
-from r
-inner join groups as g on r.judge = g.judge and r.dimension = g.dimension
-inner join prompts as p on r.prompt_id is not distinct from p.prompt_id
-group by g.key, p.code
+    from r
+    where judge is not null and dimension is not null
+    group by judge, dimension, prompt_id
+)
+select g.key, p.code, s.* exclude (judge, dimension, prompt_id)
+from s
+inner join groups as g on s.judge = g.judge and s.dimension = g.dimension
+inner join prompts as p on s.prompt_id is not distinct from p.prompt_id
 order by g.key, p.code
 """
 

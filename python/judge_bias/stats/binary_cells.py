@@ -106,15 +106,22 @@ def _cells_sql(threshold: float) -> str:
         f"sum(case when {lab} then n_rows * ({v}) else 0.0 end)::double as {name}"
         for name, v in moments.items()
     )
+    # summed per judge, dimension and prompt first, numbered after: the joins read
+    # the 1.7M sums, not the 8.5M rows (10M ratings: ~15% of the query's CPU)
     return f"""
-with {PROMPTS}, {GROUPS}
-select g.key, p.code, sum(n_rows)::bigint as n,
+with {PROMPTS}, {GROUPS},
+s as (
+    select judge, dimension, prompt_id, sum(n_rows)::bigint as n,
 {counts},
 {sums}
-from r
-inner join groups as g on r.judge = g.judge and r.dimension = g.dimension
-inner join prompts as p on r.prompt_id is not distinct from p.prompt_id
-group by g.key, p.code
+    from r
+    where judge is not null and dimension is not null
+    group by judge, dimension, prompt_id
+)
+select g.key, p.code, s.* exclude (judge, dimension, prompt_id)
+from s
+inner join groups as g on s.judge = g.judge and s.dimension = g.dimension
+inner join prompts as p on s.prompt_id is not distinct from p.prompt_id
 order by g.key, p.code
 """
 
@@ -172,11 +179,17 @@ def prompt_cells(relation: Any, threshold: float) -> tuple[pd.DataFrame, dict[st
 
 
 def pooled(cells: dict[str, np.ndarray], rows: np.ndarray) -> dict[str, np.ndarray]:
-    """The cells at ``rows`` summed per prompt code (a judge's dimensions pooled)."""
-    codes, inverse = np.unique(cells["code"][rows], return_inverse=True)
-    out = {"code": codes}
+    """The cells at ``rows`` summed per prompt code (a judge's dimensions pooled).
+    One group's rows (codes strictly increasing) are their own sums: taken as they
+    are. Otherwise each code's cells are added in the order of ``rows`` (as the sums
+    per ``np.unique`` code did), counted over the codes' range, not sorted."""
+    codes = cells["code"][rows]
+    if codes.size < 2 or bool(np.all(codes[1:] > codes[:-1])):
+        return {"code": codes} | {c: cells[c][rows] for c in CELL_COLUMNS}
+    present = np.bincount(codes) > 0
+    out = {"code": np.flatnonzero(present)}
     for c in CELL_COLUMNS:
-        summed = np.bincount(inverse, weights=cells[c][rows], minlength=codes.size)
+        summed = np.bincount(codes, weights=cells[c][rows])[present]
         out[c] = summed.astype(np.int64) if c in COUNTS else summed
     return out
 
@@ -269,7 +282,12 @@ def bootstrap_products(
         per_chunk = max(1, chunk_bytes // (len(BOOT_SUMS) * g * 8))
         for start in range(0, len(mine), per_chunk):
             part = mine[start : start + per_chunk]
-            stacked = np.vstack([labelled_sums(groups[i]) for i in part])
+            # labelled_sums of each group, written into one matrix (no copy per group)
+            stacked = np.empty((len(part) * len(BOOT_SUMS), g))
+            for j, i in enumerate(part):
+                lab = groups[i]["nlab"] > 0
+                for k, name in enumerate(BOOT_SUMS):
+                    stacked[j * len(BOOT_SUMS) + k] = groups[i][name][lab]
             product = boot_counts(g, n_boot, seed) @ stacked.T
             for j, i in enumerate(part):
                 out[i] = product[:, j * len(BOOT_SUMS) : (j + 1) * len(BOOT_SUMS)]

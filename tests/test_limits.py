@@ -16,6 +16,7 @@ from judge_bias.bias.sufficient import (
     independent_columns,
     stats_from_rows,
 )
+from judge_bias.errors import SettingError
 from judge_bias.limits import Budget, parse_size
 
 
@@ -48,10 +49,28 @@ def prepared(frame: pd.DataFrame) -> pd.DataFrame:
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("2GB", 2 * 10**9), ("512 MiB", 512 * 2**20), (" 1.5gb ", 1.5e9), ("1000", 1000), (64, 64)],
+    [
+        ("2GB", 2 * 10**9),
+        ("512 MiB", 512 * 2**20),
+        (" 1.5gb ", 1.5e9),
+        ("1000", 1000),
+        (64, 64),
+        ("1.5GiB", int(1.5 * 2**30)),
+        ("7B", 7),
+        ("0.5 tb", 5 * 10**11),
+    ],  # fmt: skip
 )
 def test_parse_size(text, expected) -> None:
     assert parse_size(text) == expected
+
+
+@pytest.mark.parametrize("text", ["1.5G", "2g", "512Mi", "1.5 GI", "KB", "1.5.0GB", "-1GB"])
+def test_parse_size_refuses_a_unit_without_its_b(text) -> None:
+    """A decimal is a size (1.5GB above); a unit without its B was a KeyError (an
+    unexpected exit 1): now the SettingError naming memory_budget, as DuckDB's own
+    limit refuses 1.5G (duckdb_memory_limit)."""
+    with pytest.raises(SettingError, match="memory_budget"):
+        parse_size(text)
 
 
 def test_budget_from_dbt_vars_and_defaults() -> None:

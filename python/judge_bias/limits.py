@@ -50,13 +50,15 @@ STATS_BYTES_PER_ROW = 1_000
 
 
 def parse_size(text: str | int | float) -> int:
-    """Bytes in a size such as ``2GB``, ``512 MiB`` or a plain number of bytes."""
+    """Bytes in a size such as ``2GB``, ``1.5GB``, ``512 MiB`` or a plain number of
+    bytes; a unit ends in B (``1.5G`` is refused as a SettingError, as DuckDB's
+    memory limit refuses it: duckdb_memory_limit)."""
     if isinstance(text, int | float):
         return int(text)
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?I?B?)\s*", str(text), flags=re.IGNORECASE)
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*((?:[KMGT]I?)?B)?\s*", str(text), flags=re.IGNORECASE)
     if not m:
         raise SettingError(f"memory_budget {text!r}: write a size such as 2GB or 512MiB")
-    return int(float(m.group(1)) * _UNITS[m.group(2).upper()])
+    return int(float(m.group(1)) * _UNITS[(m.group(2) or "").upper()])
 
 
 # the environment variable that sets DuckDB's memory_limit for a build

@@ -194,6 +194,18 @@ def parquet_columns(path: Path) -> list[str]:
         raise InputError(f"{path}: cannot be read as Parquet ({exc}); write it again") from exc
 
 
+def parquet_rows(path: Path) -> int:
+    """The rows a Parquet file declares in its footer (pyarrow's metadata: the sum of
+    its row groups' rows), read apart from the loaders' readers, so that the rows a
+    build read can be reconciled with the file (build.check_file_rows)."""
+    import pyarrow.parquet as pq
+
+    try:
+        return int(pq.ParquetFile(path).metadata.num_rows)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{path}: cannot be read as Parquet ({exc}); write it again") from exc
+
+
 # Characters DuckDB's file readers take as a glob pattern in a path.
 GLOB_CHARACTERS = frozenset("*?[]{}")
 

@@ -308,6 +308,32 @@ def validation_failure(report: ValidationReport, inputs: list[FileCounts]) -> st
     return f"{len(report.failures)} critical failures; first: {first}"
 
 
+def check_file_rows(data: Path | None, inputs: list[FileCounts]) -> None:
+    """The Parquet inputs' rows reconciled apart from their loader (the CSV route's
+    count is the loader's table; review16c): each Parquet file's footer count
+    (loading.parquet_rows) must equal the rows the build read and accounted for
+    (accepted + rejected), on an incremental build this load's rows. A mismatch is a
+    BuildError naming the file: rows were lost or added on the way to the warehouse."""
+    if data is None:
+        return
+    for counts in inputs:
+        path = loading.find_input_file(data, counts.source)
+        if path is None or path.suffix != ".parquet":
+            continue
+        footer = loading.parquet_rows(path)
+        if counts.gate_scope in (None, "build"):
+            read, accounted = counts.rows_read, counts.rows_accepted + counts.rows_rejected
+        else:  # an incremental build: the base table holds every load's rows
+            read = accounted = counts.gate_rows_read or 0
+        if read != footer or accounted != footer:
+            raise BuildError(
+                f"{path}: its Parquet footer counts {footer:,} rows, but the build read "
+                f"{read:,}{counts.scope} and accounted for {accounted:,} (accepted + rejected): "
+                "rows were lost or added between the file and the warehouse (a loader "
+                "defect: report it with the file); nothing was published"
+            )
+
+
 def preflight(data: Path | None, dbt_vars: Mapping[str, Any]) -> list[str]:
     """The checks before dbt runs: the data folder's files (read with the csv_dialects
     var), or on the relation route (judge_bias_input_relations) the var itself; the
@@ -404,6 +430,7 @@ def build(
             # stage 1 on Spark, then the rest of the DAG on DuckDB (docs/spark.md)
             built = spark_stage(data, db, quiet=quiet)
             run_dbt(["build", "--exclude", *built], db, data, quiet=quiet, debug=debug)
+            check_file_rows(data, summarise_inputs(db))
         else:
             # dbt_project.yml's indirect_selection (cautious) holds in both phases: a test
             # reading models of both phases runs in the second (eager would drop it from
@@ -419,6 +446,7 @@ def build(
                     drop_load_temps(db)
                 record.reach("input gates")
                 inputs = summarise_inputs(db)
+                check_file_rows(data, inputs)
                 # the gates in SQL first (instant); a file failing them is confirmed by
                 # the suites, whose report the validation record keeps
                 gates = validate_gates(db) if any(f.fails for f in inputs) else None

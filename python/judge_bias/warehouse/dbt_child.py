@@ -88,12 +88,14 @@ def dbt_failure(
     output: list[str],
     returncode: int,
     db: Path | None = None,
+    data_dir: Path | None = None,
 ) -> Exception:
     """The exception for a failed dbt command (its artefacts in ``target``): the
     loader's InputError when an input file broke the contract, else a BuildError
     naming the failing node and the last meaningful line of its message (or of
     dbt's output when no node ran); for a failed model_checks test on the warehouse
-    ``db``, the rules it found violated and their failing rows instead."""
+    ``db``, the rules it found violated and their failing rows instead; for a loader
+    that failed reading a Parquet file of ``data_dir``, an InputError naming it."""
     failed = _failed_nodes(target / "run_results.json", since)
     text = failed[0][1] if failed else "".join(output)
     cause = (meaningful_lines(text) or [f"exit code {returncode}"])[-1]
@@ -103,12 +105,41 @@ def dbt_failure(
         return loading.InputError(m["message"])
     if lock := lock_message(cause):
         return BuildError(lock)
+    unread = unreadable_input(failed[0][0], cause, data_dir) if failed and data_dir else None
+    if unread is not None:
+        return unread
     if failed and db is not None and (violated := violated_rules(db, failed[0][2])):
         cause = f"{len(violated)} check{'s' if len(violated) > 1 else ''} failed: "
         cause += describe_violations(violated)
     where = f" in {failed[0][0]}" if failed else ""
     more = f" (and {len(failed) - 1} more failing nodes)" if len(failed) > 1 else ""
     return BuildError(f"dbt {args[0]} failed{where}: {cause}{more}", hint)
+
+
+LOADER_NODE = re.compile(r"model base_inputs__(?P<kind>\w+)")
+# a failure of the loader's table write that is not the file's: the machine's
+NOT_THE_FILE = ("Out of Memory", "No space left", "Interrupted")
+
+
+def unreadable_input(node: str, cause: str, data_dir: Path) -> loading.InputError | None:
+    """A loader (``node``) that failed reading its Parquet file, as an InputError
+    naming the file, or None. DuckDB's reader decodes the data pages only when dbt
+    writes the loader's table (loading._native_parquet; the schema and footer are
+    checked before dbt runs), so a damaged page fails there with DuckDB's message
+    alone (e.g. "don't know what type"); pyarrow's route fails in the loader."""
+    m = LOADER_NODE.fullmatch(node)
+    if not m or m["kind"] not in loading.KINDS or any(s in cause for s in NOT_THE_FILE):
+        return None
+    try:
+        path = loading.find_input_file(data_dir, m["kind"])
+    except loading.InputError:
+        return None
+    if path is None or path.suffix != ".parquet":
+        return None
+    return loading.InputError(
+        f"{path}: its data cannot be read as Parquet ({cause}); a page of the file is "
+        "damaged or truncated: write the file again"
+    )
 
 
 class DbtChild:
@@ -123,9 +154,11 @@ class DbtChild:
         capture: bool,
         debug: bool,
         db: Path | None = None,
+        data_dir: Path | None = None,
     ) -> None:
         self.proc, self.target, self.capture, self.debug = proc, target, capture, debug
         self.db = db  # the warehouse (a failed model_checks test is read back there)
+        self.data_dir = data_dir  # the input files (a loader's failure names its file)
 
     def read(self, args: list[str]) -> bool:
         """Read the output of dbt's command ``args`` to PHASE_DONE (True) or to the
@@ -145,7 +178,7 @@ class DbtChild:
         self.proc.wait()
         if self.proc.returncode != 0:
             code = self.proc.returncode
-            raise dbt_failure(args, self.target, since, list(output), code, self.db)
+            raise dbt_failure(args, self.target, since, list(output), code, self.db, self.data_dir)
         return False
 
     def second(self, args: list[str], argv: list[str]) -> None:
@@ -193,8 +226,9 @@ def dbt_child(
         errors="replace",
     ) as proc:
         db = Path(cwd, env["JUDGE_BIAS_DB"]) if env.get("JUDGE_BIAS_DB") else None
+        data = Path(cwd, env["JUDGE_BIAS_DATA_DIR"]) if env.get("JUDGE_BIAS_DATA_DIR") else None
         try:
-            yield DbtChild(proc, target, capture, debug, db)
+            yield DbtChild(proc, target, capture, debug, db, data)
         except BaseException:
             stop_child(proc)
             raise

@@ -72,6 +72,11 @@ CASES = {
     "one prompt": (["p"], "frame", 5),
     # judge A: every human label a pass (no human fail); judge b: no label at all
     "constant labels and no labels": (list(range(30)), "frame", 9),
+    # judge b rates none of the lowest prompt codes and, in d1, skips some in the
+    # middle: its pooled "all" cells count over a code range with gaps (review17a: a
+    # mutation reading the first codes of the range instead of the present ones
+    # passed every other case)
+    "a judge without the lowest prompts": ([f"p{i:02d}" for i in range(30)], "nocase", 7),
 }
 
 
@@ -84,6 +89,12 @@ def test_binary_mart_equals_the_rating_level_statistics(case: str) -> None:
     frame = _ratings(prompts, seed=seed)
     if case == "constant labels and no labels":
         frame["human_score_norm"] = np.where(frame["judge"] == "A", 1.0, np.nan)
+    if case == "a judge without the lowest prompts":
+        code = frame["prompt_id"].str[1:].astype(int)
+        b = frame["judge"] == "b"
+        frame = frame[~(b & ((code < 8) | ((frame["dimension"] == "d1") & code.between(12, 17))))]
+        assert frame.loc[frame["judge"] == "b", "prompt_id"].min() == "p08"
+        frame = frame.reset_index(drop=True)
     mart = agreement_binary_mart(frame if route == "frame" else _nocase(frame), n_boot=300)
     expected = [("A", "d1"), ("b", "D2"), ("b", "all"), ("b", "d1")]  # pandas' sorted groups
     assert list(zip(mart["judge"], mart["dimension"], strict=True)) == expected

@@ -22,10 +22,10 @@
     (0.1 CPU s at 10M rows, where the GROUP BY takes 1.4-2 s) and groups only when
     there are some, so it fails on the same values; on another engine it groups.
     unique_combination_of_columns: on DuckDB the rule first counts the repeats of
-    one hash of the columns (row_key_hash; a number, not the key's strings: 4.3 -> 3.1
-    CPU s for int_glm_agreement_ratings' 11.7M rows, issue 34) and groups by the columns only
-    when some hash repeats (a collision, or a repeated key), so it fails on the
-    same keys; on another engine it groups.
+    one hash of the columns (DuckDB's hash, as row_key_hash: a number, not the
+    key's strings; 4.3 -> 3.1 CPU s for int_glm_agreement_ratings' 11.7M rows,
+    issue 34) and groups by the columns only when some hash repeats (a repeated
+    key or a collision), so it fails on the same keys; on another engine it groups.
     Rules of another severity are another model_checks node. On an incremental
     load, each rule of a model incremental by prompt reads the rows its
     by_prompt_rule_scope names (macros/incremental.sql). -#}
@@ -86,7 +86,7 @@
             where (
                 select count(*) from (
                     select 1 from {{ relation }}
-                    group by {{ row_key_hash(rule['unique_combination_of_columns']) }}
+                    group by hash({{ columns }})
                     having count(*) > 1
                 ) as repeated_hashes
             ) > 0

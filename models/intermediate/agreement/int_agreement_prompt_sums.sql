@@ -7,22 +7,16 @@
 -- prompts follow from them (agreement_counterfactual).
 with
 
-completions as (
-    select
-        judge,
-        prompt_id,
-        model,
-        dimension,
-        avg(judge_score_norm) as a,
-        avg(human_score_norm) as b
-    from {{ ref('fct_judge_ratings') }}
-    where
-        framing = 'positive'
-        and judge_score_norm is not null
-        and human_score_norm is not null{% if is_incremental() %}
-        and {{ load_prompt_condition() }}{% endif %}
-    group by judge, prompt_id, model, dimension
-)
+-- each completion's a and b, runs averaged (macros/run_means.sql)
+{{ run_means(
+    'completions',
+    ref('fct_judge_ratings'),
+    ['judge', 'prompt_id', 'model', 'dimension'],
+    {'a': 'judge_score_norm', 'b': 'human_score_norm'},
+    where="framing = 'positive'"
+    ~ ' and judge_score_norm is not null and human_score_norm is not null'
+    ~ (' and ' ~ load_prompt_condition() if is_incremental() else ''),
+) }}
 
 select
     judge,

@@ -7,16 +7,15 @@
 -- are averaged first. self_vs_peer_tests runs the t-tests on it.
 with
 
-scored as (
-    {{ completion_means(
-        ref('fct_judge_ratings'),
-        {'judge': 'judge', 'framing': 'framing'},
-        'judge_score_norm',
-        'score',
-        where='judge_score_norm is not null'
-        ~ (' and ' ~ load_prompt_condition() if is_incremental() else ''),
-    ) | indent(4) }}
-),
+-- each rating's score, runs averaged (macros/run_means.sql)
+{{ run_means(
+    'scored',
+    ref('fct_judge_ratings'),
+    ['judge', 'framing', 'prompt_id', 'model', 'dimension'],
+    {'score': 'judge_score_norm'},
+    where='judge_score_norm is not null'
+    ~ (' and ' ~ load_prompt_condition() if is_incremental() else ''),
+) }},
 
 -- S and G from one aggregation per judge x framing x item (S: the judge's one own
 -- score; G: the mean over the other models), R from one per model x item over the

@@ -1,0 +1,49 @@
+{% macro run_means(name, relation, keys, scores, where=none) -%}
+    {#- CTEs ending in `name`: one row per `keys` of relation's rows (filtered by
+        where), each column of `scores` (output column -> the relation's column)
+        averaged over the key's rows (its runs). Most keys hold one row (one run):
+        the keys that repeat are found by one narrow count of a hash of the key
+        (row_key_hash) and only their rows are grouped by the key; the others pass
+        through as they are (the mean of one value is that value). The same rows
+        as grouping every row by the key, which cost most of the readers' time
+        at 10M ratings (issue 34); a hash collision only sends a key that is
+        not repeated through the grouping. -#}
+{{ name }}_rows as {{ not_materialized() }} (
+    select
+        {%- for key in keys %}
+        {{ key }},
+        {%- endfor %}
+        {%- for alias, column in scores.items() %}
+        {{ column }}{{ ' as ' ~ alias if alias != column }},
+        {%- endfor %}
+        {{ row_key_hash(keys) }} as run_means_key
+    from {{ relation }}
+    {%- if where %}
+    where {{ where }}
+    {%- endif %}
+),
+
+{{ name }}_repeated as (
+    select run_means_key
+    from {{ name }}_rows
+    group by run_means_key
+    having count(*) > 1
+),
+
+{{ name }} as (
+    select
+        {{ keys | join(',\n        ') }},
+        {{ scores.keys() | join(',\n        ') }}
+    from {{ name }}_rows
+    where run_means_key not in (select run_means_key from {{ name }}_repeated)
+    union all
+    select
+        {{ keys | join(',\n        ') }},
+        {%- for alias in scores %}
+        avg({{ alias }}) as {{ alias }}{{ ',' if not loop.last }}
+        {%- endfor %}
+    from {{ name }}_rows
+    where run_means_key in (select run_means_key from {{ name }}_repeated)
+    group by {{ keys | join(', ') }}
+)
+{%- endmacro %}

@@ -195,8 +195,8 @@ def parquet_columns(path: Path) -> list[str]:
 
 
 def parquet_rows(path: Path) -> int:
-    """The rows a Parquet file declares in its footer (pyarrow's metadata: the sum of
-    its row groups' rows), read apart from the loaders' readers, so that the rows a
+    """The rows a Parquet file declares in its footer (pyarrow's metadata: the
+    file's num_rows), read apart from the loaders' readers, so that the rows a
     build read can be reconciled with the file (build.check_file_rows)."""
     import pyarrow.parquet as pq
 

@@ -446,7 +446,11 @@ def build(
                     drop_load_temps(db)
                 record.reach("input gates")
                 inputs = summarise_inputs(db)
-                check_file_rows(data, inputs)
+                try:
+                    check_file_rows(data, inputs)
+                except BuildError:  # as after a failed gate: no stale marts beside it
+                    drop_unbuilt_models(db, _executed(results))
+                    raise
                 # the gates in SQL first (instant); a file failing them is confirmed by
                 # the suites, whose report the validation record keeps
                 gates = validate_gates(db) if any(f.fails for f in inputs) else None

@@ -118,7 +118,7 @@ def dbt_failure(
 
 LOADER_NODE = re.compile(r"model base_inputs__(?P<kind>\w+)")
 # a failure of the loader's table write that is not the file's: the machine's
-NOT_THE_FILE = ("Out of Memory", "No space left", "Interrupted")
+NOT_THE_FILE = ("Out of Memory", "No space left", "Interrupted", "MemoryError")
 
 
 def unreadable_input(node: str, cause: str, data_dir: Path) -> loading.InputError | None:
@@ -126,7 +126,10 @@ def unreadable_input(node: str, cause: str, data_dir: Path) -> loading.InputErro
     naming the file, or None. DuckDB's reader decodes the data pages only when dbt
     writes the loader's table (loading._native_parquet; the schema and footer are
     checked before dbt runs), so a damaged page fails there with DuckDB's message
-    alone (e.g. "don't know what type"); pyarrow's route fails in the loader."""
+    alone (e.g. "don't know what type"); pyarrow's route fails in the loader. The
+    file is named only when pyarrow, reading it row group by row group, fails too
+    (review17b: a loader's bug, a clock refusal or a memory error were reported as a
+    damaged file); otherwise the failure stays dbt's, with its hint."""
     m = LOADER_NODE.fullmatch(node)
     if not m or m["kind"] not in loading.KINDS or any(s in cause for s in NOT_THE_FILE):
         return None
@@ -136,10 +139,29 @@ def unreadable_input(node: str, cause: str, data_dir: Path) -> loading.InputErro
         return None
     if path is None or path.suffix != ".parquet":
         return None
+    damage = parquet_damage(path)
+    if damage is None:
+        return None
     return loading.InputError(
-        f"{path}: its data cannot be read as Parquet ({cause}); a page of the file is "
-        "damaged or truncated: write the file again"
+        f"{path}: its data cannot be read as Parquet ({cause}; pyarrow: {damage}); a page "
+        "of the file is damaged or truncated: write the file again"
     )
+
+
+def parquet_damage(path: Path) -> str | None:
+    """pyarrow's error reading every row group of ``path`` (one at a time: memory is
+    one row group's), or None when it reads whole."""
+    import pyarrow.parquet as pq
+
+    try:
+        parquet = pq.ParquetFile(path)
+        for group in range(parquet.num_row_groups):
+            parquet.read_row_group(group)
+    except MemoryError:
+        return None
+    except Exception as exc:  # any reader error: the file is what fails
+        return " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+    return None
 
 
 class DbtChild:

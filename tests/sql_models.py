@@ -1,12 +1,15 @@
 """Run one of the project's SQL models on DuckDB outside dbt: its Jinja rendered with
 ``ref`` naming a registered table (models that call no other macro but
-``not_materialized`` and ``row_key_hash``, rendered per engine, and the incremental
-path's macros, rendered as in a default build). Tests use it to compare a SQL
-aggregate with the pandas computation of the same figures."""
+``not_materialized`` and ``row_key_hash``, rendered per engine, the incremental
+path's macros, rendered as in a default build, and the project macros of
+MACRO_FILES, rendered from their files). Tests use it to compare a SQL aggregate
+with the pandas computation of the same figures."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import jinja2
@@ -40,13 +43,39 @@ MACROS = {
 }
 
 
-def render(model: str, tables: dict[str, str] | None = None, engine: str = "duckdb") -> str:
+# project macros the models call, rendered from macros/<file>.sql as they are (not
+# stubbed): each calls the other macros it uses from the engine's MACROS
+MACRO_FILES = {"run_means": "run_means"}
+
+
+def macros(engine: str = "duckdb", **overrides: Callable[..., Any]) -> dict[str, Any]:
+    """The macros a model is rendered with on ``engine``: MACROS[engine] with
+    ``overrides``, and MACRO_FILES' macros calling those (read when called, so a
+    test's monkeypatched stub reaches them)."""
+    stubs = {**MACROS[engine], **overrides}
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined)
+    files = {}
+    for name, file in MACRO_FILES.items():
+        text = Path(PROJECT_DIR, "macros", f"{file}.sql").read_text(encoding="utf-8")
+        files[name] = getattr(env.from_string(text).make_module(stubs), name)
+    return {**stubs, **files}
+
+
+def render(
+    model: str,
+    tables: dict[str, str] | None = None,
+    engine: str = "duckdb",
+    **overrides: Callable[..., Any],
+) -> str:
     """The SQL of ``models/**/<model>.sql`` with ``ref('x')`` rendered as ``x`` (or
-    ``tables[x]``), for ``engine`` (duckdb or spark)."""
+    ``tables[x]``), for ``engine`` (duckdb or spark); ``overrides``: macros rendered
+    otherwise than in MACROS (e.g. the incremental path's)."""
     (path,) = Path(PROJECT_DIR, "models").rglob(f"{model}.sql")
     env = jinja2.Environment(undefined=jinja2.StrictUndefined)
     template = env.from_string(path.read_text(encoding="utf-8"))
-    return template.render(ref=lambda name: (tables or {}).get(name, name), **MACROS[engine])
+    return template.render(
+        ref=lambda name: (tables or {}).get(name, name), **macros(engine, **overrides)
+    )
 
 
 def run_model(con: duckdb.DuckDBPyConnection, model: str, **inputs: pd.DataFrame):
@@ -75,5 +104,5 @@ def model_relation(con: duckdb.DuckDBPyConnection, model: str, tables: dict[str,
     (path,) = Path(PROJECT_DIR, "models").rglob(f"{model}.sql")
     env = jinja2.Environment(undefined=jinja2.StrictUndefined)
     return con.sql(
-        env.from_string(path.read_text(encoding="utf-8")).render(ref=ref, **MACROS["duckdb"])
+        env.from_string(path.read_text(encoding="utf-8")).render(ref=ref, **macros("duckdb"))
     )

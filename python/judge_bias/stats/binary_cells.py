@@ -181,8 +181,9 @@ def prompt_cells(relation: Any, threshold: float) -> tuple[pd.DataFrame, dict[st
 def pooled(cells: dict[str, np.ndarray], rows: np.ndarray) -> dict[str, np.ndarray]:
     """The cells at ``rows`` summed per prompt code (a judge's dimensions pooled).
     One group's rows (codes strictly increasing: checked, a NULL prompt and "None"
-    share a code) are their own sums: taken as they are. Otherwise each code's cells are added in the order of ``rows`` (as the sums
-    per ``np.unique`` code did), counted over the codes' range, not sorted."""
+    share a code) are their own sums: taken as they are. Otherwise each code's cells
+    are added in the order of ``rows`` (as the sums per ``np.unique`` code did),
+    counted over the codes' range, not sorted."""
     codes = cells["code"][rows]
     if codes.size < 2 or bool(np.all(codes[1:] > codes[:-1])):
         return {"code": codes} | {c: cells[c][rows] for c in CELL_COLUMNS}

@@ -1,0 +1,149 @@
+"""macros/run_means.sql (sql17) in int_self_vs_peer_items and int_agreement_prompt_sums:
+only the keys whose hash repeats are grouped, the rest pass through. On ratings
+where keys repeat over 1-4 runs (the demo, Play Favorites and the 1M folder repeat
+none), with null scores, a null in a key column and integer scores, both models
+equal the definition before sql17 (every row grouped by the key, runs averaged)
+computed in pandas."""
+
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+
+from judge_bias.agreement.self_vs_peer import _items
+from tests.sql_models import MACROS, render
+
+RUN_KEY = ["judge", "framing", "prompt_id", "model", "dimension"]
+
+
+def repeated_ratings(seed: int = 17, integer: bool = False) -> pd.DataFrame:
+    """fct_judge_ratings' columns the two models read: 4 judges rating the same 4
+    models over 2 framings x 10 prompts x 2 dimensions, each key 0-4 runs; about
+    15% null judge scores, 10% null human scores, and a null model on a few rows
+    (fct_judge_ratings' checks forbid it: a key with a null must still group as
+    GROUP BY groups it). integer: the scores are integers 0-4 (a BIGINT column:
+    the pass-through rows keep it, the averaged ones are double)."""
+    rng = np.random.default_rng(seed)
+    names = ["m1", "m2", "m3", "m4"]
+    keys = pd.MultiIndex.from_product(
+        [names, ["positive", "inverted"], [f"p{i}" for i in range(10)], names, ["d1", "d2"]],
+        names=RUN_KEY,
+    ).to_frame(index=False)
+    runs = rng.choice([0, 1, 1, 1, 2, 3, 4], len(keys))
+    rows = keys.loc[keys.index.repeat(runs)].reset_index(drop=True)
+    n = len(rows)
+    rows["model"] = rows["model"].where(rng.random(n) > 0.02, None)
+    dtype = "Int64" if integer else "Float64"
+    judge = rng.integers(0, 5, n) if integer else rng.random(n)
+    human = rng.integers(0, 5, n) if integer else rng.random(n)
+    rows["judge_score_norm"] = pd.array(judge, dtype=dtype)
+    rows["human_score_norm"] = pd.array(human, dtype=dtype)
+    rows.loc[rng.random(n) < 0.15, "judge_score_norm"] = pd.NA
+    rows.loc[rng.random(n) < 0.10, "human_score_norm"] = pd.NA
+    return rows
+
+
+def old_prompt_sums(fct: pd.DataFrame) -> pd.DataFrame:
+    """int_agreement_prompt_sums as before sql17, in pandas: the positive-frame
+    ratings with both scores averaged per completion, then summed per prompt."""
+    keep = fct[
+        (fct["framing"] == "positive")
+        & fct["judge_score_norm"].notna()
+        & fct["human_score_norm"].notna()
+    ]
+    completions = (
+        keep.astype({"judge_score_norm": float, "human_score_norm": float})
+        .groupby(["judge", "prompt_id", "model", "dimension"], dropna=False)
+        .agg(a=("judge_score_norm", "mean"), b=("human_score_norm", "mean"))
+        .reset_index()
+    )
+    completions = completions.assign(
+        aa=completions["a"] ** 2, bb=completions["b"] ** 2, ab=completions["a"] * completions["b"]
+    )
+    return (
+        completions.groupby(["judge", "dimension", "prompt_id"], dropna=False)
+        .agg(
+            n=("a", "size"),
+            sum_a=("a", "sum"),
+            sum_b=("b", "sum"),
+            sum_aa=("aa", "sum"),
+            sum_bb=("bb", "sum"),
+            sum_ab=("ab", "sum"),
+        )
+        .reset_index()
+    )
+
+
+def _sql(model: str, fct: pd.DataFrame, **overrides) -> pd.DataFrame:
+    con = duckdb.connect()
+    con.register("fct_judge_ratings", fct)
+    return con.sql(render(model, **overrides)).df()
+
+
+def _assert_frames_equal(got: pd.DataFrame, want: pd.DataFrame, key: list[str]) -> None:
+    got = got.sort_values(key).reset_index(drop=True)
+    want = want.sort_values(key).reset_index(drop=True)
+    assert len(got) == len(want) > 0
+    assert got[key].astype(object).equals(want[key].astype(object))
+    for column in got.columns.difference(key):
+        np.testing.assert_allclose(
+            got[column].to_numpy(float), want[column].to_numpy(float), rtol=0, atol=1e-12
+        )
+
+
+def test_ratings_reach_both_branches() -> None:
+    """The data repeats some keys (the grouped branch) and not others (the
+    pass-through), for each model's filter."""
+    fct = repeated_ratings()
+    scored = fct[fct["judge_score_norm"].notna()]
+    paired = scored[(scored["framing"] == "positive") & scored["human_score_norm"].notna()]
+    for rows, key in ((scored, RUN_KEY), (paired, RUN_KEY[:1] + RUN_KEY[2:])):
+        runs = rows.groupby(key, dropna=False).size()
+        assert (runs == 1).sum() > 100 and (runs > 1).sum() > 100
+        assert rows["model"].isna().groupby([rows[k] for k in key], dropna=False).any().sum()
+
+
+@pytest.mark.parametrize("collide", [False, True])
+@pytest.mark.parametrize("integer", [False, True])
+def test_prompt_sums_equal_the_old_grouping(integer: bool, collide: bool, monkeypatch) -> None:
+    """collide: every key hashes alike (row_key_hash a constant): every key is a
+    candidate repeat and the grouping by the key itself still gives the same rows."""
+    if collide:
+        monkeypatch.setitem(MACROS["duckdb"], "row_key_hash", lambda columns: "0")
+    fct = repeated_ratings(integer=integer)
+    got = _sql("int_agreement_prompt_sums", fct)
+    _assert_frames_equal(got, old_prompt_sums(fct), ["judge", "dimension", "prompt_id"])
+
+
+@pytest.mark.parametrize("collide", [False, True])
+@pytest.mark.parametrize("integer", [False, True])
+def test_self_vs_peer_items_equal_the_old_grouping(
+    integer: bool, collide: bool, monkeypatch
+) -> None:
+    """Against the in-memory route (self_vs_peer._items: runs averaged by a pandas
+    groupby of every row); the rows with a null model give no S, R or G in either."""
+    if collide:
+        monkeypatch.setitem(MACROS["duckdb"], "row_key_hash", lambda columns: "0")
+    fct = repeated_ratings(integer=integer)
+    got = _sql("int_self_vs_peer_items", fct)
+    want = _items(fct.astype({"judge_score_norm": float}))
+    _assert_frames_equal(got, want, ["judge", "framing", "prompt_id", "dimension"])
+
+
+def test_incremental_condition_keeps_the_touched_prompts() -> None:
+    """The incremental route's where (load_prompt_condition, here the touched
+    prompts) is and-ed to each model's filter: the old rows of those prompts."""
+    fct = repeated_ratings()
+    touched = ["p1", "p4", "p7"]
+    incremental = {
+        "is_incremental": lambda: True,
+        "load_prompt_condition": lambda: f"(prompt_id in {tuple(touched)})",
+    }
+    got = _sql("int_agreement_prompt_sums", fct, **incremental)
+    want = old_prompt_sums(fct[fct["prompt_id"].isin(touched)])
+    _assert_frames_equal(got, want, ["judge", "dimension", "prompt_id"])
+    got = _sql("int_self_vs_peer_items", fct, **incremental)
+    want = _items(fct[fct["prompt_id"].isin(touched)].astype({"judge_score_norm": float}))
+    _assert_frames_equal(got, want, ["judge", "framing", "prompt_id", "dimension"])

@@ -64,49 +64,52 @@ def _means_sql() -> str:
 
 
 # the unit groups (a row of one model of int_ppi_stratum_moments) with their key,
-# pair group and the means of their three centrings' rows (int_ppi_unit_pair_sums.sql
-# before it was a Python model)
+# pair group and the means of their three centrings' rows (int_ppi_unit_pair_sums.sql,
+# the Spark route's model). The keys number the rows of one model only, after the rows
+# of model 'all' are left out (a name that sorts before 'all', e.g. capitalised, beside
+# one after it would otherwise leave a gap in a pair group's keys), from 0 in (judge,
+# is_panel, model, dimension, stratum) order: a pair group's keys are consecutive
 UNIT_GROUPS_SQL = f"""
-with moments as (
+with groups as (
     select
-        *,
-        cast(row_number() over (order by judge, is_panel, model, dimension, stratum)
-            as integer) as unit_key
-    from ppi_moments
+        own_moments.judge,
+        own_moments.is_panel,
+        own_moments.model,
+        own_moments.dimension,
+        own_moments.stratum,
+        {_means_sql()}
+    from ppi_moments as own_moments
+    inner join ppi_moments as dimensions_moments
+        on
+            own_moments.judge = dimensions_moments.judge
+            and own_moments.is_panel = dimensions_moments.is_panel
+            and own_moments.model = dimensions_moments.model
+            and dimensions_moments.dimension = 'all'
+            and own_moments.stratum = dimensions_moments.stratum
+    inner join ppi_moments as models_moments
+        on
+            own_moments.judge = models_moments.judge
+            and own_moments.is_panel = models_moments.is_panel
+            and models_moments.model = 'all'
+            and models_moments.dimension = 'all'
+            and own_moments.stratum = models_moments.stratum
+    where own_moments.model != 'all'
 )
 select
-    own_moments.judge,
-    own_moments.is_panel,
-    own_moments.model,
-    own_moments.dimension,
-    own_moments.stratum,
-    own_moments.unit_key,
-    cast(dense_rank() over (order by own_moments.judge, own_moments.is_panel) as integer)
-        as pair_group,
-    {_means_sql()}
-from moments as own_moments
-inner join moments as dimensions_moments
-    on
-        own_moments.judge = dimensions_moments.judge
-        and own_moments.is_panel = dimensions_moments.is_panel
-        and own_moments.model = dimensions_moments.model
-        and dimensions_moments.dimension = 'all'
-        and own_moments.stratum = dimensions_moments.stratum
-inner join moments as models_moments
-    on
-        own_moments.judge = models_moments.judge
-        and own_moments.is_panel = models_moments.is_panel
-        and models_moments.model = 'all'
-        and models_moments.dimension = 'all'
-        and own_moments.stratum = models_moments.stratum
-where own_moments.model != 'all'
-order by own_moments.unit_key
+    *,
+    cast(row_number() over (order by judge, is_panel, model, dimension, stratum) as integer)
+        - 1 as unit_key,
+    cast(dense_rank() over (order by judge, is_panel) as integer) as pair_group
+from groups
+order by unit_key
 """
 
-# each estimable unit as integers: its unit key, label status and prompt number, with
-# its two scores (the strings matched once in DuckDB, a hash join on a few hundred
-# groups and a few hundred thousand prompts)
-UNITS_SQL = """
+# each estimable unit as integers (its pair group, unit key, label status and prompt
+# number) with its two scores, written once to a temporary table (the strings matched
+# once in DuckDB, a hash join on a few hundred groups), then read a part at a time
+CODED_TABLE = "ppi_pairs_coded"
+CODED_SQL = f"""
+create or replace temp table {CODED_TABLE} as
 with units as (
     select * from ppi_units where status in ('labelled', 'unlabelled')
 ),
@@ -117,6 +120,7 @@ prompts as (
     from (select distinct prompt_id from units) as distinct_prompts
 )
 select
+    ppi_groups.pair_group,
     ppi_groups.unit_key,
     units.status = 'labelled' as is_labelled,
     prompts.prompt,
@@ -132,6 +136,17 @@ inner join ppi_groups
         and units.stratum = ppi_groups.stratum
 inner join prompts on units.prompt_id = prompts.prompt_id
 """
+# one part of a pair group: its units of the prompts whose number is part modulo parts
+# (a prompt's units are all in one part, so the parts' pair sums add up)
+PART_SQL = f"""
+select unit_key, is_labelled, prompt, y, yhat
+from {CODED_TABLE}
+where pair_group = $group and prompt % $parts = $part
+"""
+# bytes per unit while a part is summed: the five columns fetched, nine centred scores,
+# codes, masks and temporaries (measured ~150 at 10M; a part takes a quarter of the
+# memory budget)
+BYTES_PER_UNIT = 200
 
 
 def _columns() -> list[tuple[str, str, str, str, bool]]:
@@ -146,25 +161,28 @@ def _columns() -> list[tuple[str, str, str, str, bool]]:
     return out
 
 
-def _group_sums(
+def _block_sums(
     code: np.ndarray, prompt: np.ndarray, scores: dict[str, np.ndarray], n_codes: int
-) -> tuple[np.ndarray, dict[tuple[str, str], np.ndarray]]:
-    """The pair counts (codes x codes) and the product sums of one pair group: for
-    each pair of scores (a, b) of one centring, (X_a'X_b)[code_a, code_b], X the
-    prompts x codes matrix of a score (0 where the prompt has no unit of the code).
+) -> tuple[np.ndarray, np.ndarray, dict[tuple[str, str], np.ndarray]]:
+    """The codes present, the pair counts (present x present) and the product sums of
+    one block of codes no unit outside it shares a prompt with: for each pair of scores
+    (a, b) of one centring, (X_a'X_b)[code_a, code_b], X the prompts x codes matrix
+    of a score (0 where the prompt has no unit of the code).
 
-    Only the codes present are columns, and the prompts are taken in blocks of at
-    most BLOCK_ENTRIES matrix entries (memory bounded; the sums add over blocks)."""
+    Only the codes present are columns, and the prompts are taken in slices of at
+    most BLOCK_ENTRIES matrix entries (the sums add over slices): memory is bounded
+    by the block's width squared, not the pair group's."""
     # the codes and prompts present, numbered by counting (no sort): only they are
     # columns and rows
-    present = np.flatnonzero(np.bincount(code, minlength=n_codes))
+    per_code = np.bincount(code, minlength=n_codes) > 0
+    present = np.flatnonzero(per_code)
     width = len(present)
-    column = (np.cumsum(np.bincount(code, minlength=n_codes) > 0) - 1)[code]
-    prompts = np.bincount(prompt) > 0 if len(prompt) else np.zeros(0, dtype=bool)
+    column = (np.cumsum(per_code) - 1)[code]
+    prompts = np.bincount(prompt) > 0
     row = (np.cumsum(prompts) - 1)[prompt]
     n_rows = int(prompts.sum())
     block = max(1, BLOCK_ENTRIES // max(2 * width, 1))
-    if n_rows > block:  # several blocks: the units in row order, each block a slice
+    if n_rows > block:  # several slices: the units in row order, each slice a range
         order = np.argsort(row, kind="stable")
         row, column = row[order], column[order]
         scores = {name: values[order] for name, values in scores.items()}
@@ -176,8 +194,8 @@ def _group_sums(
     # per centring, [dy | dj] stacked: one product gives y_y, y_j, j_y and j_j
     stacked = {side: np.zeros((2 * width, 2 * width)) for side in sides}
     judge = {side: np.zeros((width, width)) for side in sides if f"dg_{side}" in scores}
-    # one matrix for every block and score: each score of a block is written to the
-    # same entries (its units'), so only a block's entries are cleared for the next
+    # one matrix for every slice and score: each score of a slice is written to the
+    # same entries (its units'), so only a slice's entries are cleared for the next
     buffer = np.zeros((min(block, n_rows), 2 * width))
     for k, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
         if lo == hi:
@@ -197,100 +215,212 @@ def _group_sums(
                 judge[side] += g.T @ g
         matrix[r, c] = 0.0
         matrix[r, c + width] = 0.0
-    full_counts = np.zeros((n_codes, n_codes))
-    full_counts[np.ix_(present, present)] = counts
     sums: dict[tuple[str, str], np.ndarray] = {}
-    blocks = {"dy": slice(0, width), "dj": slice(width, 2 * width)}
+    halves = {"dy": slice(0, width), "dj": slice(width, 2 * width)}
     for side in sides:
         for a, b in PRODUCTS.values():
-            full = np.zeros((n_codes, n_codes))
-            full[np.ix_(present, present)] = stacked[side][blocks[a], blocks[b]]
-            sums[(f"{a}_{side}", f"{b}_{side}")] = full
+            sums[(f"{a}_{side}", f"{b}_{side}")] = stacked[side][halves[a], halves[b]]
         if side in judge:
-            full = np.zeros((n_codes, n_codes))
-            full[np.ix_(present, present)] = judge[side]
-            sums[(f"dg_{side}", f"dg_{side}")] = full
-    return full_counts, sums
+            sums[(f"dg_{side}", f"dg_{side}")] = judge[side]
+    return present, counts, sums
 
 
-def unit_pair_sums(units: Any, moments: Any, session: Any) -> pd.DataFrame:
+def _blocks(code: np.ndarray, prompt: np.ndarray, n_codes: int) -> np.ndarray:
+    """Each unit's block: the connected components of the codes, two codes joined
+    when a prompt has units of both (each unit's code to its prompt's smallest code).
+    Units of different blocks never pair, so each block is summed alone (prompt-level
+    strata: at least one block per stratum)."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    first = np.full(int(prompt.max()) + 1, n_codes, dtype=np.int64)
+    np.minimum.at(first, prompt, code)
+    edges = coo_matrix(
+        (np.ones(len(code), dtype=np.int8), (code, first[prompt])), shape=(n_codes, n_codes)
+    )
+    _, label = connected_components(edges, directed=False)
+    return np.asarray(label[code])
+
+
+def _part_sums(
+    local: np.ndarray,
+    is_labelled: np.ndarray,
+    prompt: np.ndarray,
+    y: np.ndarray,
+    yhat: np.ndarray,
+    means: dict[str, np.ndarray],
+    n_keys: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The pair sums of one part of a pair group: (code a, code b, n_pairs, the
+    sums in _columns() order) of every pair of codes with a pair, code a < code b."""
+    scores: dict[str, np.ndarray] = {}
+    lab = is_labelled == 1
+    for side, (judge_centring, _) in CENTRINGS.items():
+        m = {c: means[f"{c}_{side}"][local] for c in ["mean_y", "mean_yhat_labelled"]}
+        # dy: 0 for an unlabelled unit (its SQL NULL: no product of it is summed)
+        scores[f"dy_{side}"] = np.where(lab, y - m["mean_y"], 0.0)
+        scores[f"dj_{side}"] = yhat - np.where(
+            lab, m["mean_yhat_labelled"], means[f"mean_yhat_unlabelled_{side}"][local]
+        )
+        if judge_centring:
+            scores[f"dg_{side}"] = yhat - means[f"mean_yhat_{side}"][local]
+    n_codes = 2 * n_keys
+    code = 2 * local + is_labelled
+    block = _blocks(code, prompt, n_codes)
+    order = np.argsort(block, kind="stable")
+    bounds = np.flatnonzero(np.diff(block[order])) + 1
+    columns = _columns()
+    out_a, out_b, out_n, out_sums = [], [], [], []
+    for members in np.split(order, bounds):
+        present, counts, sums = _block_sums(
+            code[members],
+            prompt[members],
+            {name: values[members] for name, values in scores.items()},
+            n_codes,
+        )
+        i, j = np.nonzero(np.triu(counts, k=1) > 0)
+        if not len(i):
+            continue
+        out_a.append(present[i])
+        out_b.append(present[j])
+        out_n.append(counts[i, j])
+        out_sums.append(
+            np.column_stack(
+                [sums[(f"{a}_{side}", f"{b}_{side}")][i, j] for _, side, a, b, _ in columns]
+            )
+        )
+    if not out_a:
+        return (
+            np.zeros(0, np.int64),
+            np.zeros(0, np.int64),
+            np.zeros(0),
+            np.zeros((0, len(columns))),
+        )
+    return np.concatenate(out_a), np.concatenate(out_b), np.concatenate(out_n), np.vstack(out_sums)
+
+
+def _fetch_part(session: Any, group: int, parts: int, part: int) -> dict[str, np.ndarray]:
+    """One part of a pair group's units (PART_SQL), as numpy arrays."""
+    fetched = session.execute(PART_SQL, {"group": group, "parts": parts, "part": part}).fetchnumpy()
+    return {
+        "unit_key": np.asarray(fetched["unit_key"], dtype=np.int64),
+        "is_labelled": np.asarray(fetched["is_labelled"], dtype=np.int64),
+        "prompt": np.asarray(fetched["prompt"], dtype=np.int64),
+        "y": np.ma.filled(np.ma.asarray(fetched["y"], dtype=np.float64), np.nan),
+        "yhat": np.ma.filled(np.ma.asarray(fetched["yhat"], dtype=np.float64), np.nan),
+    }
+
+
+def unit_pair_sums(
+    units: Any, moments: Any, session: Any, memory_budget: object = None
+) -> pd.DataFrame:
     """The rows of int_ppi_unit_pair_sums from int_ppi_units and
     int_ppi_stratum_moments (DuckDB relations or pandas DataFrames; session a DuckDB
-    connection)."""
+    connection). One pair group (a judge, or the panel) at a time, in parts of at
+    most a quarter of the memory budget's units (memory_budget, the dbt var)."""
+    from judge_bias.limits import Budget
+
+    max_units = max(1, Budget.from_config(memory_budget).bytes // (4 * BYTES_PER_UNIT))
     ppi_units, ppi_moments = units, moments  # noqa: F841 (read by DuckDB by name)
     groups = session.sql(UNIT_GROUPS_SQL).df()
     ppi_groups = groups  # noqa: F841
-    fetched = session.sql(UNITS_SQL).fetchnumpy()
-    unit_key = np.asarray(fetched["unit_key"], dtype=np.int32)
-    labelled = np.asarray(fetched["is_labelled"], dtype=np.int32)
-    prompt = np.asarray(fetched["prompt"], dtype=np.int32)
-    y = np.ma.filled(np.ma.asarray(fetched["y"], dtype=np.float64), np.nan)
-    yhat = np.ma.filled(np.ma.asarray(fetched["yhat"], dtype=np.float64), np.nan)
-    if not np.isfinite(yhat).all() or not np.isfinite(y[labelled == 1]).all():
-        raise ValueError(
-            "int_ppi_unit_pair_sums: a labelled or unlabelled unit has a non-finite score "
-            "(int_ppi_units' statuses promise a judge score, and a human score when labelled)"
+    session.execute(CODED_SQL)
+    try:
+        sizes = dict(
+            session.sql(f"select pair_group, count(*) from {CODED_TABLE} group by 1").fetchall()
         )
-    mean_columns = [c for c in groups.columns if c.startswith("mean_")]
-    rows = []
-    for _, members in groups.groupby("pair_group", sort=True):
-        keys = members["unit_key"].to_numpy()
-        first, n_keys = int(keys.min()), len(keys)
-        # the keys of one pair group are consecutive (numbered judge, is_panel first)
-        assert (np.sort(keys) == np.arange(first, first + n_keys)).all()
-        mask = (unit_key >= first) & (unit_key < first + n_keys)
-        local = unit_key[mask] - first
-        is_labelled = labelled[mask]
-        idx = members.index.to_numpy()[np.argsort(keys)]
-        scores: dict[str, np.ndarray] = {}
-        y_g, yhat_g = y[mask], yhat[mask]
-        means = {c: groups[c].to_numpy(dtype=np.float64)[idx][local] for c in mean_columns}
-        for side, (judge_centring, _) in CENTRINGS.items():
-            # dy: 0 for an unlabelled unit (its SQL NULL: no product of it is summed)
-            scores[f"dy_{side}"] = np.where(is_labelled == 1, y_g - means[f"mean_y_{side}"], 0.0)
-            scores[f"dj_{side}"] = yhat_g - np.where(
-                is_labelled == 1,
-                means[f"mean_yhat_labelled_{side}"],
-                means[f"mean_yhat_unlabelled_{side}"],
-            )
-            if judge_centring:
-                scores[f"dg_{side}"] = yhat_g - means[f"mean_yhat_{side}"]
-        counts, sums = _group_sums(2 * local + is_labelled, prompt[mask], scores, 2 * n_keys)
-        code_a, code_b = np.nonzero(np.triu(counts, k=1) > 0)
-        if not len(code_a):
-            continue
-        member = groups.loc[idx]
-        ga = member.iloc[code_a // 2].reset_index(drop=True)
-        gb = member.iloc[code_b // 2].reset_index(drop=True)
-        la, lb = (code_a % 2 == 1), (code_b % 2 == 1)
-        same_model = ga["model"].to_numpy() == gb["model"].to_numpy()
-        out = {
-            "judge": ga["judge"],
-            "is_panel": ga["is_panel"].astype(bool),
-            "model_a": ga["model"],
-            "dimension_a": ga["dimension"],
-            "stratum_a": ga["stratum"],
-            "model_b": gb["model"],
-            "dimension_b": gb["dimension"],
-            "stratum_b": gb["stratum"],
-            "is_labelled_a": la,
-            "is_labelled_b": lb,
-            "n_pairs": counts[code_a, code_b].round().astype(np.int64),
-        }
-        for column, side, a, b, one_model in _columns():
-            values = sums[(f"{a}_{side}", f"{b}_{side}")][code_a, code_b]
-            valid = np.ones(len(values), dtype=bool)
-            if a == "dy":
-                valid &= la
-            if b == "dy":
-                valid &= lb
-            if one_model:
-                valid &= same_model
-            out[column] = pd.arrays.FloatingArray(np.where(valid, values, 0.0), ~valid)
-        rows.append(pd.DataFrame(out))
+        rows = [
+            _group_rows(session, groups, members, sizes.get(pair_group, 0), max_units)
+            for pair_group, members in groups.groupby("pair_group", sort=True)
+        ]
+    finally:
+        session.execute(f"drop table if exists {CODED_TABLE}")
+    rows = [r for r in rows if r is not None]
     if not rows:
         return _empty()
     return pd.concat(rows, ignore_index=True)
+
+
+def _group_rows(
+    session: Any, groups: pd.DataFrame, members: pd.DataFrame, n_units: int, max_units: int
+) -> pd.DataFrame | None:
+    """The rows of one pair group: its parts' pair sums added up."""
+    keys = members["unit_key"].to_numpy()
+    first, n_keys = int(keys[0]), len(keys)
+    if not (keys == np.arange(first, first + n_keys)).all():
+        raise RuntimeError("int_ppi_unit_pair_sums: a pair group's unit keys are not consecutive")
+    mean_columns = [c for c in groups.columns if c.startswith("mean_")]
+    means = {c: members[c].to_numpy(dtype=np.float64) for c in mean_columns}
+    parts = max(1, -(-n_units // max_units))
+    found = []
+    for part in range(parts):
+        u = _fetch_part(session, int(members["pair_group"].iloc[0]), parts, part)
+        if not len(u["prompt"]):
+            continue
+        lab = u["is_labelled"] == 1
+        if not np.isfinite(u["yhat"]).all() or not np.isfinite(u["y"][lab]).all():
+            raise ValueError(
+                "int_ppi_unit_pair_sums: a labelled or unlabelled unit has a non-finite "
+                "score (int_ppi_units' statuses promise a judge score, and a human score "
+                "when labelled)"
+            )
+        found.append(
+            _part_sums(
+                u["unit_key"] - first,
+                u["is_labelled"],
+                u["prompt"],
+                u["y"],
+                u["yhat"],
+                means,
+                n_keys,
+            )
+        )
+        del u
+    code_a = np.concatenate([f[0] for f in found]) if found else np.zeros(0, np.int64)
+    if not len(code_a):
+        return None
+    code_b = np.concatenate([f[1] for f in found])
+    n_pairs = np.concatenate([f[2] for f in found])
+    sums = np.vstack([f[3] for f in found])
+    if len(found) > 1:  # a pair of codes in several parts: its sums added
+        cell = code_a * (2 * n_keys) + code_b
+        cells, inverse = np.unique(cell, return_inverse=True)
+        code_a, code_b = cells // (2 * n_keys), cells % (2 * n_keys)
+        n_pairs = np.bincount(inverse, weights=n_pairs, minlength=len(cells))
+        sums = np.column_stack(
+            [
+                np.bincount(inverse, weights=sums[:, k], minlength=len(cells))
+                for k in range(sums.shape[1])
+            ]
+        )
+    member = members.reset_index(drop=True)
+    ga = member.iloc[code_a // 2].reset_index(drop=True)
+    gb = member.iloc[code_b // 2].reset_index(drop=True)
+    la, lb = (code_a % 2 == 1), (code_b % 2 == 1)
+    same_model = ga["model"].to_numpy() == gb["model"].to_numpy()
+    out = {
+        "judge": ga["judge"],
+        "is_panel": ga["is_panel"].astype(bool),
+        "model_a": ga["model"],
+        "dimension_a": ga["dimension"],
+        "stratum_a": ga["stratum"],
+        "model_b": gb["model"],
+        "dimension_b": gb["dimension"],
+        "stratum_b": gb["stratum"],
+        "is_labelled_a": la,
+        "is_labelled_b": lb,
+        "n_pairs": n_pairs.round().astype(np.int64),
+    }
+    for k, (column, _, a, b, one_model) in enumerate(_columns()):
+        valid = np.ones(len(code_a), dtype=bool)
+        if a == "dy":
+            valid &= la
+        if b == "dy":
+            valid &= lb
+        if one_model:
+            valid &= same_model
+        out[column] = pd.arrays.FloatingArray(np.where(valid, sums[:, k], 0.0), ~valid)
+    return pd.DataFrame(out)
 
 
 def _empty() -> pd.DataFrame:

@@ -104,14 +104,20 @@ from groups
 order by unit_key
 """
 
-# each estimable unit as integers (its pair group, unit key, label status and prompt
-# number) with its two scores, written once to a temporary table (the strings matched
-# once in DuckDB, a hash join on a few hundred groups), then read a part at a time
-CODED_TABLE = "ppi_pairs_coded"
-CODED_SQL = f"""
-create or replace temp table {CODED_TABLE} as
+# the estimable units of a pair group (a judge, or the panel), as integers (unit key,
+# label status, prompt number) with their two scores: the strings matched once in
+# DuckDB (a hash join on a few hundred groups), one pair group at a time, and in
+# parts when it has more units than the budget allows (the prompts whose hash is part
+# modulo parts: a prompt's units are all in one part, so the parts' pair sums add up;
+# prompts are numbered within a part)
+PART_SQL = """
 with units as (
-    select * from ppi_units where status in ('labelled', 'unlabelled')
+    select * from ppi_units
+    where
+        judge = $judge
+        and is_panel = $is_panel
+        and status in ('labelled', 'unlabelled')
+        and hash(prompt_id) % $parts = $part
 ),
 prompts as (
     select
@@ -120,7 +126,6 @@ prompts as (
     from (select distinct prompt_id from units) as distinct_prompts
 )
 select
-    ppi_groups.pair_group,
     ppi_groups.unit_key,
     units.status = 'labelled' as is_labelled,
     prompts.prompt,
@@ -136,12 +141,25 @@ inner join ppi_groups
         and units.stratum = ppi_groups.stratum
 inner join prompts on units.prompt_id = prompts.prompt_id
 """
-# one part of a pair group: its units of the prompts whose number is part modulo parts
-# (a prompt's units are all in one part, so the parts' pair sums add up)
-PART_SQL = f"""
-select unit_key, is_labelled, prompt, y, yhat
-from {CODED_TABLE}
-where pair_group = $group and prompt % $parts = $part
+# the units of each part of a pair group split in parts (the hash of the prompts is
+# not even: parts are doubled until the largest fits)
+PART_SIZES_SQL = """
+select max(n) from (
+    select count(*) as n
+    from ppi_units
+    where
+        judge = $judge
+        and is_panel = $is_panel
+        and status in ('labelled', 'unlabelled')
+    group by hash(prompt_id) % $parts
+) as part_sizes
+"""
+# the estimable units of each pair group (their count sets its parts)
+SIZES_SQL = """
+select judge, is_panel, count(*) as n
+from ppi_units
+where status in ('labelled', 'unlabelled')
+group by judge, is_panel
 """
 # bytes per unit while a part is summed: the five columns fetched, nine centred scores,
 # codes, masks and temporaries (measured ~150 at 10M; a part takes a quarter of the
@@ -299,9 +317,19 @@ def _part_sums(
     return np.concatenate(out_a), np.concatenate(out_b), np.concatenate(out_n), np.vstack(out_sums)
 
 
-def _fetch_part(session: Any, group: int, parts: int, part: int) -> dict[str, np.ndarray]:
+def _fetch_part(
+    session: Any,
+    units: Any,
+    groups: pd.DataFrame,
+    judge: str,
+    is_panel: bool,
+    parts: int,
+    part: int,
+) -> dict[str, np.ndarray]:
     """One part of a pair group's units (PART_SQL), as numpy arrays."""
-    fetched = session.execute(PART_SQL, {"group": group, "parts": parts, "part": part}).fetchnumpy()
+    ppi_units, ppi_groups = units, groups  # noqa: F841 (read by DuckDB by name)
+    params = {"judge": judge, "is_panel": is_panel, "parts": parts, "part": part}
+    fetched = session.execute(PART_SQL, params).fetchnumpy()
     return {
         "unit_key": np.asarray(fetched["unit_key"], dtype=np.int64),
         "is_labelled": np.asarray(fetched["is_labelled"], dtype=np.int64),
@@ -309,6 +337,21 @@ def _fetch_part(session: Any, group: int, parts: int, part: int) -> dict[str, np
         "y": np.ma.filled(np.ma.asarray(fetched["y"], dtype=np.float64), np.nan),
         "yhat": np.ma.filled(np.ma.asarray(fetched["yhat"], dtype=np.float64), np.nan),
     }
+
+
+def _parts(
+    session: Any, units: Any, judge: str, is_panel: bool, n_units: int, max_units: int
+) -> int:
+    """How many parts a pair group of n_units is read in: none larger than max_units
+    (unless a part is one prompt)."""
+    ppi_units = units  # noqa: F841 (read by DuckDB by name)
+    parts = max(1, -(-n_units // max_units))
+    while 1 < parts < n_units:
+        params = {"judge": judge, "is_panel": is_panel, "parts": parts}
+        if session.execute(PART_SIZES_SQL, params).fetchall()[0][0] <= max_units:
+            break
+        parts *= 2
+    return min(parts, max(n_units, 1))
 
 
 def unit_pair_sums(
@@ -323,18 +366,12 @@ def unit_pair_sums(
     max_units = max(1, Budget.from_config(memory_budget).bytes // (4 * BYTES_PER_UNIT))
     ppi_units, ppi_moments = units, moments  # noqa: F841 (read by DuckDB by name)
     groups = session.sql(UNIT_GROUPS_SQL).df()
-    ppi_groups = groups  # noqa: F841
-    session.execute(CODED_SQL)
-    try:
-        sizes = dict(
-            session.sql(f"select pair_group, count(*) from {CODED_TABLE} group by 1").fetchall()
-        )
-        rows = [
-            _group_rows(session, groups, members, sizes.get(pair_group, 0), max_units)
-            for pair_group, members in groups.groupby("pair_group", sort=True)
-        ]
-    finally:
-        session.execute(f"drop table if exists {CODED_TABLE}")
+    sizes = {(j, bool(p)): n for j, p, n in session.sql(SIZES_SQL).fetchall()}
+    rows = []
+    for _, members in groups.groupby("pair_group", sort=True):
+        judge, is_panel = members["judge"].iloc[0], bool(members["is_panel"].iloc[0])
+        n_units = sizes.get((judge, is_panel), 0)
+        rows.append(_group_rows(session, units, groups, members, n_units, max_units))
     rows = [r for r in rows if r is not None]
     if not rows:
         return _empty()
@@ -342,7 +379,12 @@ def unit_pair_sums(
 
 
 def _group_rows(
-    session: Any, groups: pd.DataFrame, members: pd.DataFrame, n_units: int, max_units: int
+    session: Any,
+    units: Any,
+    groups: pd.DataFrame,
+    members: pd.DataFrame,
+    n_units: int,
+    max_units: int,
 ) -> pd.DataFrame | None:
     """The rows of one pair group: its parts' pair sums added up."""
     keys = members["unit_key"].to_numpy()
@@ -351,10 +393,11 @@ def _group_rows(
         raise RuntimeError("int_ppi_unit_pair_sums: a pair group's unit keys are not consecutive")
     mean_columns = [c for c in groups.columns if c.startswith("mean_")]
     means = {c: members[c].to_numpy(dtype=np.float64) for c in mean_columns}
-    parts = max(1, -(-n_units // max_units))
+    judge, is_panel = str(members["judge"].iloc[0]), bool(members["is_panel"].iloc[0])
+    parts = _parts(session, units, judge, is_panel, n_units, max_units)
     found = []
     for part in range(parts):
-        u = _fetch_part(session, int(members["pair_group"].iloc[0]), parts, part)
+        u = _fetch_part(session, units, groups, judge, is_panel, parts, part)
         if not len(u["prompt"]):
             continue
         lab = u["is_labelled"] == 1

@@ -104,20 +104,19 @@ from groups
 order by unit_key
 """
 
-# the estimable units of a pair group (a judge, or the panel), as integers (unit key,
-# label status, prompt number) with their two scores: the strings matched once in
-# DuckDB (a hash join on a few hundred groups), one pair group at a time, and in
-# parts when it has more units than the budget allows (the prompts whose hash is part
-# modulo parts: a prompt's units are all in one part, so the parts' pair sums add up;
-# prompts are numbered within a part)
+# the estimable units of a pair group (a judge, or the panel) as integers (unit key,
+# label status, prompt number within the part) with their two scores: the strings
+# matched in DuckDB (a hash join on a few hundred groups, one on the part's distinct
+# prompts). One pair group at a time, and in parts when it has more units than the
+# budget allows ({part_filter}: the prompts whose hash is part modulo parts; a
+# prompt's units are all in one part, so the parts' pair sums add up)
 PART_SQL = """
 with units as (
     select * from ppi_units
     where
-        judge = $judge
-        and is_panel = $is_panel
-        and status in ('labelled', 'unlabelled')
-        and hash(prompt_id) % $parts = $part
+        judge = {judge}
+        and is_panel = {is_panel}
+        and status in ('labelled', 'unlabelled'){part_filter}
 ),
 prompts as (
     select
@@ -148,10 +147,10 @@ select max(n) from (
     select count(*) as n
     from ppi_units
     where
-        judge = $judge
-        and is_panel = $is_panel
+        judge = {judge}
+        and is_panel = {is_panel}
         and status in ('labelled', 'unlabelled')
-    group by hash(prompt_id) % $parts
+    group by hash(prompt_id) % {parts}
 ) as part_sizes
 """
 # the estimable units of each pair group (their count sets its parts)
@@ -285,11 +284,14 @@ def _part_sums(
     n_codes = 2 * n_keys
     code = 2 * local + is_labelled
     block = _blocks(code, prompt, n_codes)
-    order = np.argsort(block, kind="stable")
-    bounds = np.flatnonzero(np.diff(block[order])) + 1
+    if (block == block[0]).all():  # one block: the units as they are
+        members_of: list[Any] = [slice(None)]
+    else:
+        order = np.argsort(block, kind="stable")
+        members_of = np.split(order, np.flatnonzero(np.diff(block[order])) + 1)
     columns = _columns()
     out_a, out_b, out_n, out_sums = [], [], [], []
-    for members in np.split(order, bounds):
+    for members in members_of:
         present, counts, sums = _block_sums(
             code[members],
             prompt[members],
@@ -317,6 +319,11 @@ def _part_sums(
     return np.concatenate(out_a), np.concatenate(out_b), np.concatenate(out_n), np.vstack(out_sums)
 
 
+def _quote(text: str) -> str:
+    """A SQL string literal."""
+    return "'" + text.replace("'", "''") + "'"
+
+
 def _fetch_part(
     session: Any,
     units: Any,
@@ -328,8 +335,9 @@ def _fetch_part(
 ) -> dict[str, np.ndarray]:
     """One part of a pair group's units (PART_SQL), as numpy arrays."""
     ppi_units, ppi_groups = units, groups  # noqa: F841 (read by DuckDB by name)
-    params = {"judge": judge, "is_panel": is_panel, "parts": parts, "part": part}
-    fetched = session.execute(PART_SQL, params).fetchnumpy()
+    part_filter = f"\n        and hash(prompt_id) % {parts} = {part}" if parts > 1 else ""
+    sql = PART_SQL.format(judge=_quote(judge), is_panel=is_panel, part_filter=part_filter)
+    fetched = session.execute(sql).fetchnumpy()
     return {
         "unit_key": np.asarray(fetched["unit_key"], dtype=np.int64),
         "is_labelled": np.asarray(fetched["is_labelled"], dtype=np.int64),
@@ -347,8 +355,8 @@ def _parts(
     ppi_units = units  # noqa: F841 (read by DuckDB by name)
     parts = max(1, -(-n_units // max_units))
     while 1 < parts < n_units:
-        params = {"judge": judge, "is_panel": is_panel, "parts": parts}
-        if session.execute(PART_SIZES_SQL, params).fetchall()[0][0] <= max_units:
+        sql = PART_SIZES_SQL.format(judge=_quote(judge), is_panel=is_panel, parts=parts)
+        if session.execute(sql).fetchall()[0][0] <= max_units:
             break
         parts *= 2
     return min(parts, max(n_units, 1))

@@ -14,11 +14,15 @@ only the order of the additions differs (~1e-16 relative); the pair counts are t
 product of the presence matrices (exact integers).
 
 The centring means come from the moments table through SQL (UNIT_GROUPS_SQL, as
-int_ppi_unit_pair_sums.sql computed them before it was this Python model): the model
-runs on DuckDB on both routes (on the Spark route it is a stage-2 model reading stage 1's
-exported int_ppi_units). Sums that are NULL in SQL (no non-NULL product: dy of an
-unlabelled unit is NULL; the models centring outside the pairs of one model) are NULL
-here too.
+int_ppi_unit_pair_sums.sql computes them: that SQL model builds on Spark, where dbt
+runs no Python model, and with the var ppi_pairs_engine: sql). Sums that are NULL in
+SQL (no non-NULL product: dy of an unlabelled unit is NULL; the models centring
+outside the pairs of one model) are NULL here too.
+
+Memory: the units are read one pair group at a time, in parts of at most a quarter of
+memory_budget (PART_SQL); the dense products are taken per block of codes that share
+prompts (_blocks), so the matrices are bounded by the largest block, not by the
+square of a judge's unit groups (prompt-level strata make many small blocks).
 """
 
 from __future__ import annotations

@@ -328,3 +328,26 @@ def test_units_fetched_in_bounded_parts(monkeypatch) -> None:
     assert len(fetched) > 2 and max(fetched) <= 1_000_000 // (4 * pairs.BYTES_PER_UNIT)
     assert sum(fetched) == len(units)
     assert_same(got, reference(units, moments))
+
+
+class DbtSession:
+    """dbt-duckdb's session in a Python model: its execute runs in another frame
+    (DuckDB finds no frame's DataFrame by name there); sql and the rest are the
+    connection's."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self._con = con
+
+    def execute(self, sql: str, params: object = None) -> duckdb.DuckDBPyConnection:
+        return self._con.execute(sql) if params is None else self._con.execute(sql, params)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._con, name)
+
+
+def test_pair_sums_through_a_dbt_session() -> None:
+    # the build failed where the tests passed: the units were read by session.execute
+    units = make_units()
+    moments = make_moments(units)
+    got = pairs.unit_pair_sums(units, moments, DbtSession(duckdb.connect()))
+    assert_same(got, reference(units, moments))

@@ -341,7 +341,7 @@ def _fetch_part(
     ppi_units, ppi_groups = units, groups  # noqa: F841 (read by DuckDB by name)
     part_filter = f"\n        and hash(prompt_id) % {parts} = {part}" if parts > 1 else ""
     sql = PART_SQL.format(judge=_quote(judge), is_panel=is_panel, part_filter=part_filter)
-    fetched = session.execute(sql).fetchnumpy()
+    fetched = session.sql(sql).fetchnumpy()
     return {
         "unit_key": np.asarray(fetched["unit_key"], dtype=np.int64),
         "is_labelled": np.asarray(fetched["is_labelled"], dtype=np.int64),
@@ -360,7 +360,7 @@ def _parts(
     parts = max(1, -(-n_units // max_units))
     while 1 < parts < n_units:
         sql = PART_SIZES_SQL.format(judge=_quote(judge), is_panel=is_panel, parts=parts)
-        if session.execute(sql).fetchall()[0][0] <= max_units:
+        if session.sql(sql).fetchall()[0][0] <= max_units:
             break
         parts *= 2
     return min(parts, max(n_units, 1))

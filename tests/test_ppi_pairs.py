@@ -322,6 +322,7 @@ def test_units_fetched_in_bounded_parts(monkeypatch) -> None:
         return out
 
     monkeypatch.setattr(pairs, "_fetch_part", recording)
+    monkeypatch.setattr(pairs, "MIN_PART_UNITS", 1)
     units = many_strata_units(n_strata=3, n_models=30, prompts_per_stratum=40)  # 3,600 units
     moments = make_moments(units)
     got = pairs.unit_pair_sums(units, moments, duckdb.connect(), memory_budget="1MB")

@@ -168,6 +168,9 @@ group by judge, is_panel
 # codes, masks and temporaries (measured ~150 at 10M; a part takes a quarter of the
 # memory budget)
 BYTES_PER_UNIT = 200
+# the fewest units a part holds whatever the budget (20 MB: a tiny memory_budget would
+# otherwise read a pair group in thousands of queries)
+MIN_PART_UNITS = 100_000
 
 
 def _columns() -> list[tuple[str, str, str, str, bool]]:
@@ -375,7 +378,8 @@ def unit_pair_sums(
     most a quarter of the memory budget's units (memory_budget, the dbt var)."""
     from judge_bias.limits import Budget
 
-    max_units = max(1, Budget.from_config(memory_budget).bytes // (4 * BYTES_PER_UNIT))
+    budget_units = Budget.from_config(memory_budget).bytes // (4 * BYTES_PER_UNIT)
+    max_units = max(1, MIN_PART_UNITS, budget_units)
     ppi_units, ppi_moments = units, moments  # noqa: F841 (read by DuckDB by name)
     groups = session.sql(UNIT_GROUPS_SQL).df()
     sizes = {(j, bool(p)): n for j, p, n in session.sql(SIZES_SQL).fetchall()}

@@ -1,4 +1,4 @@
-from judge_bias.ppi.pairs import unit_pair_sums
+from judge_bias.ppi.pairs import pair_sums_model
 
 
 def model(dbt, session):
@@ -6,6 +6,9 @@ def model(dbt, session):
     # (numpy), where a SQL self-join hashed ~64M pairs at 10M ratings
     # (python/judge_bias/ppi/pairs.py); the Spark route builds
     # int_ppi_unit_pair_sums.sql instead (the two are enabled by target, dbt_project.yml)
-    units = dbt.ref("int_ppi_units")
-    moments = dbt.ref("int_ppi_stratum_moments")
-    return unit_pair_sums(units, moments, session, dbt.config.get("memory_budget"))
+    config = {"memory_budget": dbt.config.get("memory_budget")}
+    relations = {
+        "int_ppi_units": dbt.ref("int_ppi_units"),
+        "int_ppi_stratum_moments": dbt.ref("int_ppi_stratum_moments"),
+    }
+    return pair_sums_model(relations.__getitem__, config.get, session)

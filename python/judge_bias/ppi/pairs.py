@@ -499,3 +499,10 @@ def _empty() -> pd.DataFrame:
     for column, *_ in _columns():
         columns[column] = pd.Series(dtype="Float64")
     return pd.DataFrame(columns)
+
+
+def pair_sums_model(ref: Any, get: Any, session: Any) -> pd.DataFrame:
+    """The dbt model int_ppi_unit_pair_sums: ref(name) its parents, get(key) its config."""
+    return unit_pair_sums(
+        ref("int_ppi_units"), ref("int_ppi_stratum_moments"), session, get("memory_budget")
+    )

@@ -1,3 +1,5 @@
+{{ config(enabled=target.type == 'spark' or var('ppi_pairs_engine', 'numpy') == 'sql') }}
+
 -- The one pass over the pairs of PPI units that the two cross moments read
 -- (int_comparison_cross_moments, int_ppi_stratum_cross_moments): per judge (or
 -- panel) x pair of unit groups (model, dimension, stratum; the first the one that

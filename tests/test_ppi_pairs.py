@@ -352,3 +352,38 @@ def test_pair_sums_through_a_dbt_session() -> None:
     moments = make_moments(units)
     got = pairs.unit_pair_sums(units, moments, DbtSession(duckdb.connect()))
     assert_same(got, reference(units, moments))
+
+
+def test_a_warehouse_table_named_like_an_input_is_not_read() -> None:
+    # review17d: the inputs were read by their Python variables' names (ppi_units,
+    # ppi_moments, ppi_groups), which DuckDB resolves in the catalog first: a table of
+    # that name (a host project's model) was read instead, silently
+    units = make_units()
+    moments = make_moments(units)
+    con = duckdb.connect()
+    for name in ("ppi_units", "ppi_moments", "ppi_groups"):
+        con.execute(f"create table {name} as select * from units limit 3")
+    assert_same(pairs.unit_pair_sums(units, moments, con), reference(units, moments))
+    # the registered names are gone afterwards
+    views = {v for (v,) in con.execute("select view_name from duckdb_views()").fetchall()}
+    assert not [v for v in views if v.startswith("__judge_bias_")]
+
+
+def test_a_tiny_budget_reads_parts_of_at_least_the_floor(monkeypatch) -> None:
+    # review17d: MIN_PART_UNITS keeps a tiny memory_budget from reading a judge in
+    # thousands of queries; without it 1MB makes parts of 1,250 units
+    fetched: list[int] = []
+    fetch = pairs._fetch_part
+
+    def recording(*args):
+        out = fetch(*args)
+        fetched.append(len(out["prompt"]))
+        return out
+
+    monkeypatch.setattr(pairs, "_fetch_part", recording)
+    units = many_strata_units(n_strata=3, n_models=30, prompts_per_stratum=40)  # 3,600 units
+    moments = make_moments(units)
+    got = pairs.unit_pair_sums(units, moments, duckdb.connect(), memory_budget="1MB")
+    groups = len(units[["judge", "is_panel"]].drop_duplicates())
+    assert pairs.MIN_PART_UNITS > 3_600 and len(fetched) == groups  # each group read whole
+    assert_same(got, reference(units, moments))

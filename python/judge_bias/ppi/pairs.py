@@ -10,8 +10,10 @@ centred score times unit b's. With X the prompts x codes matrix of one centred s
 unique on judge, model, prompt, dimension), so the products of X'Y are exactly the
 pairs the SQL self-join made (~64M at 10M ratings), summed by BLAS instead of a hash
 join. The centred scores are the SQL's (the same subtraction of the same means), so
-only the order of the additions differs (~1e-16 relative); the pair counts are the
-product of the presence matrices (exact integers).
+only the order of the additions differs (relative differences grow where a cell's
+sum nearly cancels: up to 8.4e-10 of the SQL's table at 10M; against DuckDB's fsum
+both are as accurate, review17d); the pair counts are the product of the presence
+matrices (exact integers).
 
 The centring means come from the moments table through SQL (UNIT_GROUPS_SQL, as
 int_ppi_unit_pair_sums.sql computes them: that SQL model builds on Spark, where dbt
@@ -27,6 +29,9 @@ square of a judge's unit groups (prompt-level strata make many small blocks).
 
 from __future__ import annotations
 
+import contextlib
+import re
+import uuid
 from typing import Any
 
 import numpy as np
@@ -326,6 +331,14 @@ def _part_sums(
     return np.concatenate(out_a), np.concatenate(out_b), np.concatenate(out_n), np.vstack(out_sums)
 
 
+INPUT_NAMES = re.compile(r"\b(ppi_units|ppi_moments|ppi_groups)\b")
+
+
+def _named(sql: str, names: dict[str, str]) -> str:
+    """``sql`` reading the inputs under the names they were registered with."""
+    return INPUT_NAMES.sub(lambda m: names[m[1]], sql)
+
+
 def _quote(text: str) -> str:
     """A SQL string literal."""
     return "'" + text.replace("'", "''") + "'"
@@ -333,18 +346,16 @@ def _quote(text: str) -> str:
 
 def _fetch_part(
     session: Any,
-    units: Any,
-    groups: pd.DataFrame,
+    names: dict[str, str],
     judge: str,
     is_panel: bool,
     parts: int,
     part: int,
 ) -> dict[str, np.ndarray]:
     """One part of a pair group's units (PART_SQL), as numpy arrays."""
-    ppi_units, ppi_groups = units, groups  # noqa: F841 (read by DuckDB by name)
     part_filter = f"\n        and hash(prompt_id) % {parts} = {part}" if parts > 1 else ""
     sql = PART_SQL.format(judge=_quote(judge), is_panel=is_panel, part_filter=part_filter)
-    fetched = session.sql(sql).fetchnumpy()
+    fetched = session.sql(_named(sql, names)).fetchnumpy()
     return {
         "unit_key": np.asarray(fetched["unit_key"], dtype=np.int64),
         "is_labelled": np.asarray(fetched["is_labelled"], dtype=np.int64),
@@ -355,15 +366,14 @@ def _fetch_part(
 
 
 def _parts(
-    session: Any, units: Any, judge: str, is_panel: bool, n_units: int, max_units: int
+    session: Any, names: dict[str, str], judge: str, is_panel: bool, n_units: int, max_units: int
 ) -> int:
     """How many parts a pair group of n_units is read in: none larger than max_units
     (unless a part is one prompt)."""
-    ppi_units = units  # noqa: F841 (read by DuckDB by name)
     parts = max(1, -(-n_units // max_units))
     while 1 < parts < n_units:
         sql = PART_SIZES_SQL.format(judge=_quote(judge), is_panel=is_panel, parts=parts)
-        if session.sql(sql).fetchall()[0][0] <= max_units:
+        if session.sql(_named(sql, names)).fetchall()[0][0] <= max_units:
             break
         parts *= 2
     return min(parts, max(n_units, 1))
@@ -380,14 +390,26 @@ def unit_pair_sums(
 
     budget_units = Budget.from_config(memory_budget).bytes // (4 * BYTES_PER_UNIT)
     max_units = max(1, MIN_PART_UNITS, budget_units)
-    ppi_units, ppi_moments = units, moments  # noqa: F841 (read by DuckDB by name)
-    groups = session.sql(UNIT_GROUPS_SQL).df()
-    sizes = {(j, bool(p)): n for j, p, n in session.sql(SIZES_SQL).fetchall()}
-    rows = []
-    for _, members in groups.groupby("pair_group", sort=True):
-        judge, is_panel = members["judge"].iloc[0], bool(members["is_panel"].iloc[0])
-        n_units = sizes.get((judge, is_panel), 0)
-        rows.append(_group_rows(session, units, groups, members, n_units, max_units))
+    # the inputs registered under names of this call (review17d: DuckDB resolves a
+    # name in the catalog before a Python variable, so a warehouse table named like
+    # the variable, e.g. a host project's model, was read instead, silently)
+    tag = uuid.uuid4().hex
+    names = {n: f"__judge_bias_{n}_{tag}" for n in ("ppi_units", "ppi_moments", "ppi_groups")}
+    session.register(names["ppi_units"], units)
+    session.register(names["ppi_moments"], moments)
+    try:
+        groups = session.sql(_named(UNIT_GROUPS_SQL, names)).df()
+        session.register(names["ppi_groups"], groups)
+        sizes = {(j, bool(p)): n for j, p, n in session.sql(_named(SIZES_SQL, names)).fetchall()}
+        rows = []
+        for _, members in groups.groupby("pair_group", sort=True):
+            judge, is_panel = members["judge"].iloc[0], bool(members["is_panel"].iloc[0])
+            n_units = sizes.get((judge, is_panel), 0)
+            rows.append(_group_rows(session, names, groups, members, n_units, max_units))
+    finally:
+        for name in names.values():
+            with contextlib.suppress(Exception):
+                session.unregister(name)
     rows = [r for r in rows if r is not None]
     if not rows:
         return _empty()
@@ -396,7 +418,7 @@ def unit_pair_sums(
 
 def _group_rows(
     session: Any,
-    units: Any,
+    names: dict[str, str],
     groups: pd.DataFrame,
     members: pd.DataFrame,
     n_units: int,
@@ -410,10 +432,10 @@ def _group_rows(
     mean_columns = [c for c in groups.columns if c.startswith("mean_")]
     means = {c: members[c].to_numpy(dtype=np.float64) for c in mean_columns}
     judge, is_panel = str(members["judge"].iloc[0]), bool(members["is_panel"].iloc[0])
-    parts = _parts(session, units, judge, is_panel, n_units, max_units)
+    parts = _parts(session, names, judge, is_panel, n_units, max_units)
     found = []
     for part in range(parts):
-        u = _fetch_part(session, units, groups, judge, is_panel, parts, part)
+        u = _fetch_part(session, names, judge, is_panel, parts, part)
         if not len(u["prompt"]):
             continue
         lab = u["is_labelled"] == 1

@@ -310,9 +310,8 @@ def test_memory_bounded_by_the_largest_block(monkeypatch) -> None:
     assert (got.stratum_a == got.stratum_b).all()
 
 
-def test_units_fetched_in_bounded_parts(monkeypatch) -> None:
-    # review16d: every unit was fetched at once; a pair group is read in parts of at
-    # most a quarter of the memory budget's units (here 1MB / 4 / 200 B = 1,250)
+def record_fetches(monkeypatch) -> list[int]:
+    """The units of each part _fetch_part reads, recorded."""
     fetched: list[int] = []
     fetch = pairs._fetch_part
 
@@ -322,6 +321,13 @@ def test_units_fetched_in_bounded_parts(monkeypatch) -> None:
         return out
 
     monkeypatch.setattr(pairs, "_fetch_part", recording)
+    return fetched
+
+
+def test_units_fetched_in_bounded_parts(monkeypatch) -> None:
+    # review16d: every unit was fetched at once; a pair group is read in parts of at
+    # most a quarter of the memory budget's units (here 1MB / 4 / 200 B = 1,250)
+    fetched = record_fetches(monkeypatch)
     monkeypatch.setattr(pairs, "MIN_PART_UNITS", 1)
     units = many_strata_units(n_strata=3, n_models=30, prompts_per_stratum=40)  # 3,600 units
     moments = make_moments(units)
@@ -372,15 +378,7 @@ def test_a_warehouse_table_named_like_an_input_is_not_read() -> None:
 def test_a_tiny_budget_reads_parts_of_at_least_the_floor(monkeypatch) -> None:
     # review17d: MIN_PART_UNITS keeps a tiny memory_budget from reading a judge in
     # thousands of queries; without it 1MB makes parts of 1,250 units
-    fetched: list[int] = []
-    fetch = pairs._fetch_part
-
-    def recording(*args):
-        out = fetch(*args)
-        fetched.append(len(out["prompt"]))
-        return out
-
-    monkeypatch.setattr(pairs, "_fetch_part", recording)
+    fetched = record_fetches(monkeypatch)
     units = many_strata_units(n_strata=3, n_models=30, prompts_per_stratum=40)  # 3,600 units
     moments = make_moments(units)
     got = pairs.unit_pair_sums(units, moments, duckdb.connect(), memory_budget="1MB")

@@ -41,7 +41,8 @@ def _deduplicated(ratings: pd.DataFrame) -> pd.DataFrame:
 def test_rows_equal_the_pandas_deduplication() -> None:
     ratings = _glm_ratings()
     # a judge and an annotator of one name tie on run_id: grader_type orders them
-    tie = ratings.iloc[[0]].assign(grader_type="human", score=9.0)
+    first = ratings[ratings["on_scale"] & (ratings["run_id"] == "1")].iloc[[0]]
+    tie = first.assign(grader_type="human", score=9.0)  # kept: "human" < "llm"
     ratings = pd.concat([ratings, tie], ignore_index=True).sample(frac=1.0, random_state=2)
     got = agreement_rows(duckdb.connect().from_df(ratings), GlmConfig())
     ref = _deduplicated(ratings)
@@ -50,6 +51,7 @@ def test_rows_equal_the_pandas_deduplication() -> None:
     pd.testing.assert_frame_equal(got, ref, check_dtype=False)
     assert len(got) < int(ratings["on_scale"].sum())  # repeated runs were there to drop
     assert (got["run_id"] == "10").any()  # "10" before "2": text order
+    assert (got["score"] == 9.0).sum() == 1
     assert list(got.columns) == AGREEMENT_COLUMNS
 
 
@@ -110,3 +112,23 @@ def test_nothing_is_read_without_a_model_the_agreement_reads() -> None:
     assert off.empty and list(off.columns) == AGREEMENT_COLUMNS
     none = agreement_rows(relation.filter("false"), GlmConfig())
     assert none.empty and list(none.columns) == AGREEMENT_COLUMNS
+
+
+def test_two_pairs_of_one_unit_string_are_one_unit() -> None:
+    """Prompt "a|b" with model "c" and prompt "a" with model "b|c" are one unit "a|b|c"
+    to unit_sample and the deduplication (as before issue 34): counted once, so the
+    positions drawn are those of the units unit_sample sorts (fails when the units
+    are counted as (prompt, model) pairs)."""
+    frame = _rating_rows(30)
+    extra = frame.iloc[:2].assign(dimension="d1", grader="j1", run_id="1", on_scale=True)
+    extra["prompt_id"], extra["model"] = ["a|b", "a"], ["c", "b|c"]
+    frame = pd.concat([frame, extra], ignore_index=True)
+    pairs = _deduplicated(frame)[["dimension", "unit"]].drop_duplicates()
+    relation = duckdb.connect().from_df(frame)
+    for max_units in (10, 25):
+        expected = unit_sample(pairs, max_units, seed=11)
+        pd.testing.assert_frame_equal(
+            sampled_units(relation, max_units, seed=11), expected, check_dtype=False
+        )
+    rows = agreement_rows(relation, GlmConfig())
+    assert len(rows[rows["unit"] == "a|b|c"]) == 1

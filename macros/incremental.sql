@@ -155,7 +155,7 @@
         whole prompt), as its config(incremental_by_prompt(...)) names it. -#}
     {{ return({'int_judge_ratings_checked': 'run_id', 'fct_judge_ratings': 'run_id',
                'int_agreement_prompt_sums': none,
-               'int_glm_item_counts': none, 'int_glm_agreement_ratings': none,
+               'int_glm_item_counts': none,
                'int_agreement_binary_ratings': none,
                'int_self_vs_peer_items': none}) }}
 {%- endmacro %}
@@ -164,7 +164,7 @@
     {#- The prompt column of a model incremental by prompt, as its
         config(incremental_by_prompt(...)) names it: prompt_id but for the GLM
         tables, whose prompt is the item. -#}
-    {{ return({'int_glm_item_counts': 'item', 'int_glm_agreement_ratings': 'item'}.get(model_name, 'prompt_id')) }}
+    {{ return({'int_glm_item_counts': 'item'}.get(model_name, 'prompt_id')) }}
 {%- endmacro %}
 
 {% macro get_where_subquery(relation) -%}

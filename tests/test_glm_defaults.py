@@ -109,7 +109,7 @@ tables = {
     "int_glm_item_counts": "select 1 as n where false",
     "int_glm_pairwise_counts": "select 1 as n where false",
     "int_glm_scale_points": "select 'a' as dimension, 1.0 as score",
-    "int_glm_agreement_ratings": "select 1 as n where false",
+    "int_glm_ratings": "select 1 as n where false",
     "int_glm_excluded": "select 'a' as dimension, 'no score' as reason, 2 as n",
 }
 out = results_from_relations(lambda name: con.sql(tables[name]), {"glm_models": "none"}.get)
@@ -182,17 +182,17 @@ def _rendered_needs(model: str) -> list:
 @pytest.mark.parametrize("env", ["", "none", "all", "items", "hierarchical,pairwise", " ",
                                  " items "])  # fmt: skip
 def test_glm_inputs_are_built_for_the_models_the_runner_fits(glm_models, env, monkeypatch):
-    """int_glm_item_counts has rows when (and only when) the runner fits items, and
-    int_glm_agreement_ratings when it fits a model the agreement reads
-    (AGREEMENT_MODELS: the first of them fitted): the macro resolves glm_models and
-    JUDGE_BIAS_GLM_MODELS as GlmConfig.from_vars, with its default DEFAULT_MODELS.
-    Each table names those models (fails when the macro's default set, a name's
-    resolution or a model's list drifts from the runner's); the incremental path
-    and glm_inputs: all build both whatever is fitted."""
+    """int_glm_item_counts has rows when (and only when) the runner fits items (the
+    agreement's models, AGREEMENT_MODELS, as a second list the macro resolves): the
+    macro resolves glm_models and JUDGE_BIAS_GLM_MODELS as GlmConfig.from_vars, with
+    its default DEFAULT_MODELS. The table names its models (fails when the macro's
+    default set, a name's resolution or a model's list drifts from the runner's);
+    the incremental path and glm_inputs: all build it whatever is fitted. The
+    agreement's rows have no table of their own since issue 34 (int_glm_results
+    reads the view int_glm_ratings)."""
     monkeypatch.setenv("JUDGE_BIAS_GLM_MODELS", env)
     fitted = GlmConfig.from_vars({"glm_models": glm_models}.get).models
     assert _rendered_needs("int_glm_item_counts") == [["items"]]
-    assert _rendered_needs("int_glm_agreement_ratings") == [list(AGREEMENT_MODELS)]
     for readers in (["items"], list(AGREEMENT_MODELS)):
         expected = bool(set(readers) & set(fitted))
         assert _macro_needs(readers, glm_models, env) is expected, (readers, fitted)
@@ -210,24 +210,20 @@ def _empty_input_relations(con, empty: str):
         "'m' as model, 'p' as item, 1.0 as score, 3 as n",
         "int_glm_pairwise_counts": "select 1 as n where false",
         "int_glm_scale_points": "select 'a' as dimension, 1.0 as score",
-        "int_glm_agreement_ratings": "select 'a' as dimension, 'g' as grader, "
-        "'llm' as grader_type, 'm' as model, 'p' as item, 'p|m' as unit, 1.0 as score, "
-        "'1' as run_id",
+        "int_glm_ratings": "select 'a' as dimension, 'g' as grader, 'llm' as grader_type, "
+        "'m' as model, 'p' as prompt_id, '1' as run_id, 1.0 as score, true as on_scale",
         "int_glm_excluded": "select 'a' as dimension, 'no score' as reason, 2 as n",
     }
     tables[empty] = f"select * from ({tables[empty]}) where false"
     return lambda name: con.sql(tables[name])
 
 
-@pytest.mark.parametrize(
-    ("empty", "models"),
-    [("int_glm_item_counts", "items"), ("int_glm_agreement_ratings", "grader_model")],
-)
+@pytest.mark.parametrize(("empty", "models"), [("int_glm_item_counts", "items")])
 def test_a_model_whose_input_was_built_empty_is_refused(empty, models):
     """A fit asked for after its input table was built without it (e.g. dbt build
     --select int_glm_results with JUDGE_BIAS_GLM_MODELS=items, on a warehouse built
     with the default set) fails, naming the table and how to build it, before any
-    fit: not an items fit, or an agreement, on no rows."""
+    fit: not an items fit on no rows."""
     import duckdb
 
     from judge_bias.errors import SettingError
@@ -236,8 +232,7 @@ def test_a_model_whose_input_was_built_empty_is_refused(empty, models):
     ref = _empty_input_relations(duckdb.connect(), empty)
     with pytest.raises(SettingError, match=f"{empty} has no rows while .* counts 3 ratings") as e:
         results_from_relations(ref, {"glm_models": models}.get)
-    # the rebuild it suggests covers both gated tables (both empty: one rebuild)
-    assert "--select int_glm_item_counts+ int_glm_agreement_ratings+" in str(e.value)
+    assert "--select int_glm_item_counts+ with them" in str(e.value)
 
 
 @pytest.mark.dbt

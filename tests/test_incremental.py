@@ -336,8 +336,9 @@ def _a_resent_run_is_counted_once(inc: Path, full: Path, load_b: Path, tmp_path:
 
 # the models kept by prompt since session 11: the GLMs' and the agreement analyses'
 # per-row inputs (macros/incremental.sql, by_prompt_run_columns)
-KEPT_BY_PROMPT = ("int_glm_item_counts", "int_glm_agreement_ratings",
-                  "int_agreement_binary_ratings", "int_self_vs_peer_items")  # fmt: skip
+# (int_glm_agreement_ratings until issue 34: the GLM agreement reads int_glm_ratings)
+KEPT_BY_PROMPT = ("int_glm_item_counts", "int_agreement_binary_ratings",
+                  "int_self_vs_peer_items")  # fmt: skip
 BY_PROMPT = {"int_judge_ratings_checked", "fct_judge_ratings", "int_agreement_prompt_sums",
              *KEPT_BY_PROMPT}  # fmt: skip
 

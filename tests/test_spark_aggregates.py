@@ -68,7 +68,6 @@ MODELS = {
     "int_annotator_label_counts": {"int_human_annotations_checked": _checked_labels},
     "int_annotator_ids": {"int_human_annotations_checked": _checked_labels},
     "int_agreement_binary_ratings": {"fct_judge_ratings": _fct},
-    "int_glm_agreement_ratings": {"int_glm_ratings": _glm_ratings},
     # built empty by a build that fits no items model (the tests' default): its SQL
     # compared here (review15c)
     "int_glm_item_counts": {"int_glm_ratings": _glm_ratings},

@@ -18,7 +18,7 @@ def model(dbt, session):
     }
     relations = {
         "int_glm_families": dbt.ref("int_glm_families"),
-        "int_glm_agreement_ratings": dbt.ref("int_glm_agreement_ratings"),
+        "int_glm_ratings": dbt.ref("int_glm_ratings"),
         "int_glm_rating_counts": dbt.ref("int_glm_rating_counts"),
         "int_glm_item_counts": dbt.ref("int_glm_item_counts"),
         "int_glm_pairwise_counts": dbt.ref("int_glm_pairwise_counts"),

@@ -227,7 +227,6 @@ FACT_MODELS = (
     "int_bias_cell_stats",
     "int_glm_item_counts",
     "int_glm_rating_counts",
-    "int_glm_agreement_ratings",
     "int_agreement_binary_ratings",
     "int_self_vs_peer_items",
 )

@@ -35,8 +35,10 @@ Level = Literal["nominal", "ordinal", "interval", "ratio"]
 
 
 def _alpha(units: np.ndarray, classes: np.ndarray, k: int, level: Level) -> float:
-    counts = np.zeros((int(units.max()) + 1, k))
-    np.add.at(counts, (units, classes), 1)
+    # the per-unit value counts (np.add.at was a fifth of the 400 alphas' time at 10M)
+    n_units = int(units.max()) + 1
+    counts = np.bincount(units * k + classes, minlength=n_units * k).reshape(n_units, k)
+    counts = counts.astype(float)
     counts = counts[counts.sum(axis=1) >= 2]
     if len(counts) == 0 or (counts.sum(axis=0) > 0).sum() < 2:
         return float("nan")

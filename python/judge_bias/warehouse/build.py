@@ -266,11 +266,15 @@ def dbt_phases(
     """judge-bias build's two dbt commands in one child (dbt_child): run ``first``
     as run_dbt does, then yield ``second(args)``, which runs the second command on
     the same dbt process and parse; leaving without calling it stops the child.
-    The child holds no connection to the warehouse in between."""
+    The child holds no connection to the warehouse in between. The validation's
+    imports run meanwhile (warm_validation), done when the first phase is."""
     argv = [PHASES_FLAG, *dbt_argv(first, db_path, quiet, dbt_vars)]
     with _dbt(argv, db_path, data_dir, capture, debug, models_file) as child:
+        warming = warm_validation()  # after the child's start: no GIL taken from it
         if not child.read(first):
             raise BuildError("dbt ended before its second phase (no end of the first printed)")
+        # long done at scale; joined before this thread imports anything more
+        warming.join()
         dbt_parse.keep(PARSE_CACHE, target_dir(db_path), db_path)
         yield lambda args: child.second(args, dbt_argv(args, db_path, quiet, dbt_vars))
 
@@ -459,11 +463,7 @@ def build(
             # its manifest.json is not written: the second phase's replaces it
             models = target_dir(db) / GATE_MODELS
             # one dbt process for both (dbt_phases); it waits while the gates are checked
-            warming = warm_validation()
             with dbt_phases(first, db, data, quiet, False, debug, extra, models) as second:
-                # done long before the first phase ends at scale; joined before this
-                # thread imports anything more (no two imports at once)
-                warming.join()
                 results = target_dir(db) / "run_results.json"
                 shutil.copyfile(results, results.with_name(GATE_RESULTS))
                 if guard.loads:

@@ -25,7 +25,6 @@ import numpy as np
 from judge_bias.errors import EXIT_FAILED, EXIT_NUMERICAL, EXIT_OK, EXIT_USAGE, InputError
 from judge_bias.inputs.importers import IMPORTERS, summary_line
 from judge_bias.inputs.summary import format_summary, summarise_inputs
-from judge_bias.simulate import simulate
 from judge_bias.warehouse import build as build_mod
 from judge_bias.warehouse.dbt_child import exit_without_teardown
 from judge_bias.warehouse.locks import lock_message
@@ -38,6 +37,10 @@ EPILOG = (
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
+    # imported here: pandas (~0.35 s) would otherwise delay every command, among
+    # them judge-bias build's dbt child (issue 34)
+    from judge_bias.simulate import simulate
+
     out = simulate(
         args.out,
         seed=args.seed,

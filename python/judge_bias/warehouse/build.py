@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -96,6 +97,25 @@ def validate(db_path: Path, on_load: bool = False) -> ValidationReport:
     from judge_bias.warehouse.validation import validate as run_suites
 
     return run_suites(db_path, on_load=on_load)
+
+
+def warm_validation() -> threading.Thread:
+    """Import the validation suites (Great Expectations: ~2.9 CPU s, one thread) in a
+    thread of their own, started as dbt's child starts: while the child imports dbt
+    and parses (one core) the build's process only waits on its output, so the
+    import takes the idle core instead of lengthening the build's serial tail, where
+    the suites run beside the BI snapshot's copy on both cores (issue 34). A failed
+    import is left to the suites' own import, which raises it where it did before."""
+
+    def work() -> None:
+        with contextlib.suppress(BaseException):
+            from judge_bias.warehouse.validation import suites
+
+            suites()
+
+    thread = threading.Thread(target=work, name="gx-import", daemon=True)
+    thread.start()
+    return thread
 
 
 # The input gates read these marts (models/marts/quality/). `judge-bias build` builds
@@ -246,11 +266,15 @@ def dbt_phases(
     """judge-bias build's two dbt commands in one child (dbt_child): run ``first``
     as run_dbt does, then yield ``second(args)``, which runs the second command on
     the same dbt process and parse; leaving without calling it stops the child.
-    The child holds no connection to the warehouse in between."""
+    The child holds no connection to the warehouse in between. The validation's
+    imports run meanwhile (warm_validation), done when the first phase is."""
     argv = [PHASES_FLAG, *dbt_argv(first, db_path, quiet, dbt_vars)]
     with _dbt(argv, db_path, data_dir, capture, debug, models_file) as child:
+        warming = warm_validation()  # after the child's start: no GIL taken from it
         if not child.read(first):
             raise BuildError("dbt ended before its second phase (no end of the first printed)")
+        # long done at scale; joined before this thread imports anything more
+        warming.join()
         dbt_parse.keep(PARSE_CACHE, target_dir(db_path), db_path)
         yield lambda args: child.second(args, dbt_argv(args, db_path, quiet, dbt_vars))
 

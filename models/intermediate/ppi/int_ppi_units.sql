@@ -107,18 +107,19 @@ one_run_judge_units as {{ not_materialized() }} (
 one_run_panel_units as (
     select
         'panel' as judge,
-        model,
-        prompt_id,
-        dimension,
+        panel_ratings.model,
+        panel_ratings.prompt_id,
+        panel_ratings.dimension,
         true as is_panel,
-        avg(judge_score_norm) as yhat,
+        avg(panel_ratings.judge_score_norm) as yhat,
         {%- for s in unit_flags %}
             {{ panel_exprs[s] }} as {{ s }},
         {%- endfor %}
-        any_value(human_score_norm) as y
-    from ratings
+        any_value(panel_ratings.human_score_norm) as y
+    -- aliased: the panel's flags read ratings in a subquery
+    from ratings as panel_ratings
     where (select run_count.n_runs from run_count) <= 1
-    group by model, prompt_id, dimension
+    group by panel_ratings.model, panel_ratings.prompt_id, panel_ratings.dimension
 ),
 
 runs_judge_units as (

@@ -68,7 +68,8 @@ def _second_run(data: Path) -> int:
         same = [r for r in picked if r["dimension"] == dimension]
         for i, r in enumerate(same):
             nxt = same[(i + 1) % len(same)]
-            extra.append({**r, "label": nxt["label"], "raw_output": nxt["raw_output"], "run_id": "2"})
+            answer = {"label": nxt["label"], "raw_output": nxt["raw_output"]}
+            extra.append({**r, **answer, "run_id": "2"})
     with path.open("w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()

@@ -196,23 +196,19 @@ completion_sums as (
         scored.dimension,
         scored.prompt_id,
         any_value(scored.human_score_norm) as human_score_norm,
-        count(panel_weights.judge) as n_panel_ratings,
-        sum(
-            (scored.judge_score_norm - panel_weights.panel_score)
-            / panel_weights.weight_denominator
-        ) as residual,
-        sum(
-            (scored.calibrated_score - panel_weights.panel_score_debiased)
-            / panel_weights.weight_denominator_debiased
-        ) as residual_debiased,
-        sum(
-            (scored.judge_score_norm - panel_weights.pooled_panel_score)
-            / panel_weights.pooled_weight_denominator
-        ) as pooled_residual,
-        sum(
-            (scored.calibrated_score - panel_weights.pooled_panel_score_debiased)
-            / panel_weights.pooled_weight_denominator_debiased
-        ) as pooled_residual_debiased
+        {%- for name, score, centre in [
+            ('residual', 'judge_score_norm', ''),
+            ('residual_debiased', 'calibrated_score', '_debiased'),
+            ('pooled_residual', 'judge_score_norm', ''),
+            ('pooled_residual_debiased', 'calibrated_score', '_debiased'),
+        ] %}
+            {%- set pooled = 'pooled_' if name.startswith('pooled_') else '' %}
+            sum(
+                (scored.{{ score }} - panel_weights.{{ pooled }}panel_score{{ centre }})
+                / panel_weights.{{ pooled }}weight_denominator{{ centre }}
+            ) as {{ name }},
+        {%- endfor %}
+        count(panel_weights.judge) as n_panel_ratings
     from scored
     left join panel_weights
         on

@@ -97,20 +97,18 @@ group_targets as (
     inner join group_means on pooled_groups.pooled_group = group_means.pooled_group
 ),
 
--- each unit in its four pooled groups, centred on their means: the units are
--- matched to their unit group once on the string keys (a window over the four
--- poolings of every unit sorted them all, spilling at 3M ratings; a join of the
--- four pooled copies on the strings was a third of the model at 1M), the
--- poolings then on an integer, and the groups aggregated on it
-centred as (
+-- each unit group's sums of the powers and products of its units' scores centred
+-- on the unit group's own means (a: y - its labelled mean, b: yhat - its labelled
+-- mean, c: yhat - its unlabelled mean): the units are read once, not once per
+-- pooling (the four poolings of every unit, ~47M rows at 10M ratings, were four
+-- fifths of the model)
+group_centred as (
     select
-        group_targets.pooled_group,
+        unit_sums.unit_group,
         units.status,
-        units.y,
-        units.yhat,
-        units.y - group_targets.mean_y as dy,
-        units.yhat - group_targets.mean_yhat_labelled as dh,
-        units.yhat - group_targets.mean_yhat_unlabelled as du
+        units.y - unit_sums.sum_y / nullif(unit_sums.n_y, 0) as a,
+        units.yhat - unit_sums.sum_yhat_labelled / nullif(unit_sums.n_yhat_labelled, 0) as b,
+        units.yhat - unit_sums.sum_yhat_unlabelled / nullif(unit_sums.n_yhat_unlabelled, 0) as c
     from units
     inner join unit_sums
         on
@@ -119,30 +117,111 @@ centred as (
             and units.model is not distinct from unit_sums.model
             and units.dimension is not distinct from unit_sums.dimension
             and units.stratum is not distinct from unit_sums.stratum
-    inner join group_targets on unit_sums.unit_group = group_targets.unit_group
+),
+
+group_powers as (
+    select
+        unit_group,
+        count(*) filter (where status = 'labelled') as n_l,
+        sum(a) filter (where status = 'labelled') as s_a,
+        sum(b) filter (where status = 'labelled') as s_b,
+        sum(a * a) filter (where status = 'labelled') as s_aa,
+        sum(a * b) filter (where status = 'labelled') as s_ab,
+        sum(b * b) filter (where status = 'labelled') as s_bb,
+        sum(a * a * a) filter (where status = 'labelled') as s_aaa,
+        sum(a * a * b) filter (where status = 'labelled') as s_aab,
+        sum(a * b * b) filter (where status = 'labelled') as s_abb,
+        sum(b * b * b) filter (where status = 'labelled') as s_bbb,
+        count(*) filter (where status = 'unlabelled') as n_u,
+        sum(c) filter (where status = 'unlabelled') as s_c,
+        sum(c * c) filter (where status = 'unlabelled') as s_cc,
+        sum(c * c * c) filter (where status = 'unlabelled') as s_ccc,
+        count(*) filter (where status = 'human_na') as n_human_na,
+        count(*) filter (where status = 'judge_na') as n_judge_na
+    from group_centred
+    group by unit_group
+),
+
+-- each unit group's sums moved to each of its pooled groups' means (d: the unit
+-- group's mean minus the pooled group's; (a + d)^k expanded), a few hundred rows
+shifted as (
+    select
+        group_targets.pooled_group,
+        group_powers.n_l,
+        group_powers.n_u,
+        group_powers.n_human_na,
+        group_powers.n_judge_na,
+        unit_sums.sum_y / nullif(unit_sums.n_y, 0) - group_targets.mean_y as dy,
+        unit_sums.sum_yhat_labelled / nullif(unit_sums.n_yhat_labelled, 0)
+        - group_targets.mean_yhat_labelled as dh,
+        unit_sums.sum_yhat_unlabelled / nullif(unit_sums.n_yhat_unlabelled, 0)
+        - group_targets.mean_yhat_unlabelled as du,
+        group_powers.s_a,
+        group_powers.s_b,
+        group_powers.s_aa,
+        group_powers.s_ab,
+        group_powers.s_bb,
+        group_powers.s_aaa,
+        group_powers.s_aab,
+        group_powers.s_abb,
+        group_powers.s_bbb,
+        group_powers.s_c,
+        group_powers.s_cc,
+        group_powers.s_ccc
+    from group_powers
+    inner join unit_sums on group_powers.unit_group = unit_sums.unit_group
+    inner join group_targets on group_powers.unit_group = group_targets.unit_group
+),
+
+pooled_sums as (
+    select
+        pooled_group,
+        cast(sum(n_l) as bigint) as n_labelled,
+        cast(sum(n_u) as bigint) as n_unlabelled,
+        cast(sum(n_human_na) as bigint) as n_human_na,
+        cast(sum(n_judge_na) as bigint) as n_judge_na,
+        sum(s_aa + 2 * dy * s_a + n_l * dy * dy) as ss_y,
+        sum(s_bb + 2 * dh * s_b + n_l * dh * dh) as ss_yhat_labelled,
+        sum(s_ab + dy * s_b + dh * s_a + n_l * dy * dh) as ss_y_yhat,
+        sum(s_cc + 2 * du * s_c + n_u * du * du) as ss_yhat_unlabelled,
+        sum(s_aaa + 3 * dy * s_aa + 3 * dy * dy * s_a + n_l * dy * dy * dy) as sss_y,
+        sum(
+            s_aab + dh * s_aa + 2 * dy * s_ab + 2 * dy * dh * s_a + dy * dy * s_b
+            + n_l * dy * dy * dh
+        ) as sss_y_y_yhat,
+        sum(
+            s_abb + dy * s_bb + 2 * dh * s_ab + 2 * dy * dh * s_b + dh * dh * s_a
+            + n_l * dy * dh * dh
+        ) as sss_y_yhat_yhat,
+        sum(s_bbb + 3 * dh * s_bb + 3 * dh * dh * s_b + n_l * dh * dh * dh) as sss_yhat_labelled,
+        sum(s_ccc + 3 * du * s_cc + 3 * du * du * s_c + n_u * du * du * du) as sss_yhat_unlabelled
+    from shifted
+    group by pooled_group
 ),
 
 moments as (
     select
-        pooled_group,
-        count(*) filter (where status = 'labelled') as n_labelled,
-        avg(y) filter (where status = 'labelled') as mean_y,
-        avg(yhat) filter (where status = 'labelled') as mean_yhat_labelled,
-        var_pop(y) filter (where status = 'labelled') as var_y,
-        var_pop(yhat) filter (where status = 'labelled') as var_yhat_labelled,
-        covar_pop(y, yhat) filter (where status = 'labelled') as cov_y_yhat,
-        count(*) filter (where status = 'unlabelled') as n_unlabelled,
-        avg(yhat) filter (where status = 'unlabelled') as mean_yhat_unlabelled,
-        var_pop(yhat) filter (where status = 'unlabelled') as var_yhat_unlabelled,
-        avg(dy * dy * dy) filter (where status = 'labelled') as m3_y,
-        avg(dy * dy * dh) filter (where status = 'labelled') as m3_y_y_yhat,
-        avg(dy * dh * dh) filter (where status = 'labelled') as m3_y_yhat_yhat,
-        avg(dh * dh * dh) filter (where status = 'labelled') as m3_yhat_labelled,
-        avg(du * du * du) filter (where status = 'unlabelled') as m3_yhat_unlabelled,
-        count(*) filter (where status = 'human_na') as n_human_na,
-        count(*) filter (where status = 'judge_na') as n_judge_na
-    from centred
-    group by pooled_group
+        group_means.pooled_group,
+        pooled_sums.n_labelled,
+        group_means.mean_y,
+        group_means.mean_yhat_labelled,
+        pooled_sums.ss_y / nullif(pooled_sums.n_labelled, 0) as var_y,
+        pooled_sums.ss_yhat_labelled / nullif(pooled_sums.n_labelled, 0) as var_yhat_labelled,
+        pooled_sums.ss_y_yhat / nullif(pooled_sums.n_labelled, 0) as cov_y_yhat,
+        pooled_sums.n_unlabelled,
+        group_means.mean_yhat_unlabelled,
+        pooled_sums.ss_yhat_unlabelled / nullif(pooled_sums.n_unlabelled, 0)
+            as var_yhat_unlabelled,
+        pooled_sums.sss_y / nullif(pooled_sums.n_labelled, 0) as m3_y,
+        pooled_sums.sss_y_y_yhat / nullif(pooled_sums.n_labelled, 0) as m3_y_y_yhat,
+        pooled_sums.sss_y_yhat_yhat / nullif(pooled_sums.n_labelled, 0) as m3_y_yhat_yhat,
+        pooled_sums.sss_yhat_labelled / nullif(pooled_sums.n_labelled, 0) as m3_yhat_labelled,
+        pooled_sums.sss_yhat_unlabelled / nullif(pooled_sums.n_unlabelled, 0)
+            as m3_yhat_unlabelled,
+        pooled_sums.n_human_na,
+        pooled_sums.n_judge_na
+    from group_means
+    inner join pooled_sums on group_means.pooled_group = pooled_sums.pooled_group
 ),
 
 final as (

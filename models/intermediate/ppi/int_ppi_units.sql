@@ -44,11 +44,19 @@
     'dataset': 'any_value(dataset)',
     'task_type': 'any_value(task_type)',
 } %}
+{#- a unit's flags from its one rating (the fast route below) -#}
+{%- set rating_exprs = {
+    'model_family': 'model_family',
+    'same_family': 'coalesce(judge_family = model_family, false)',
+    'is_self': 'is_self',
+    'dataset': 'dataset',
+    'task_type': 'task_type',
+} %}
 with
 
--- read up to three times (judge_units and the panel's flags: its judges, their
--- families) and not materialised: DuckDB would buffer every column of every rating first (a fifth
--- of the model's CPU at 1M ratings) where each reader scans the few it needs
+-- read up to five times (the runs, both routes' units and the panel's flags: its
+-- judges, their families) and not materialised: DuckDB would buffer every column
+-- of every rating first where each reader scans the few it needs
 ratings as {{ not_materialized() }} (
     select * from {{ ref('fct_judge_ratings') }}
     where framing = 'positive'
@@ -67,7 +75,54 @@ human_na as (
     where n_na_labels > 0
 ),
 
-judge_units as (
+-- fct_judge_ratings is unique on judge x prompt x model x dimension x framing x
+-- run (int_judge_ratings_checked rejects a repeated key): with one run among the
+-- positive ratings, each unit is one rating and the units are the ratings
+-- themselves, the panel's the only aggregation (10M ratings: the ~10M groups of
+-- the judges' units and their buffered copy were two thirds of the model). With
+-- several runs, the runs are averaged as before. Each route reads every rating
+-- but only one's rows pass the filter.
+run_count as (
+    select count(distinct run_id) as n_runs from ratings
+),
+
+one_run_judge_units as {{ not_materialized() }} (
+    select
+        judge,
+        model,
+        prompt_id,
+        dimension,
+        false as is_panel,
+        judge_score_norm as yhat,
+        {%- for s in unit_flags %}
+            {{ rating_exprs[s] }} as {{ s }},
+        {%- endfor %}
+        human_score_norm as y
+    from ratings
+    where (select run_count.n_runs from run_count) <= 1
+),
+
+-- the panel's unit: the mean of its judges' scores (one each), the same as the
+-- mean of the judges' units below
+one_run_panel_units as (
+    select
+        'panel' as judge,
+        panel_ratings.model,
+        panel_ratings.prompt_id,
+        panel_ratings.dimension,
+        true as is_panel,
+        avg(panel_ratings.judge_score_norm) as yhat,
+        {%- for s in unit_flags %}
+            {{ panel_exprs[s] }} as {{ s }},
+        {%- endfor %}
+        any_value(panel_ratings.human_score_norm) as y
+    -- aliased: the panel's flags read ratings in a subquery
+    from ratings as panel_ratings
+    where (select run_count.n_runs from run_count) <= 1
+    group by panel_ratings.model, panel_ratings.prompt_id, panel_ratings.dimension
+),
+
+runs_judge_units as (
     select
         judge,
         model,
@@ -80,10 +135,11 @@ judge_units as (
         {%- endfor %}
         any_value(human_score_norm) as y
     from ratings
+    where (select run_count.n_runs from run_count) > 1
     group by judge, model, prompt_id, dimension
 ),
 
-panel_units as (
+runs_panel_units as (
     select
         'panel' as judge,
         model,
@@ -95,14 +151,18 @@ panel_units as (
             {{ panel_exprs[s] }} as {{ s }},
         {%- endfor %}
         any_value(y) as y
-    from judge_units
+    from runs_judge_units
     group by model, prompt_id, dimension
 ),
 
 all_units as (
-    select * from judge_units
+    select * from one_run_judge_units
     union all
-    select * from panel_units
+    select * from one_run_panel_units
+    union all
+    select * from runs_judge_units
+    union all
+    select * from runs_panel_units
 ),
 
 units as (

@@ -15,8 +15,9 @@
 -- of the score on a constant with cluster-robust errors.
 with
 
--- read twice (scored, completions) and not materialised: DuckDB would buffer
--- every column of every rating where seven are used and the scan is cheap
+-- read twice (judge_means_by_dimension, prompt_sums) and not materialised: DuckDB
+-- would buffer every column of every rating where eight are used and the scan is
+-- cheap
 ratings as {{ not_materialized() }} (
     select
         judge,
@@ -60,7 +61,7 @@ dimension_effects as (
     where term_type = 'dimension'
 ),
 
-scored as (
+scored as {{ not_materialized() }} (
     select
         ratings.judge,
         ratings.model,
@@ -68,6 +69,7 @@ scored as (
         ratings.dimension,
         ratings.prompt_id,
         ratings.judge_score_norm,
+        ratings.human_score_norm,
         -- unknown families never make a judge a panel member
         coalesce(ratings.judge_family != ratings.model_family, false) as is_panel,
         (
@@ -83,7 +85,11 @@ scored as (
         on ratings.dimension = dimension_effects.dimension
 ),
 
-judge_means_by_dimension as (
+-- each judge's sums per dimension, its means, and the pooled row (dimension
+-- `all`) added up from them: one scan of the ratings, not two (the means then
+-- differ from an avg over the pooled ratings by the order of their additions
+-- only, ~1e-16 relative)
+judge_sums as (
     select
         judge,
         model,
@@ -92,9 +98,25 @@ judge_means_by_dimension as (
         is_panel,
         avg(judge_score_norm) as mean_score,
         avg(calibrated_score) as mean_calibrated_score,
-        count(*) as n_ratings
+        count(*) as n_ratings,
+        sum(judge_score_norm) as sum_score,
+        sum(calibrated_score) as sum_calibrated_score,
+        count(calibrated_score) as n_calibrated
     from scored
     group by judge, model, model_family, dimension, is_panel
+),
+
+judge_means_by_dimension as (
+    select
+        judge,
+        model,
+        model_family,
+        dimension,
+        is_panel,
+        mean_score,
+        mean_calibrated_score,
+        n_ratings
+    from judge_sums
 ),
 
 judge_means_pooled as (
@@ -104,10 +126,10 @@ judge_means_pooled as (
         model_family,
         'all' as dimension,
         is_panel,
-        avg(judge_score_norm) as mean_score,
-        avg(calibrated_score) as mean_calibrated_score,
-        count(*) as n_ratings
-    from scored
+        sum(sum_score) / sum(n_ratings) as mean_score,
+        sum(sum_calibrated_score) / nullif(sum(n_calibrated), 0) as mean_calibrated_score,
+        cast(sum(n_ratings) as bigint) as n_ratings
+    from judge_sums
     group by judge, model, model_family, is_panel
 ),
 
@@ -134,24 +156,77 @@ panel as (
     group by model, model_family, dimension
 ),
 
--- each completion's human score counted once
-completions as (
-    select distinct
-        prompt_id,
-        model,
-        dimension,
-        human_score_norm
-    from ratings
-    where human_score_norm is not null
+-- each panel judge's weights in its dimension's row and in the pooled row: a
+-- rating's weighted residual (score - panel score) / (judges x the judge's
+-- ratings) in both rows
+panel_weights as (
+    select
+        by_dimension.judge,
+        by_dimension.model,
+        by_dimension.dimension,
+        dimension_panel.panel_score,
+        dimension_panel.panel_score_debiased,
+        dimension_panel.n_panel_judges * by_dimension.n_ratings as weight_denominator,
+        dimension_panel.n_debiased_judges * by_dimension.n_ratings
+            as weight_denominator_debiased,
+        pooled_panel.panel_score as pooled_panel_score,
+        pooled_panel.panel_score_debiased as pooled_panel_score_debiased,
+        pooled_panel.n_panel_judges * pooled.n_ratings as pooled_weight_denominator,
+        pooled_panel.n_debiased_judges * pooled.n_ratings
+            as pooled_weight_denominator_debiased
+    from judge_means_by_dimension as by_dimension
+    inner join judge_means_pooled as pooled
+        on by_dimension.judge = pooled.judge and by_dimension.model = pooled.model
+    inner join panel as dimension_panel
+        on
+            by_dimension.model = dimension_panel.model
+            and by_dimension.dimension = dimension_panel.dimension
+    inner join panel as pooled_panel
+        on by_dimension.model = pooled_panel.model and pooled_panel.dimension = 'all'
+    where by_dimension.is_panel
 ),
 
+-- per completion (prompt x model x dimension), in one pass over the ratings: its
+-- human score (one per completion: int_human_scores_aggregated's) and the sums of
+-- its panel ratings' weighted residuals in its dimension's row and in the pooled
+-- row
+completion_sums as (
+    select
+        scored.model,
+        scored.dimension,
+        scored.prompt_id,
+        any_value(scored.human_score_norm) as human_score_norm,
+        {%- for name, score, centre in [
+            ('residual', 'judge_score_norm', ''),
+            ('residual_debiased', 'calibrated_score', '_debiased'),
+            ('pooled_residual', 'judge_score_norm', ''),
+            ('pooled_residual_debiased', 'calibrated_score', '_debiased'),
+        ] %}
+            {%- set pooled = 'pooled_' if name.startswith('pooled_') else '' %}
+            sum(
+                (scored.{{ score }} - panel_weights.{{ pooled }}panel_score{{ centre }})
+                / panel_weights.{{ pooled }}weight_denominator{{ centre }}
+            ) as {{ name }},
+        {%- endfor %}
+        count(panel_weights.judge) as n_panel_ratings
+    from scored
+    left join panel_weights
+        on
+            scored.judge = panel_weights.judge
+            and scored.model = panel_weights.model
+            and scored.dimension = panel_weights.dimension
+    group by scored.model, scored.dimension, scored.prompt_id
+),
+
+-- each completion's human score counted once
 human_by_dimension as (
     select
         model,
         dimension,
         avg(human_score_norm) as human_score,
         count(*) as n_human_completions
-    from completions
+    from completion_sums
+    where human_score_norm is not null
     group by model, dimension
 ),
 
@@ -161,7 +236,8 @@ human_pooled as (
         'all' as dimension,
         avg(human_score_norm) as human_score,
         count(*) as n_human_completions
-    from completions
+    from completion_sums
+    where human_score_norm is not null
     group by model
 ),
 
@@ -171,53 +247,27 @@ human as (
     select * from human_pooled
 ),
 
--- each panel rating in its dimension's row and the pooled row
-panel_ratings as (
+-- per prompt with panel ratings, the weighted residuals of its ratings: sum w
+-- (score - panel score), in each dimension's row and the pooled row
+prompt_residuals as (
     select
-        judge,
         model,
         dimension,
         prompt_id,
-        judge_score_norm,
-        calibrated_score
-    from scored
-    where is_panel
+        residual,
+        residual_debiased
+    from completion_sums
+    where n_panel_ratings > 0
     union all
     select
-        judge,
         model,
         'all' as dimension,
         prompt_id,
-        judge_score_norm,
-        calibrated_score
-    from scored
-    where is_panel
-),
-
--- per prompt, the weighted residuals of its ratings: sum w (score - panel score)
-prompt_residuals as (
-    select
-        panel_ratings.model,
-        panel_ratings.dimension,
-        panel_ratings.prompt_id,
-        sum(
-            (panel_ratings.judge_score_norm - panel.panel_score)
-            / (panel.n_panel_judges * judge_means.n_ratings)
-        ) as residual,
-        sum(
-            (panel_ratings.calibrated_score - panel.panel_score_debiased)
-            / (panel.n_debiased_judges * judge_means.n_ratings)
-        ) as residual_debiased
-    from panel_ratings
-    inner join judge_means
-        on
-            panel_ratings.judge = judge_means.judge
-            and panel_ratings.model = judge_means.model
-            and panel_ratings.dimension = judge_means.dimension
-            and judge_means.is_panel
-    inner join panel
-        on panel_ratings.model = panel.model and panel_ratings.dimension = panel.dimension
-    group by panel_ratings.model, panel_ratings.dimension, panel_ratings.prompt_id
+        sum(pooled_residual) as residual,
+        sum(pooled_residual_debiased) as residual_debiased
+    from completion_sums
+    where n_panel_ratings > 0
+    group by model, prompt_id
 ),
 
 panel_errors as (

@@ -66,38 +66,38 @@ def coded_rows(relation: Any, coded: Sequence[str], columns: Sequence[str]) -> p
     return pd.DataFrame(out)
 
 
-def group_parts(relation: Any, by: str, max_rows: int) -> list[list[int]]:
-    """The values of ``by`` of a DuckDB relation as DuckDB's codes (``_numbered``),
-    packed in pandas' order of the values (nulls last) into consecutive parts of at
-    most ``max_rows`` rows each (a value with more rows is a part alone): a mart that
-    needs one value's rows at once reads one part at a time, in the order it would
-    have gone through them."""
-    data = query(
-        relation,
-        f"with {_numbered(by)} select k_{by}.code, any_value(k_{by}.v) as v, count(*) as n "
-        f"from r inner join k_{by} on r.{by} is not distinct from k_{by}.v group by all",
-    ).fetchnumpy()
+def group_parts(relation: Any, by: str, max_rows: int) -> list[list[Any]]:
+    """The values of ``by`` (a text column) of a DuckDB relation packed, in pandas'
+    order of the values (nulls last), into consecutive parts of at most ``max_rows``
+    rows each (a value with more rows is a part alone): a mart that needs one
+    value's rows at once reads one part at a time, in the order it would have gone
+    through them."""
+    data = query(relation, f"select {by} as v, count(*) as n from r group by all").fetchnumpy()
     values = pd.Series(np.asarray(data["v"], dtype=object).tolist(), dtype=object)
-    parts: list[list[int]] = []
+    parts: list[list[Any]] = []
     rows = max_rows  # the first value starts a part
     for i in values.sort_values(na_position="last", kind="stable").index:
         n = int(data["n"][i])
         if rows + n > max_rows:
             parts.append([])
             rows = 0
-        parts[-1].append(int(data["code"][i]))
+        parts[-1].append(values[i])
         rows += n
     return parts
 
 
-def part_of(relation: Any, by: str, codes: list[int]) -> Any:
-    """The rows of ``relation`` whose ``by`` has one of DuckDB's ``codes`` (group_parts)."""
-    listed = ", ".join(str(c) for c in codes)
-    return query(
-        relation,
-        f"with {_numbered(by)} select r.* from r inner join k_{by} "
-        f"on r.{by} is not distinct from k_{by}.v where k_{by}.code in ({listed})",
-    )
+def _literal(value: Any) -> str:
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def part_of(relation: Any, by: str, values: list[Any]) -> Any:
+    """The rows of ``relation`` whose ``by`` is one of ``values`` (None: null), a
+    filter DuckDB pushes into its scan."""
+    listed = [v for v in values if not pd.isna(v)]
+    terms = [f"{by} in ({', '.join(_literal(v) for v in listed)})"] if listed else []
+    if len(listed) < len(values):
+        terms.append(f"{by} is null")
+    return relation.filter(" or ".join(terms))
 
 
 def parts_of(relation: Any, by: str, max_rows: int) -> list[Any]:
@@ -106,4 +106,4 @@ def parts_of(relation: Any, by: str, max_rows: int) -> list[Any]:
     n_rows = int(query(relation, "select count(*) from r").fetchall()[0][0])
     if n_rows <= max_rows:
         return [relation]
-    return [part_of(relation, by, codes) for codes in group_parts(relation, by, max_rows)]
+    return [part_of(relation, by, values) for values in group_parts(relation, by, max_rows)]

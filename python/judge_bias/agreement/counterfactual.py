@@ -17,9 +17,10 @@ from judge_bias.limits import Budget
 # rounding error of the moment formula: every value equal, alpha undefined (null)
 NO_SPREAD = 1e-12
 # bytes per row of int_agreement_prompt_sums at the mart's peak (the fetched codes and
-# sums, the coded frame, its sorted copy, the per-judge columns; tracemalloc at 10M):
-# agreement_counterfactual reads judges in parts of a quarter of the budget by it
-PROMPT_SUM_BYTES = 300
+# sums, the coded frame, its sorted copy, the per-judge columns and the bootstrap:
+# at 10M the process grew by 745 MB over 1.67M rows): agreement_counterfactual reads
+# whole judges in parts of a quarter of the budget by it
+PROMPT_SUM_BYTES = 450
 
 
 def interval_alpha_two_coders(a: np.ndarray, b: np.ndarray) -> float:

@@ -41,10 +41,10 @@ from judge_bias.stats.binary_cells import as_duckdb, query
 MOMENTS = ("n", "sx", "sy", "sxx", "syy", "sxy")
 RANK_MOMENTS = ("n", "rx", "ry", "rxx", "ryy", "rxy")
 # bytes per score-pair row at the mart's peak: a part's per-prompt sums of both
-# groupings (12 float columns each, fetched, at most one row per pair row) with
-# DuckDB's result beside them (tracemalloc and RSS at 10M); parts of judges take a
-# quarter of the memory budget by it
-PAIR_BYTES = 300
+# groupings (12 float columns each, fetched) with DuckDB's results and joins beside
+# them (at 10M the process grew by 815 MB over 8.5M pairs read whole); parts of
+# whole judges take a quarter of the memory budget by it
+PAIR_BYTES = 100
 
 # the rows with both scores (NaN is no score: pandas' notna), judge and dimension
 # numbered in a total order (the hash breaks a collation's ties)

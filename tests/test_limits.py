@@ -213,3 +213,14 @@ def test_a_bad_duckdb_memory_limit_stops_the_build_before_dbt(tmp_path, monkeypa
     monkeypatch.setenv("JUDGE_BIAS_DUCKDB_MEMORY", "banana")
     with pytest.raises(SettingError, match="JUDGE_BIAS_DUCKDB_MEMORY='banana'"):
         build.build(tmp_path, tmp_path / "w.duckdb")
+
+
+def test_profiles_default_duckdb_memory_is_the_checks():
+    """profiles.yml's memory_limit default (dbt run by hand) is limits'
+    DEFAULT_DUCKDB_MEMORY (judge-bias build sets the variable from it)."""
+    from pathlib import Path
+
+    from judge_bias.limits import DEFAULT_DUCKDB_MEMORY, DUCKDB_MEMORY_ENV
+
+    profiles = (Path(__file__).parents[1] / "profiles.yml").read_text()
+    assert f"env_var('{DUCKDB_MEMORY_ENV}', '{DEFAULT_DUCKDB_MEMORY}')" in profiles

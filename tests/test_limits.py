@@ -182,7 +182,7 @@ def test_rank_check_by_cholesky_equals_the_definition(collinear: bool) -> None:
 
 @pytest.mark.parametrize(
     ("value", "expected"),
-    [(None, "2GB"), ("", "2GB"), (" 1.5GB ", "1.5GB"), ("3000MB", "3000MB"), ("2GiB", "2GiB")],
+    [(None, "1.5GB"), ("", "1.5GB"), (" 3GB ", "3GB"), ("3000MB", "3000MB"), ("2GiB", "2GiB")],
 )
 def test_duckdb_memory_limit_from_the_environment(value, expected, monkeypatch):
     from judge_bias.limits import DUCKDB_MEMORY_ENV, duckdb_memory_limit
@@ -213,3 +213,14 @@ def test_a_bad_duckdb_memory_limit_stops_the_build_before_dbt(tmp_path, monkeypa
     monkeypatch.setenv("JUDGE_BIAS_DUCKDB_MEMORY", "banana")
     with pytest.raises(SettingError, match="JUDGE_BIAS_DUCKDB_MEMORY='banana'"):
         build.build(tmp_path, tmp_path / "w.duckdb")
+
+
+def test_profiles_default_duckdb_memory_is_the_checks():
+    """profiles.yml's memory_limit default (dbt run by hand) is limits'
+    DEFAULT_DUCKDB_MEMORY (judge-bias build sets the variable from it)."""
+    from pathlib import Path
+
+    from judge_bias.limits import DEFAULT_DUCKDB_MEMORY, DUCKDB_MEMORY_ENV
+
+    profiles = (Path(__file__).parents[1] / "profiles.yml").read_text()
+    assert f"env_var('{DUCKDB_MEMORY_ENV}', '{DEFAULT_DUCKDB_MEMORY}')" in profiles

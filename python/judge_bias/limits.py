@@ -65,20 +65,20 @@ def parse_size(text: str | int | float) -> int:
 # (profiles.yml), its default, and the least it may be (a few hundred MB: below it
 # DuckDB fails on the first large join instead of spilling)
 DUCKDB_MEMORY_ENV = "JUDGE_BIAS_DUCKDB_MEMORY"
-DEFAULT_DUCKDB_MEMORY = "2GB"
+DEFAULT_DUCKDB_MEMORY = "1.5GB"  # profiles.yml's default too
 MIN_DUCKDB_MEMORY = 256 * 10**6
 
 
 def duckdb_memory_limit() -> str:
     """DuckDB's memory_limit of a build: JUDGE_BIAS_DUCKDB_MEMORY (a size such as
-    1.5GB) or 2GB; a value that is not a size, or is under 256MB, is a SettingError
+    3GB) or 1.5GB; a value that is not a size, or is under 256MB, is a SettingError
     naming the variable (DuckDB's own parse error names neither)."""
     text = os.environ.get(DUCKDB_MEMORY_ENV, "").strip() or DEFAULT_DUCKDB_MEMORY
     m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([KMGT]I?B)", text, flags=re.IGNORECASE)
     if not m or float(m.group(1)) * _UNITS[m.group(2).upper()] < MIN_DUCKDB_MEMORY:
         raise SettingError(
             f"{DUCKDB_MEMORY_ENV}={text!r}: DuckDB's memory limit must be a size of at "
-            "least 256MB, such as 1.5GB or 3000MB (unset: 2GB)"
+            f"least 256MB, such as 1.5GB or 3000MB (unset: {DEFAULT_DUCKDB_MEMORY})"
         )
     return text
 

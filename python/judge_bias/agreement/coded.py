@@ -64,3 +64,46 @@ def coded_rows(relation: Any, coded: Sequence[str], columns: Sequence[str]) -> p
     for c in columns:  # DuckDB sends a column with nulls as a masked array
         out[c] = _with_nulls(data[c])
     return pd.DataFrame(out)
+
+
+def group_parts(relation: Any, by: str, max_rows: int) -> list[list[Any]]:
+    """The values of ``by`` (a text column) of a DuckDB relation packed, in pandas'
+    order of the values (nulls last), into consecutive parts of at most ``max_rows``
+    rows each (a value with more rows is a part alone): a mart that needs one
+    value's rows at once reads one part at a time, in the order it would have gone
+    through them."""
+    data = query(relation, f"select {by} as v, count(*) as n from r group by all").fetchnumpy()
+    values = pd.Series(np.asarray(data["v"], dtype=object).tolist(), dtype=object)
+    parts: list[list[Any]] = []
+    rows = max_rows  # the first value starts a part
+    for i in values.sort_values(na_position="last", kind="stable").index:
+        n = int(data["n"][i])
+        if rows + n > max_rows:
+            parts.append([])
+            rows = 0
+        parts[-1].append(values[i])
+        rows += n
+    return parts
+
+
+def _literal(value: Any) -> str:
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def part_of(relation: Any, by: str, values: list[Any]) -> Any:
+    """The rows of ``relation`` whose ``by`` is one of ``values`` (None: null), a
+    filter DuckDB pushes into its scan."""
+    listed = [v for v in values if not pd.isna(v)]
+    terms = [f"{by} in ({', '.join(_literal(v) for v in listed)})"] if listed else []
+    if len(listed) < len(values):
+        terms.append(f"{by} is null")
+    return relation.filter(" or ".join(terms))
+
+
+def parts_of(relation: Any, by: str, max_rows: int) -> list[Any]:
+    """``relation`` itself when its rows fit ``max_rows``, else its parts of whole
+    ``by`` values (group_parts, in pandas' order of the values) as relations."""
+    n_rows = int(query(relation, "select count(*) from r").fetchall()[0][0])
+    if n_rows <= max_rows:
+        return [relation]
+    return [part_of(relation, by, values) for values in group_parts(relation, by, max_rows)]

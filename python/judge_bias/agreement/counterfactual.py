@@ -5,6 +5,8 @@ raw and after an offset/scale calibration refitted on every prompt-bootstrap rep
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 import pandas as pd
 
@@ -14,6 +16,11 @@ from judge_bias.limits import Budget
 # a spread (sum of squared deviations) at most this share of the sum of squares is
 # rounding error of the moment formula: every value equal, alpha undefined (null)
 NO_SPREAD = 1e-12
+# bytes per row of int_agreement_prompt_sums at the mart's peak (the fetched codes and
+# sums, the coded frame, its sorted copy, the per-judge columns and the bootstrap:
+# at 10M the process grew by 745 MB over 1.67M rows): agreement_counterfactual reads
+# whole judges in parts of a quarter of the budget by it
+PROMPT_SUM_BYTES = 450
 
 
 def interval_alpha_two_coders(a: np.ndarray, b: np.ndarray) -> float:
@@ -183,11 +190,41 @@ def counterfactual_from_prompt_sums(
     bootstrap refits them on every replicate, so its interval carries the
     fitting's variability too. Where every score is equal alpha is undefined: the
     estimate is null and ``notes`` says why."""
+    return counterfactual_from_parts([sums], n_boot, seed, budget)
+
+
+def counterfactual_from_parts(
+    parts: Iterable[pd.DataFrame],
+    n_boot: int = 200,
+    seed: int = 20250101,
+    budget: Budget | None = None,
+) -> pd.DataFrame:
+    """counterfactual_from_prompt_sums of the sums read in parts: each part holds
+    whole judges, the parts come in the judges' sorted order, so one generator gives
+    every judge the draws it gets from the whole table (the same rows, bit for bit),
+    and only one part is in memory at a time (agreement_counterfactual sizes them to
+    a quarter of the memory budget)."""
     rng = np.random.default_rng(seed)
     budget = budget or Budget()
+    rows: list[dict] = []
+    buffer = [np.empty((0, 0))]  # the replicates' prompt counts, reused across judges
+    for sums in parts:
+        rows += _judge_rows(sums, n_boot, rng, budget, buffer)
+    # typed columns: an undefined alpha is a null float (DuckDB reads NaN from pandas
+    # as NULL), not an object column of None
+    return frame(rows, COUNTERFACTUAL_COLUMNS).astype(COUNTERFACTUAL_COLUMNS)
+
+
+def _judge_rows(
+    sums: pd.DataFrame,
+    n_boot: int,
+    rng: np.random.Generator,
+    budget: Budget,
+    buffer: list[np.ndarray],
+) -> list[dict]:
+    """The mart's rows of the judges of ``sums`` (whole judges), in their sorted
+    order, drawing from ``rng``; ``buffer[0]`` holds the reused prompt counts."""
     rows = []
-    # a fixed row order: the SQL aggregate's is not, and the bootstrap's prompt
-    # indices follow it, so the same data must give the same draws
     keys = [c for c in ("judge", "prompt_id", "dimension") if c in sums.columns]
     sums = sums.sort_values(keys, kind="stable").reset_index(drop=True)
     judge_code, judges = pd.factorize(sums["judge"], sort=True)
@@ -197,7 +234,7 @@ def counterfactual_from_prompt_sums(
                ("n", "sum_a", "sum_b", "sum_aa", "sum_bb", "sum_ab")}  # fmt: skip
     # integer codes (in order of appearance, as the per-judge factorize below numbers
     # them): no Python object per row
-    weights = np.empty((0, 0))  # the replicates' prompt counts, reused across judges
+    weights = buffer[0]
     dimensions = pd.factorize(sums["dimension"])[0][order]
     prompts = pd.factorize(sums["prompt_id"])[0][order]
     for start, end in runs:  # each judge's rows in input order, judges sorted
@@ -238,7 +275,7 @@ def counterfactual_from_prompt_sums(
             right = _stacked(columns_of_w)
             step = min(budget.batch(n_prompts), n_boot)
             if weights.shape != (step, n_prompts):  # judges rating the same prompts share it
-                weights = np.empty((step, n_prompts))
+                weights = buffer[0] = np.empty((step, n_prompts))
             for done in range(0, n_boot, step):
                 size = min(step, n_boot - done)
                 w = _resample_counts(rng, weights[:size])
@@ -267,6 +304,4 @@ def counterfactual_from_prompt_sums(
                 "notes": "; ".join(notes) or None,
             }
         )
-    # typed columns: an undefined alpha is a null float (DuckDB reads NaN from pandas
-    # as NULL), not an object column of None
-    return frame(rows, COUNTERFACTUAL_COLUMNS).astype(COUNTERFACTUAL_COLUMNS)
+    return rows

@@ -5,15 +5,24 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import duckdb
 import pandas as pd
 
-from judge_bias.agreement.coded import coded_rows
-from judge_bias.agreement.counterfactual import counterfactual_from_prompt_sums
+from judge_bias.agreement.coded import coded_rows, parts_of
+from judge_bias.agreement.counterfactual import (
+    PROMPT_SUM_BYTES,
+    counterfactual_from_parts,
+    counterfactual_from_prompt_sums,
+)
 from judge_bias.agreement.judge_human_sums import judge_human_from_sums
 from judge_bias.agreement.measures import (
     ANNOTATOR_COLUMNS,
     LABEL_COUNT_BYTES,
     annotator_agreement_from_counts,
+)
+from judge_bias.agreement.self_vs_peer import (
+    ITEM_BYTES,
+    self_vs_peer_from_parts,
 )
 from judge_bias.agreement.self_vs_peer import self_vs_peer_tests as tests_from_items
 from judge_bias.limits import Budget, within_budget
@@ -21,6 +30,7 @@ from judge_bias.warehouse.frames import to_pandas
 
 Ref = Callable[[str], object]
 Get = Callable[[str], object]
+COUNTERFACTUAL_SUMS = ("n", "sum_a", "sum_b", "sum_aa", "sum_bb", "sum_ab")
 
 
 def agreement_annotators(ref: Ref, get: Get, session: object = None) -> pd.DataFrame:
@@ -39,15 +49,18 @@ def agreement_annotators(ref: Ref, get: Get, session: object = None) -> pd.DataF
 
 
 def agreement_counterfactual(ref: Ref, get: Get, session: object = None) -> pd.DataFrame:
-    """agreement_counterfactual from the per judge x dimension x prompt sums; the
-    bootstrap draws its replicates in batches within the memory budget."""
+    """agreement_counterfactual from the per judge x dimension x prompt sums, read
+    whole judges at a time in parts of at most a quarter of the memory budget (the
+    same draws as from the whole table); the bootstrap draws its replicates in
+    batches within the budget."""
     budget = Budget.from_dbt(get)
-    sums = coded_rows(
-        ref("int_agreement_prompt_sums"),
-        ("judge", "dimension", "prompt_id"),
-        ("n", "sum_a", "sum_b", "sum_aa", "sum_bb", "sum_ab"),
-    )
-    return counterfactual_from_prompt_sums(sums, budget=budget)
+    relation = ref("int_agreement_prompt_sums")
+    coded, columns = ("judge", "dimension", "prompt_id"), COUNTERFACTUAL_SUMS
+    if not isinstance(relation, duckdb.DuckDBPyRelation):
+        return counterfactual_from_prompt_sums(coded_rows(relation, coded, columns), budget=budget)
+    parts = parts_of(relation, "judge", budget.bytes // 4 // PROMPT_SUM_BYTES)
+    frames = (coded_rows(part, coded, columns) for part in parts)
+    return counterfactual_from_parts(frames, budget=budget)
 
 
 def agreement_judge_human(ref: Ref, get: Get, session: object = None) -> pd.DataFrame:
@@ -55,14 +68,17 @@ def agreement_judge_human(ref: Ref, get: Get, session: object = None) -> pd.Data
     (int_agreement_binary_ratings, whose rows without a human score judge_human_sums
     leaves out), summed by DuckDB into the contingency tables and the per-prompt sums
     of the design effects (judge_human_sums): never the pairs themselves."""
-    return judge_human_from_sums(ref("int_agreement_binary_ratings"))
+    budget = Budget.from_dbt(get)
+    return judge_human_from_sums(ref("int_agreement_binary_ratings"), budget)
 
 
 def self_vs_peer_tests(ref: Ref, get: Get, session: object = None) -> pd.DataFrame:
-    """self_vs_peer_tests from S, R and G per judge x framing x item (SQL)."""
-    items = coded_rows(
-        ref("int_self_vs_peer_items"),
-        ("judge", "framing", "prompt_id", "dimension"),
-        ("s", "r", "g"),
-    )
-    return tests_from_items(items=items)
+    """self_vs_peer_tests from S, R and G per judge x framing x item (SQL), read whole
+    judges at a time in parts of at most a quarter of the memory budget."""
+    budget = Budget.from_dbt(get)
+    relation = ref("int_self_vs_peer_items")
+    coded = ("judge", "framing", "prompt_id", "dimension")
+    if not isinstance(relation, duckdb.DuckDBPyRelation):
+        return tests_from_items(items=coded_rows(relation, coded, ("s", "r", "g")))
+    parts = parts_of(relation, "judge", budget.bytes // 4 // ITEM_BYTES)
+    return self_vs_peer_from_parts(coded_rows(part, coded, ("s", "r", "g")) for part in parts)

@@ -20,6 +20,8 @@ The se_ columns are clustered the same way.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 import pandas as pd
 from scipy import stats
@@ -32,6 +34,11 @@ COLUMNS = [
     "ci_high_self_given", "self_enhancement_error_rate", "notes",
 ]  # fmt: skip
 FRAME_DIFFERENCE = "inverted - positive"
+# bytes per item row at int_self_vs_peer_tests_results' peak (the fetched codes and
+# S, R, G, the coded frame, a judge's groups and frame pivot: at 10M the process
+# grew by 490 MB over 1.67M items): whole judges are read in parts of a quarter of
+# the memory budget by it
+ITEM_BYTES = 300
 
 
 def _items(fct: pd.DataFrame) -> pd.DataFrame:
@@ -124,6 +131,26 @@ def self_vs_peer_tests(fct: pd.DataFrame | None = None, items: pd.DataFrame | No
     """The tests from ratings (``fct``) or from the items table the warehouse builds
     (int_self_vs_peer_items: judge, framing, prompt_id, dimension, s, r, g)."""
     items = _items(fct) if items is None else items
+    return self_vs_peer_from_parts([items])
+
+
+def self_vs_peer_from_parts(parts: Iterable[pd.DataFrame]) -> pd.DataFrame:
+    """self_vs_peer_tests of the items read in parts of whole judges in their sorted
+    order (int_self_vs_peer_tests_results reads them so within the memory budget):
+    the rows of the whole table, in its order (every judge x framing row, then
+    the frame differences)."""
+    framed: list[list] = []
+    differences: list[list] = []
+    for items in parts:
+        framed += _framing_rows(items)
+        differences += _difference_rows(items)
+    out = pd.DataFrame(framed + differences, columns=COLUMNS)
+    out["notes"] = out["notes"].astype("string")
+    return out
+
+
+def _framing_rows(items: pd.DataFrame) -> list[list]:
+    """One row per judge x framing of the items."""
     rows = []
     for (judge, framing), it in items.groupby(["judge", "framing"], observed=True):
         s, r, g = (it[c].to_numpy() for c in ("s", "r", "g"))
@@ -134,6 +161,12 @@ def self_vs_peer_tests(fct: pd.DataFrame | None = None, items: pd.DataFrame | No
              _se(g, c), *_paired(s, r, c, "S - R", notes), *_paired(s, g, c, "S - G", notes),
              self_enhancement_error_rate(s, r, notes), _note(notes)]
         )  # fmt: skip
+    return rows
+
+
+def _difference_rows(items: pd.DataFrame) -> list[list]:
+    """One ``inverted - positive`` row per judge with items under both frames."""
+    rows = []
     for judge, it in items.groupby("judge", observed=True):
         if set(it["framing"]) < {"positive", "inverted"}:
             continue
@@ -161,6 +194,4 @@ def self_vs_peer_tests(fct: pd.DataFrame | None = None, items: pd.DataFrame | No
              *_paired(s_g["inverted"], s_g["positive"], c, "change of S - G", notes), np.nan,
              _note(notes)]
         )  # fmt: skip
-    out = pd.DataFrame(rows, columns=COLUMNS)
-    out["notes"] = out["notes"].astype("string")
-    return out
+    return rows

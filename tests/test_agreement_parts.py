@@ -1,0 +1,148 @@
+"""The agreement marts read their input whole judges at a time in parts of a quarter of
+the memory budget: a tiny budget reads one judge per part, and the marts equal the
+whole-table computation (the counterfactual's bootstrap draws bit for bit, the
+judge-human sums to rounding)."""
+
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+
+from judge_bias.agreement import coded
+from judge_bias.agreement.counterfactual import counterfactual_from_prompt_sums
+from judge_bias.agreement.judge_human_sums import judge_human_from_sums
+from judge_bias.agreement.marts import (
+    COUNTERFACTUAL_SUMS,
+    agreement_counterfactual,
+    agreement_judge_human,
+    self_vs_peer_tests,
+)
+from judge_bias.agreement.self_vs_peer import self_vs_peer_tests as svp_from_items
+from judge_bias.limits import Budget
+
+# judges whose pandas order ("C" < "a" < "b" < "c d") is not the nocase order below
+JUDGES = ["b", "C", "c d", "a"]
+
+
+def _nocase(frame: pd.DataFrame) -> duckdb.DuckDBPyRelation:
+    con = duckdb.connect(config={"default_collation": "nocase"})
+    return con.from_df(frame)
+
+
+def _prompt_sums(seed: int = 3) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i, judge in enumerate(JUDGES):
+        for dim in ("d1", "d2"):
+            for p in range(12 + 3 * i):  # judges rate different prompt sets
+                n = int(rng.integers(1, 4))
+                a, b = rng.random(n), rng.random(n)
+                rows.append((judge, dim, f"p{p:02d}", n, a.sum(), b.sum(), (a * a).sum(),
+                             (b * b).sum(), (a * b).sum()))  # fmt: skip
+    return pd.DataFrame(rows, columns=["judge", "dimension", "prompt_id", *COUNTERFACTUAL_SUMS])
+
+
+def _spy_parts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    seen: list[int] = []
+    real = coded.parts_of
+
+    def spy(relation, by, max_rows):
+        parts = real(relation, by, max_rows)
+        seen.append(len(parts))
+        return parts
+
+    monkeypatch.setattr(coded, "parts_of", spy)
+    for module in ("judge_bias.agreement.marts", "judge_bias.agreement.judge_human_sums"):
+        monkeypatch.setattr(f"{module}.parts_of", spy)
+    return seen
+
+
+def test_group_parts_whole_values_in_pandas_order() -> None:
+    """Parts hold whole judges, consecutive in pandas' order, at most max_rows rows
+    each unless one judge alone is larger."""
+    sums = _prompt_sums()
+    rel = _nocase(sums)
+    parts = coded.parts_of(rel, "judge", 60)
+    judges = [sorted(set(p.df()["judge"])) for p in parts]
+    assert [j for part in judges for j in part] == sorted(JUDGES)
+    assert all(len(p.df()) <= 60 or len(j) == 1 for p, j in zip(parts, judges, strict=True))
+    assert len(parts) > 1
+    assert coded.parts_of(rel, "judge", len(sums)) == [rel]  # fits: the relation itself
+
+
+def test_counterfactual_in_parts_draws_as_the_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tiny budget reads one judge per part: the mart is bit-identical to the
+    computation on the whole table with that budget (one generator, judges in sorted
+    order; the budget sets the bootstrap's batches, whose products differ by 1e-15)."""
+    seen = _spy_parts(monkeypatch)
+    sums = _prompt_sums()
+    got = agreement_counterfactual(lambda name: _nocase(sums), {"memory_budget": "1KB"}.get)
+    assert seen == [len(JUDGES)]
+    whole = counterfactual_from_prompt_sums(sums, budget=Budget(bytes=1000))
+    pd.testing.assert_frame_equal(got, whole, check_exact=True)
+    default = agreement_counterfactual(lambda name: _nocase(sums), {}.get)
+    assert seen[-1] == 1
+    pd.testing.assert_frame_equal(default, counterfactual_from_prompt_sums(sums), check_exact=True)
+
+
+def _pairs(seed: int = 5, n: int = 900) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    human = rng.integers(0, 5, n) / 4
+    judge = np.where(rng.random(n) < 0.6, human, rng.integers(0, 5, n) / 4)
+    human[rng.random(n) < 0.1] = np.nan
+    frame = pd.DataFrame(
+        {
+            "judge": np.array(JUDGES)[rng.integers(0, len(JUDGES), n)],
+            "dimension": np.array(["d1", "d2"])[rng.integers(0, 2, n)],
+            "prompt_id": np.array([f"p{i}" for i in range(25)])[rng.integers(0, 25, n)],
+            "judge_score_norm": judge,
+            "human_score_norm": human,
+            "n_rows": rng.integers(1, 4, n),
+        }
+    )
+    keys = ["judge", "dimension", "prompt_id", "judge_score_norm", "human_score_norm"]
+    return frame.groupby(keys, dropna=False)["n_rows"].sum().reset_index()
+
+
+def test_judge_human_in_parts_equals_the_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tiny budget reads one judge per part; the rows equal the whole table's (the
+    sums are DuckDB's, associated as its threads add them: 1e-12)."""
+    seen = _spy_parts(monkeypatch)
+    pairs = _pairs()
+    whole = judge_human_from_sums(_nocase(pairs), Budget(bytes=10**9))
+    assert seen == [1]
+    refs = {"int_agreement_binary_ratings": _nocase(pairs)}
+    got = agreement_judge_human(refs.__getitem__, {"memory_budget": "1KB"}.get)
+    assert seen[-1] == len(JUDGES)
+    assert list(got["judge"].drop_duplicates()) == sorted(JUDGES)
+    pd.testing.assert_frame_equal(got, whole, rtol=1e-12)
+
+
+def _items(seed: int = 4, n: int = 600) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "judge": np.array(JUDGES)[rng.integers(0, len(JUDGES), n)],
+            "framing": np.array(["positive", "inverted"])[rng.integers(0, 2, n)],
+            "prompt_id": np.array([f"q{i}" for i in range(30)])[rng.integers(0, 30, n)],
+            "dimension": np.array(["d1", "d2"])[rng.integers(0, 2, n)],
+            "s": rng.random(n),
+            "r": rng.random(n),
+            "g": rng.random(n),
+        }
+    ).drop_duplicates(["judge", "framing", "prompt_id", "dimension"])
+
+
+def test_self_vs_peer_in_parts_equals_the_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tiny budget reads one judge per part; every row (the frame differences after
+    the per-framing rows, as from the whole table) is equal (1e-12: a judge's items
+    come in the order of DuckDB's join, so the means add them in another order)."""
+    seen = _spy_parts(monkeypatch)
+    items = _items()
+    want = svp_from_items(items=items)
+    got = self_vs_peer_tests(lambda name: _nocase(items), {"memory_budget": "1KB"}.get)
+    assert seen == [len(JUDGES)]
+    assert (got["framing"] == "inverted - positive").sum() == len(JUDGES)
+    pd.testing.assert_frame_equal(got, want, rtol=1e-12)

@@ -19,12 +19,22 @@ def test_warm_validation_imports_the_suites_in_another_thread() -> None:
         import sys, threading
         from judge_bias.warehouse import build
         assert "great_expectations" not in sys.modules
+        seen = []  # the thread that looked great_expectations up (review18b)
+
+        class Spy:
+            def find_spec(self, name, path=None, target=None):
+                if name == "great_expectations":
+                    seen.append(threading.current_thread().name)
+                return None
+
+        sys.meta_path.insert(0, Spy())
         thread = build.warm_validation()
         assert thread is not threading.current_thread() and thread.daemon
         thread.join(timeout=300)
         from judge_bias.warehouse import validation
         assert "great_expectations" in sys.modules
         assert validation.SUITES, "suites() not built"
+        assert seen == ["gx-import"], seen
         print("ok")
         """
     )
@@ -82,3 +92,14 @@ def test_dbt_phases_warms_after_the_child_starts_and_joins_after_the_first_phase
         "gates",
         "second build",
     ]
+
+
+def test_a_thread_that_cannot_start_leaves_the_import_to_the_tail(monkeypatch) -> None:
+    """review18b: the thread limit reached is not a build failure: no thread, and the
+    suites are imported where they were before (validate)."""
+
+    def refuse(self) -> None:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(build_mod.threading.Thread, "start", refuse)
+    assert build_mod.warm_validation() is None

@@ -57,10 +57,21 @@ def test_rows_equal_the_pandas_deduplication() -> None:
 
 def _rating_rows(n_units: int) -> pd.DataFrame:
     """int_glm_ratings' rows of n_units units: prompts whose text order is not their
-    number order (p1 < p10 < p1é < p2), a quote (SQL literals escaped), every unit
-    rated twice (run 1 and 2) by 3 graders in d1, the units of m2 missing in d2."""
+    number order (p1 < p10 < p1é < p2) nor their case-folded order (P5 < p1: code
+    points, review18a), a quote and a backslash (SQL literals escaped, Spark's too),
+    every unit rated twice (run 1 and 2) by 3 graders in d1, the units of m2 missing
+    in d2."""
     rng = np.random.default_rng(3)
-    units = [(f"p{i}'s" + ("é" if i % 7 == 0 else ""), f"m{i % 3}") for i in range(n_units)]
+    units = [
+        (
+            ("P" if i % 5 == 0 else "p")
+            + f"{i}'s"
+            + ("é" if i % 7 == 0 else "")
+            + ("\\n" if i % 11 == 0 else ""),
+            f"m{i % 3}",
+        )
+        for i in range(n_units)
+    ]
     rows = [
         (d, g, "llm", model, prompt, run, float(rng.integers(1, 6)), True)
         for d in ("d1", "d2")

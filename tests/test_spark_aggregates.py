@@ -165,3 +165,27 @@ def test_validation_imports_where_main_has_no_file() -> None:
     # pyspark's import warning about pandas 3 (Great Expectations imports pyspark for
     # its Spark route, unused here) stays off a build's output
     assert "PySpark does not yet fully support" not in done.stderr, done.stderr[-2000:]
+
+
+def test_glm_agreement_rows_are_the_same_on_spark_and_duckdb(spark, tmp_path: Path) -> None:
+    """The GLM agreement's units and rows read from a Spark DataFrame (Databricks) equal
+    DuckDB's: units holding a backslash (Spark SQL reads escapes in literals: they were
+    sampled but never pulled, review18a), a quote and upper case; the temp view of the
+    units is dropped."""
+    from judge_bias.glm.dbt import agreement_rows
+    from judge_bias.glm.runner import GlmConfig
+    from tests.test_glm_agreement_rows import _rating_rows
+
+    frame = _rating_rows(90)
+    assert frame["prompt_id"].str.contains("\\", regex=False).any()
+    _view(spark, "glm_agreement_input", frame, tmp_path)
+    for max_units in (40, 500):
+        config = GlmConfig(agreement_max_units=max_units)
+        duck = agreement_rows(duckdb.connect().from_df(frame), config)
+        got = agreement_rows(spark.table("glm_agreement_input"), config)
+        assert len(got) == len(duck) > 0
+        pd.testing.assert_frame_equal(
+            got.astype(object), duck.astype(object), check_dtype=False, check_exact=False
+        )
+    left = [t.name for t in spark.catalog.listTables() if t.name.startswith("__judge_bias_glm")]
+    assert not left

@@ -3,6 +3,7 @@ long result table with a fixed set of columns (the marts select from it)."""
 
 from __future__ import annotations
 
+import tempfile
 import uuid
 from collections.abc import Callable
 
@@ -12,6 +13,7 @@ import pandas as pd
 from judge_bias.errors import SettingError
 from judge_bias.glm.agreement import unit_sample
 from judge_bias.glm.runner import AGREEMENT_MODELS, GlmConfig, Inputs, fit_bytes, run_glms
+from judge_bias.limits import duckdb_memory_limit
 from judge_bias.warehouse.frames import distinct_keys, to_pandas
 
 ITEM_COUNT_COLUMNS = ["dimension", "grader", "grader_type", "model", "item", "score", "n"]
@@ -131,17 +133,22 @@ where {positions}
 """
 
 
-def _literals(values) -> str:
+def _literals(values, spark: bool = False) -> str:
+    """SQL string literals: a quote doubled; on Spark a backslash doubled too (Spark
+    SQL reads backslash escapes in literals, DuckDB does not: review18a showed units
+    holding a backslash sampled but never pulled on Spark, silently)."""
+    if spark:
+        values = (str(v).replace("\\", "\\\\") for v in values)
     return ", ".join("'" + str(v).replace("'", "''") + "'" for v in values)
 
 
-def _positions(counts: pd.DataFrame, max_units: int, seed: int) -> str:
+def _positions(counts: pd.DataFrame, max_units: int, seed: int, spark: bool = False) -> str:
     """The SQL condition on (dimension, position) of unit_sample's units, from each
     dimension's count of units: numpy's choice without replacement draws the same
     positions from ``n`` as from an array of ``n`` (tests/test_glm_agreement_rows.py)."""
     conditions = []
     for dimension, n in sorted(zip(counts["dimension"], counts["n_units"], strict=True)):
-        condition = f"dimension = {_literals([dimension])}"
+        condition = f"dimension = {_literals([dimension], spark)}"
         if n > max_units:
             rng = np.random.default_rng(seed)
             picks = np.sort(rng.choice(int(n), size=max_units, replace=False))
@@ -161,16 +168,26 @@ def sampled_units(ratings, max_units: int, seed: int) -> pd.DataFrame:
     name = f"__judge_bias_glm_units_{uuid.uuid4().hex}"  # review17d: not a catalog name
     if hasattr(ratings, "toPandas"):  # Spark (Databricks)
         ratings.createOrReplaceTempView(name)
-        units = f"({DISTINCT_UNITS_SQL.format(ratings=name)})"
-        counts = ratings.sparkSession.sql(UNIT_COUNTS_SQL.format(units=units)).toPandas()
-        where = _positions(counts, max_units, seed)
-        sql = UNITS_AT_SQL.format(units=units, positions=where)
-        picked = ratings.sparkSession.sql(sql).toPandas()
+        try:
+            units = f"({DISTINCT_UNITS_SQL.format(ratings=name)})"
+            counts = ratings.sparkSession.sql(UNIT_COUNTS_SQL.format(units=units)).toPandas()
+            where = _positions(counts, max_units, seed, spark=True)
+            sql = UNITS_AT_SQL.format(units=units, positions=where)
+            picked = ratings.sparkSession.sql(sql).toPandas()
+        finally:
+            ratings.sparkSession.catalog.dropTempView(name)
     else:
         import duckdb
 
         table = ratings.query(name, DISTINCT_UNITS_SQL.format(ratings=name)).to_arrow_table()
-        with duckdb.connect() as con:
+        # the build's memory limit (JUDGE_BIAS_DUCKDB_MEMORY), not DuckDB's default
+        # of 80% of the machine, and a spill folder removed after it (review18a)
+        with (
+            tempfile.TemporaryDirectory(prefix="judge-bias-glm-") as spill,
+            duckdb.connect(
+                config={"memory_limit": duckdb_memory_limit(), "temp_directory": spill}
+            ) as con,
+        ):
             con.register(name, table)
             counts = con.sql(UNIT_COUNTS_SQL.format(units=name)).df()
             where = _positions(counts, max_units, seed)
@@ -195,11 +212,15 @@ def agreement_rows(ratings, config: GlmConfig) -> pd.DataFrame:
     keep = sampled_units(ratings, config.agreement_max_units, config.settings.seed)
     if keep.empty:
         return pd.DataFrame(columns=AGREEMENT_COLUMNS)
-    rows = to_pandas(ratings.filter(f"on_scale and {UNIT} in ({_literals(keep['unit'].unique())})"))
+    picked = _literals(keep["unit"].unique(), spark=hasattr(ratings, "toPandas"))
+    rows = to_pandas(ratings.filter(f"on_scale and {UNIT} in ({picked})"))
     rows["item"] = rows["prompt_id"]
     rows["unit"] = rows["prompt_id"] + "|" + rows["model"]
     first = ["dimension", "grader", "unit", "run_id", "grader_type", "score"]
-    rows = rows.sort_values(first, kind="stable").drop_duplicates(first[:3])
+    # prompt and model last: two pairs of one unit string ("a|b" + "c", "a" + "b|c")
+    # tied on the rest keep the same row whatever order the engine returned
+    rows = rows.sort_values([*first, "prompt_id", "model"], kind="stable")
+    rows = rows.drop_duplicates(first[:3])
     rows = rows.merge(keep, on=["dimension", "unit"])  # a unit kept in one dimension only
     return rows[AGREEMENT_COLUMNS].sort_values(first[:4], kind="stable").reset_index(drop=True)
 

@@ -99,13 +99,15 @@ def validate(db_path: Path, on_load: bool = False) -> ValidationReport:
     return run_suites(db_path, on_load=on_load)
 
 
-def warm_validation() -> threading.Thread:
+def warm_validation() -> threading.Thread | None:
     """Import the validation suites (Great Expectations: ~2.9 CPU s, one thread) in a
     thread of their own, started as dbt's child starts: while the child imports dbt
     and parses (one core) the build's process only waits on its output, so the
     import takes the idle core instead of lengthening the build's serial tail, where
     the suites run beside the BI snapshot's copy on both cores (issue 34). A failed
-    import is left to the suites' own import, which raises it where it did before."""
+    import is left to the suites' own import, which raises it where it did before;
+    a thread that cannot start (the process's thread limit) leaves the import to the
+    tail too (None), a step that only saves time never failing a build (review18b)."""
 
     def work() -> None:
         with contextlib.suppress(BaseException):
@@ -114,7 +116,10 @@ def warm_validation() -> threading.Thread:
             suites()
 
     thread = threading.Thread(target=work, name="gx-import", daemon=True)
-    thread.start()
+    try:
+        thread.start()
+    except RuntimeError:  # "can't start new thread"
+        return None
     return thread
 
 
@@ -274,7 +279,8 @@ def dbt_phases(
         if not child.read(first):
             raise BuildError("dbt ended before its second phase (no end of the first printed)")
         # long done at scale; joined before this thread imports anything more
-        warming.join()
+        if warming is not None:
+            warming.join()
         dbt_parse.keep(PARSE_CACHE, target_dir(db_path), db_path)
         yield lambda args: child.second(args, dbt_argv(args, db_path, quiet, dbt_vars))
 

@@ -146,3 +146,22 @@ def test_self_vs_peer_in_parts_equals_the_whole(monkeypatch: pytest.MonkeyPatch)
     assert seen == [len(JUDGES)]
     assert (got["framing"] == "inverted - positive").sum() == len(JUDGES)
     pd.testing.assert_frame_equal(got, want, rtol=1e-12)
+
+
+def test_a_frame_that_is_not_duckdb_is_read_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Databricks hands the marts Spark frames (a pandas frame stands in here): read
+    whole, never through parts_of, which needs a DuckDB relation (review18d: removing
+    the fallback broke no test, and parts_of raised TypeError on such a frame)."""
+    seen = _spy_parts(monkeypatch)
+    sums = _prompt_sums()
+    tiny = {"memory_budget": "1KB"}.get
+    got = agreement_counterfactual(lambda name: sums, tiny)
+    pd.testing.assert_frame_equal(
+        got, counterfactual_from_prompt_sums(sums, budget=Budget(bytes=1000)), check_exact=True
+    )
+    items = _nocase(_prompt_sums()).df()  # any frame with the items' columns
+    items = items.rename(columns={"n": "s", "sum_a": "r", "sum_b": "g"}).assign(framing="positive")
+    frame_got = self_vs_peer_tests(lambda name: items, tiny)
+    duck_got = self_vs_peer_tests(lambda name: duckdb.connect().from_df(items), {}.get)
+    pd.testing.assert_frame_equal(frame_got, duck_got, check_exact=False, rtol=1e-12)
+    assert seen == [1]  # only the DuckDB call went through parts_of

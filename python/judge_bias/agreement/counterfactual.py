@@ -210,6 +210,7 @@ def counterfactual_from_parts(
     buffer = [np.empty((0, 0))]  # the replicates' prompt counts, reused across judges
     for sums in parts:
         rows += _judge_rows(sums, n_boot, rng, budget, buffer)
+        del sums  # not held while the next part is read (review18d)
     # typed columns: an undefined alpha is a null float (DuckDB reads NaN from pandas
     # as NULL), not an object column of None
     return frame(rows, COUNTERFACTUAL_COLUMNS).astype(COUNTERFACTUAL_COLUMNS)

@@ -144,6 +144,7 @@ def self_vs_peer_from_parts(parts: Iterable[pd.DataFrame]) -> pd.DataFrame:
     for items in parts:
         framed += _framing_rows(items)
         differences += _difference_rows(items)
+        del items  # not held while the next part is read (review18d)
     out = pd.DataFrame(framed + differences, columns=COLUMNS)
     out["notes"] = out["notes"].astype("string")
     return out

@@ -2,13 +2,13 @@
 (issue 34): ``python -m judge_bias.bench.agreement_marts DB [--baseline PATH]``.
 
 Each mart function runs as its dbt model calls it (``ref``, ``get``, the DuckDB
-connection) in a fresh process (DuckDB: 1 thread, 2 GB, as dbt's), timed with
-getrusage around the call; the peak is the process's maximum resident set (the
-interpreter and imports, about 0.2 GB, included). ``--baseline PATH`` runs each
-again with the package at PATH (e.g. main's ``python`` folder) and compares the two
-outputs: integer and text columns exactly, floats to 1e-12 relative.
-``--budget`` sets the memory_budget var (main's agreement_binary skips above about
-2.2M ratings at the 2 GB default).
+connection) in a fresh process (DuckDB: 1 thread, a build's memory limit:
+limits.DEFAULT_DUCKDB_MEMORY), timed with getrusage around the call; the peak is the
+process's maximum resident set (the interpreter and imports, about 0.2 GB, included).
+``--baseline PATH`` runs each again with the package at PATH (e.g. main's ``python``
+folder) and compares the two outputs: integer and text columns exactly, floats to 1e-12
+relative. ``--budget`` sets the memory_budget var (main's agreement_binary skips above
+about 2.2M ratings at the 2 GB default).
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from judge_bias.limits import DEFAULT_DUCKDB_MEMORY
+
 MARTS = {
     "agreement_binary": ("judge_bias.drift.marts", "agreement_binary"),
     "agreement_judge_human": ("judge_bias.agreement.marts", "agreement_judge_human"),
@@ -36,7 +38,7 @@ import duckdb, pandas
 db, module, name, out, budget = sys.argv[1:6]
 f = getattr(importlib.import_module(module), name)
 con = duckdb.connect(db, read_only=True)
-con.execute("set memory_limit='2GB'").fetchall()
+con.execute("set memory_limit='{memory}'").fetchall()
 con.execute("set threads=1").fetchall()
 ref = lambda table: con.table(f"main.{table}")
 config = {"memory_budget": budget} if budget else {}
@@ -54,7 +56,8 @@ def run_mart(db: Path, mart: str, out: Path, budget: str, pythonpath: str) -> tu
     module, name = MARTS[mart]
     env = os.environ | {"PYTHONPATH": pythonpath}
     done = subprocess.run(
-        [sys.executable, "-c", CHILD, str(db), module, name, str(out), budget],
+        [sys.executable, "-c", CHILD.replace("{memory}", DEFAULT_DUCKDB_MEMORY),
+         str(db), module, name, str(out), budget],
         env=env, capture_output=True, text=True, check=True,
     )  # fmt: skip
     cpu, peak = done.stdout.split()[-2:]

@@ -1,16 +1,18 @@
 """Time compiled dbt SQL models on a built warehouse, old against new.
 
-    python -m judge_bias.bench.sql_timing W.duckdb OLD.sql NEW.sql [...] [--runs 3] [--compare]
+python -m judge_bias.bench.sql_timing W.duckdb OLD.sql NEW.sql [...] [--runs 3]
+[--compare]
 
 Each file (a model's compiled SQL, from ``<warehouse>.dbt/target/compiled/``) runs as
 ``create temp table ... as`` in one DuckDB process with the build's settings
-(memory_limit 2GB, 2 threads), under DuckDB's profiler: its time and peak buffer
-memory, the lowest of ``--runs`` runs (the machine is shared). The profiler's time
-sums its operators' time over threads: not the process's CPU seconds (measured 2-5x
-them, e.g. 4.1 s for int_ppi_units at 1M against 0.8 s of process CPU); compare
-files with each other, and whole builds with `judge-bias bench --scale-build`. ``--compare`` then
-counts each file's rows ``except all`` the first file's, both ways, and checks that
-the column names and types are the same: 0 and 0 means the same multiset of rows.
+(memory_limit as a build's: limits.DEFAULT_DUCKDB_MEMORY; 2 threads), under DuckDB's
+profiler: its time and peak buffer memory, the lowest of ``--runs`` runs (the machine is
+shared). The profiler's time sums its operators' time over threads: not the process's
+CPU seconds (measured 2-5x them, e.g. 4.1 s for int_ppi_units at 1M against 0.8 s of
+process CPU); compare files with each other, and whole builds with `judge-bias bench
+--scale-build`. ``--compare`` then counts each file's rows ``except all`` the first
+file's, both ways, and checks that the column names and types are the same: 0 and 0
+means the same multiset of rows.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import tempfile
 from pathlib import Path
 
 import duckdb
+
+from judge_bias.limits import DEFAULT_DUCKDB_MEMORY
 
 
 def profile_query(db: duckdb.DuckDBPyConnection, sql: str, out: Path) -> tuple[float, int, int]:
@@ -46,7 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compare", action="store_true")
     args = parser.parse_args(argv)
     db = duckdb.connect(args.warehouse, read_only=True)
-    db.execute("set memory_limit='2GB'; set threads=2; set enable_progress_bar=false")
+    db.execute(
+        f"set memory_limit='{DEFAULT_DUCKDB_MEMORY}'; set threads=2; set enable_progress_bar=false"
+    )
     queries = [Path(f).read_text().strip().rstrip(";") for f in args.sql]
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "profile.json"

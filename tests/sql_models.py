@@ -33,6 +33,11 @@ MACROS = {
     "duckdb": {
         "not_materialized": lambda: "not materialized",
         "row_key_hash": lambda columns: f"hash({', '.join(columns)})",
+        # macros/engine.sql's default__ordered_string_agg (panel_leaderboard)
+        "ordered_string_agg": lambda expression, separator, order_by, where=None: (
+            f"string_agg({expression}, '{separator}' order by {order_by})"
+            + (f" filter (where {where})" if where else "")
+        ),
         **DEFAULT_BUILD,
     },
     "spark": {

@@ -198,3 +198,61 @@ def test_report_shows_the_scorecard_right_after_what_is_significant(demo_build, 
         assert f"<td>{judge}</td><td>{verdict}</td>" in section
     robustness = html[html.index('id="robustness"') :]
     assert "spline of the reference" in robustness[: robustness.index("</section>")]
+
+
+def test_panel_human_score_counts_each_labelled_completion_once() -> None:
+    """panel_leaderboard's human_score and n_human_completions (from its per-completion
+    aggregate since session 18) on ratings where a third of the completions have no
+    human score (the demo labels every one, so no other test reads them: review18c):
+    the mean over labelled completions of their human score, each completion once
+    however many judges rated it, per dimension and pooled."""
+    import duckdb
+
+    from tests.sql_models import model_relation
+
+    rng = np.random.default_rng(11)
+    judges = {"a1": "A", "a2": "A", "b1": "B", "c1": "C"}
+    models = {"a1": "A", "b1": "B", "c1": "C"}
+    human = {
+        (p, m, d): (None if rng.random() < 1 / 3 else float(rng.integers(0, 5)) / 4)
+        for p in range(30) for m in models for d in ("d1", "d2")
+    }  # fmt: skip
+    rows = [
+        {"judge": j, "judge_family": judges[j], "model": m, "model_family": models[m],
+         "prompt_id": f"p{p}", "dimension": d, "framing": "positive",
+         "judge_score_norm": float(rng.integers(0, 5)) / 4, "human_score_norm": h}
+        for (p, m, d), h in human.items() for j in judges if rng.random() < 0.8
+    ]  # fmt: skip
+    fct = pd.DataFrame(rows)
+    estimates = pd.DataFrame(
+        [
+            {
+                "analysis": "main",
+                "slice": "all",
+                "term_type": t,
+                "judge": j,
+                "dimension": None,
+                "estimate": e,
+                "ci_low": 0.1,
+            }
+            for j in judges
+            for t, e in (("judge_offset", 0.1), ("judge_slope", 0.9))
+        ]  # fmt: skip
+    )
+    board = model_relation(
+        duckdb.connect(), "panel_leaderboard",
+        {"fct_judge_ratings": fct, "bias_estimates": estimates},
+    ).df().set_index(["model", "dimension"])  # fmt: skip
+    completions = fct.drop_duplicates(["prompt_id", "model", "dimension"])
+    labelled = completions[completions["human_score_norm"].notna()]
+    assert 0 < len(labelled) < len(completions)
+    per_dimension = labelled.groupby(["model", "dimension"])["human_score_norm"].agg(
+        ["mean", "size"]
+    )
+    pooled = labelled.groupby("model")["human_score_norm"].agg(["mean", "size"])
+    for (model, dimension), row in per_dimension.iterrows():
+        assert board.loc[(model, dimension), "human_score"] == pytest.approx(row["mean"], abs=1e-12)
+        assert board.loc[(model, dimension), "n_human_completions"] == row["size"]
+    for model, row in pooled.iterrows():
+        assert board.loc[(model, "all"), "human_score"] == pytest.approx(row["mean"], abs=1e-12)
+        assert board.loc[(model, "all"), "n_human_completions"] == row["size"]

@@ -7,7 +7,7 @@
 -- neither set: they are counted (n_human_na, n_judge_na), never dropped silently.
 with
 
--- read twice (unit_sums, centred) and not materialised: each reader scans it
+-- read twice (unit_sums, group_centred) and not materialised: each reader scans it
 units as {{ not_materialized() }} (
     select * from {{ ref('int_ppi_units') }}
 ),

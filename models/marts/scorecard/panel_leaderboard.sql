@@ -15,7 +15,7 @@
 -- of the score on a constant with cluster-robust errors.
 with
 
--- read twice (judge_means_by_dimension, prompt_sums) and not materialised: DuckDB
+-- read twice (judge_sums, completion_sums, through scored) and not materialised: DuckDB
 -- would buffer every column of every rating where eight are used and the scan is
 -- cheap
 ratings as {{ not_materialized() }} (

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from judge_bias.stats.binary_cells import query
-from judge_bias.warehouse.frames import to_pandas
+from judge_bias.warehouse.frames import sql_literal, to_pandas
 
 
 def _numbered(column: str) -> str:
@@ -86,15 +86,11 @@ def group_parts(relation: Any, by: str, max_rows: int) -> list[list[Any]]:
     return parts
 
 
-def _literal(value: Any) -> str:
-    return "'" + str(value).replace("'", "''") + "'"
-
-
 def part_of(relation: Any, by: str, values: list[Any]) -> Any:
     """The rows of ``relation`` whose ``by`` is one of ``values`` (None: null), a
     filter DuckDB pushes into its scan."""
     listed = [v for v in values if not pd.isna(v)]
-    terms = [f"{by} in ({', '.join(_literal(v) for v in listed)})"] if listed else []
+    terms = [f"{by} in ({', '.join(sql_literal(v) for v in listed)})"] if listed else []
     if len(listed) < len(values):
         terms.append(f"{by} is null")
     return relation.filter(" or ".join(terms))

@@ -14,7 +14,7 @@ from judge_bias.errors import SettingError
 from judge_bias.glm.agreement import unit_sample
 from judge_bias.glm.runner import AGREEMENT_MODELS, GlmConfig, Inputs, fit_bytes, run_glms
 from judge_bias.limits import duckdb_memory_limit
-from judge_bias.warehouse.frames import distinct_keys, to_pandas
+from judge_bias.warehouse.frames import distinct_keys, sql_literal, to_pandas
 
 ITEM_COUNT_COLUMNS = ["dimension", "grader", "grader_type", "model", "item", "score", "n"]
 AGREEMENT_COLUMNS = [
@@ -134,12 +134,9 @@ where {positions}
 
 
 def _literals(values, spark: bool = False) -> str:
-    """SQL string literals: a quote doubled; on Spark a backslash doubled too (Spark
-    SQL reads backslash escapes in literals, DuckDB does not: review18a showed units
-    holding a backslash sampled but never pulled on Spark, silently)."""
-    if spark:
-        values = (str(v).replace("\\", "\\\\") for v in values)
-    return ", ".join("'" + str(v).replace("'", "''") + "'" for v in values)
+    """SQL string literals (review18a: on Spark a backslash escaped too, or units
+    holding one were sampled but never pulled, silently)."""
+    return ", ".join(sql_literal(v, spark) for v in values)
 
 
 def _positions(counts: pd.DataFrame, max_units: int, seed: int, spark: bool = False) -> str:

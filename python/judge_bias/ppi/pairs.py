@@ -37,6 +37,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judge_bias.warehouse.frames import sql_literal
+
 # the centrings: side -> (also dg, the judge score centred on all the row's units;
 # kept for the pairs of one model only), each centring a unit on a row of
 # int_ppi_stratum_moments of its judge, is_panel and stratum: own (its model x
@@ -339,11 +341,6 @@ def _named(sql: str, names: dict[str, str]) -> str:
     return INPUT_NAMES.sub(lambda m: names[m[1]], sql)
 
 
-def _quote(text: str) -> str:
-    """A SQL string literal."""
-    return "'" + text.replace("'", "''") + "'"
-
-
 def _fetch_part(
     session: Any,
     names: dict[str, str],
@@ -354,7 +351,7 @@ def _fetch_part(
 ) -> dict[str, np.ndarray]:
     """One part of a pair group's units (PART_SQL), as numpy arrays."""
     part_filter = f"\n        and hash(prompt_id) % {parts} = {part}" if parts > 1 else ""
-    sql = PART_SQL.format(judge=_quote(judge), is_panel=is_panel, part_filter=part_filter)
+    sql = PART_SQL.format(judge=sql_literal(judge), is_panel=is_panel, part_filter=part_filter)
     fetched = session.sql(_named(sql, names)).fetchnumpy()
     return {
         "unit_key": np.asarray(fetched["unit_key"], dtype=np.int64),
@@ -372,7 +369,7 @@ def _parts(
     (unless a part is one prompt)."""
     parts = max(1, -(-n_units // max_units))
     while 1 < parts < n_units:
-        sql = PART_SIZES_SQL.format(judge=_quote(judge), is_panel=is_panel, parts=parts)
+        sql = PART_SIZES_SQL.format(judge=sql_literal(judge), is_panel=is_panel, parts=parts)
         if session.sql(_named(sql, names)).fetchall()[0][0] <= max_units:
             break
         parts *= 2

@@ -60,6 +60,15 @@ def distinct_keys(relation: Any, keys: str) -> pd.DataFrame:
     return relation.aggregate(keys).distinct().df()
 
 
+def sql_literal(value: Any, spark: bool = False) -> str:
+    """``value`` as a SQL string literal: a quote doubled; on Spark a backslash doubled
+    too (Spark SQL reads backslash escapes in literals, DuckDB does not)."""
+    text = str(value)
+    if spark:
+        text = text.replace("\\", "\\\\")
+    return "'" + text.replace("'", "''") + "'"
+
+
 def rows_where_in(relation: Any, column: str, values: Sequence[str]) -> pd.DataFrame:
     """The rows of ``relation`` whose ``column`` (a string column) is one of
     ``values``, filtered by its engine: only those rows are pulled into pandas."""
@@ -70,5 +79,5 @@ def rows_where_in(relation: Any, column: str, values: Sequence[str]) -> pd.DataF
         return relation.filter(relation[column].isin(values)).toPandas()
     if not values:
         return relation.limit(0).df()
-    literals = ", ".join("'" + v.replace("'", "''") + "'" for v in values)
+    literals = ", ".join(sql_literal(v) for v in values)
     return relation.filter(f"{column} in ({literals})").df()

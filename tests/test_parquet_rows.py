@@ -177,3 +177,22 @@ def test_only_a_loaders_failure_on_its_damaged_parquet_file_names_the_file(
     assert unreadable_input("model int_judge_ratings_checked", cause, tmp_path) is None
     oom = "Out of Memory Error: could not allocate block of size 256.0 KiB"
     assert unreadable_input("model base_inputs__judge_ratings", oom, tmp_path) is None
+
+
+def test_the_importers_footer_count_is_the_loaders_or_none(tmp_path: Path) -> None:
+    """One footer reader (loading.parquet_rows) behind the importers' and doctor's
+    count: the rows pyarrow's reader yields for a Parquet file, None (no error) for a
+    CSV file or a truncated Parquet file, where the loader's count raises InputError."""
+    from judge_bias.inputs.importers._records import parquet_rows as importer_rows
+
+    path = tmp_path / "r.parquet"
+    pq.write_table(pa.Table.from_pandas(_ratings(1_000)), path, row_group_size=300)
+    assert importer_rows(path) == loading.parquet_rows(path) == len(pq.read_table(path)) == 1_000
+    csv = tmp_path / "r.csv"
+    _ratings(10).to_csv(csv, index=False)
+    truncated = tmp_path / "t.parquet"
+    truncated.write_bytes(path.read_bytes()[:200])
+    for bad in (csv, truncated, tmp_path / "absent.parquet"):
+        assert importer_rows(bad) is None
+        with pytest.raises(InputError, match=re.escape(str(bad))):
+            loading.parquet_rows(bad)

@@ -198,11 +198,12 @@ def parquet_rows(path: Path) -> int:
     """The rows a Parquet file declares in its footer (pyarrow's metadata: the
     file's num_rows), read apart from the loaders' readers, so that the rows a
     build read can be reconciled with the file (build.check_file_rows)."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
         return int(pq.ParquetFile(path).metadata.num_rows)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, pa.ArrowException) as exc:
         raise InputError(f"{path}: cannot be read as Parquet ({exc}); write it again") from exc
 
 

@@ -148,12 +148,13 @@ def _parquet(path: Path) -> Iterator[dict]:
 
 
 def parquet_rows(path: str | Path) -> int | None:
-    """The row count in a Parquet file's footer (None when it is not Parquet)."""
-    import pyarrow.parquet as pq
+    """The row count in a Parquet file's footer (loading.parquet_rows), None when
+    it is not a readable Parquet file."""
+    from judge_bias.inputs.loading import parquet_rows as footer_rows
 
     try:
-        return int(pq.ParquetFile(path).metadata.num_rows)
-    except Exception:
+        return footer_rows(Path(path))
+    except InputError:
         return None
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judge_bias.agreement import coded
+from judge_bias.agreement import coded, judge_human_sums
 from judge_bias.agreement.counterfactual import counterfactual_from_prompt_sums
 from judge_bias.agreement.judge_human_sums import judge_human_from_sums
 from judge_bias.agreement.marts import (
@@ -48,8 +48,8 @@ def _spy_parts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     seen: list[int] = []
     real = coded.parts_of
 
-    def spy(relation, by, max_rows):
-        parts = real(relation, by, max_rows)
+    def spy(relation, by, max_rows, size=None):
+        parts = real(relation, by, max_rows, size)
         seen.append(len(parts))
         return parts
 
@@ -165,3 +165,27 @@ def test_a_frame_that_is_not_duckdb_is_read_whole(monkeypatch: pytest.MonkeyPatc
     duck_got = self_vs_peer_tests(lambda name: duckdb.connect().from_df(items), {}.get)
     pd.testing.assert_frame_equal(frame_got, duck_got, check_exact=False, rtol=1e-12)
     assert seen == [1]  # only the DuckDB call went through parts_of
+
+
+def test_judge_human_parts_are_sized_by_the_sums_held(monkeypatch: pytest.MonkeyPatch) -> None:
+    """judge_human_sums holds a judge's per-prompt sums, not its score pairs: SUM_ROWS
+    bounds them (pandas' count of the judge's distinct dimension x prompt with both
+    scores), and a budget whose quarter holds the sums of every judge but not their
+    pairs reads the relation whole (one part, every query once: at 10M ratings two
+    parts ran each query twice); a quarter under the sums still splits."""
+    seen = _spy_parts(monkeypatch)
+    pairs = _pairs()
+    both = pairs.dropna(subset=["judge_score_norm", "human_score_norm"])
+    held = both.drop_duplicates(["judge", "dimension", "prompt_id"]).groupby("judge").size()
+    bound = judge_human_sums.SUM_ROWS
+    got = _nocase(pairs).query("r", f"select judge, {bound} as n from r group by all").df()
+    bounds = got.set_index("judge")["n"]
+    assert (bounds.reindex(held.index) >= held).all()
+    assert bounds.sum() < len(pairs) / 2  # so the test tells sums from pairs
+    whole = judge_human_from_sums(_nocase(pairs), Budget(bytes=10**9))
+    fits = Budget(bytes=int(bounds.sum()) * 4 * judge_human_sums.SUM_BYTES)
+    pd.testing.assert_frame_equal(judge_human_from_sums(_nocase(pairs), fits), whole)
+    assert seen == [1, 1]
+    under = Budget(bytes=(int(bounds.sum()) - 1) * 4 * judge_human_sums.SUM_BYTES)
+    pd.testing.assert_frame_equal(judge_human_from_sums(_nocase(pairs), under), whole, rtol=1e-12)
+    assert seen[-1] > 1

@@ -47,7 +47,7 @@ RANK_MOMENTS = ("n", "rx", "ry", "rxx", "ryy", "rxy")
 # (0.9 CPU s at 10M ratings) by its score-pair rows and by its dimensions times the
 # prompts (10M ratings: 1.7M of 8.5M pairs, one part in the default 2GB; the pairs
 # themselves were PAIR_BYTES = 100 each: two parts, every query run twice,
-# judge-human 5.9 -> 4.7 CPU s)
+# judge-human 5.9-6.2 -> 4.7-5.3 CPU s)
 SUM_BYTES = 2 * 12 * 8
 SUM_ROWS = "least(count(*), count(distinct dimension) * (select count(distinct prompt_id) from r))"
 

@@ -189,3 +189,14 @@ def test_judge_human_parts_are_sized_by_the_sums_held(monkeypatch: pytest.Monkey
     under = Budget(bytes=(int(bounds.sum()) - 1) * 4 * judge_human_sums.SUM_BYTES)
     pd.testing.assert_frame_equal(judge_human_from_sums(_nocase(pairs), under), whole, rtol=1e-12)
     assert seen[-1] > 1
+
+
+def test_judge_human_sum_rows_count_a_null_prompt() -> None:
+    """Pairs without a prompt_id are one per-prompt sum per judge x dimension (DuckDB
+    groups the nulls together): SUM_ROWS covers them when no pair has a prompt."""
+    pairs = _pairs().assign(prompt_id=None)
+    held = pairs.drop_duplicates(["judge", "dimension"]).groupby("judge").size()
+    rel = _nocase(pairs)
+    got = rel.query("r", f"select judge, {judge_human_sums.SUM_ROWS} as n from r group by all")
+    bounds = got.df().set_index("judge")["n"]
+    assert (bounds.reindex(held.index) >= held).all() and (held == 2).all()

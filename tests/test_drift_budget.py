@@ -122,3 +122,19 @@ def test_binary_budget_bounds_first_the_exact_counts_decide(monkeypatch) -> None
 
     monkeypatch.setattr(marts, "cell_counts", no_count)
     pd.testing.assert_frame_equal(marts.agreement_binary(con.table, _get("2600B")), want)
+
+
+def test_binary_cell_bounds_count_a_null_prompt_as_a_cell() -> None:
+    """Rows without a prompt_id are one cell of their group (cell_counts' distinct
+    triples), not one of the distinct prompts: the bounds cover the exact cells."""
+    con = duckdb.connect()
+    rel = con.sql(
+        "select 'j' as judge, d as dimension, null::varchar as prompt_id, 0.5 as "
+        "judge_score_norm, 0.5 as human_score_norm, 1 as n_rows from "
+        "(values ('a'), ('a'), ('b'), ('b')) t(d)"
+    )
+    rows = rel.df()
+    exact = len(rows.drop_duplicates(["judge", "dimension", "prompt_id"]))
+    assert binary_cells.cell_counts(rel) == (exact, 0) == (2, 0)
+    cells, prompts = binary_cells.cell_bounds(rel)
+    assert cells >= exact and prompts == 0

@@ -49,7 +49,10 @@ RANK_MOMENTS = ("n", "rx", "ry", "rxx", "ryy", "rxy")
 # themselves were PAIR_BYTES = 100 each: two parts, every query run twice,
 # judge-human 5.9-6.2 -> 4.7-5.3 CPU s)
 SUM_BYTES = 2 * 12 * 8
-SUM_ROWS = "least(count(*), count(distinct dimension) * (select count(distinct prompt_id) from r))"
+SUM_ROWS = (
+    "least(count(*), count(distinct dimension) * (select count(distinct prompt_id) "
+    "+ (count(*) > count(prompt_id))::int from r))"  # a null prompt_id is a prompt too
+)
 
 # the rows with both scores (NaN is no score: pandas' notna), judge and dimension
 # numbered in a total order (the hash breaks a collation's ties)

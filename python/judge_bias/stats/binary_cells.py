@@ -158,12 +158,14 @@ def cell_bounds(relation: Any) -> tuple[int, int]:
     distinct judge x dimension x prompt triples (10M ratings: 0.75 -> 0.23 CPU s):
     the cells are at most the rows and at most the judge x dimension groups times
     the prompts."""
-    rows, prompts, groups = query(
+    rows, prompts, null_prompt, groups = query(
         as_duckdb(relation),
-        "select count(*), count(distinct prompt_id), count(distinct (judge, dimension)) "
+        "select count(*), count(distinct prompt_id), (count(*) > count(prompt_id))::int, "
+        "count(distinct (judge, dimension)) "
         "from r where judge is not null and dimension is not null",
     ).fetchall()[0]
-    return min(int(rows), int(groups) * int(prompts)), int(prompts)
+    # a null prompt_id is a cell of its group, not one of the distinct prompts
+    return min(int(rows), int(groups) * (int(prompts) + int(null_prompt))), int(prompts)
 
 
 def string_ranks(values: np.ndarray) -> np.ndarray:

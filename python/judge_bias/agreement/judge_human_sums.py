@@ -49,9 +49,14 @@ RANK_MOMENTS = ("n", "rx", "ry", "rxx", "ryy", "rxy")
 # themselves were PAIR_BYTES = 100 each: two parts, every query run twice,
 # judge-human 5.9-6.2 -> 4.7-5.3 CPU s)
 SUM_BYTES = 2 * 12 * 8
+# beside them, the judge's score cells (distinct dimension x judge score x human score,
+# pandas frames of about as many bytes per row, with the groupby's copies: review19a),
+# which the score pairs bound and so do the dimensions times the two scores' levels
 SUM_ROWS = (
     "least(count(*), count(distinct dimension) * (select count(distinct prompt_id) "
     "+ (count(*) > count(prompt_id))::int from r))"  # a null prompt_id is a prompt too
+    " + least(count(*), count(distinct dimension) * count(distinct judge_score_norm)"
+    " * count(distinct human_score_norm))"
 )
 
 # the rows with both scores (NaN is no score: pandas' notna), judge and dimension
@@ -209,7 +214,7 @@ def _part_rows(rel: Any) -> list[dict[str, Any]]:
             | _group_row(by_group[(judge, dimension)], sums_of(dim_key, dim_sums, k))
             for dimension, k in sorted(zip(mine["dimension"], mine["key"].astype(int), strict=True))
         ]
-    del dim_key, dim_sums
+    del dim_key, dim_sums, by_group
     by_judge = dict(tuple(cells.groupby("judge", sort=False)))
     all_key, all_sums = _fetch(rel, _prompt_sums_sql("judge", judge_keys))
     rows = []

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judge_bias.agreement import coded
+from judge_bias.agreement import coded, judge_human_sums
 from judge_bias.agreement.counterfactual import counterfactual_from_prompt_sums
 from judge_bias.agreement.judge_human_sums import judge_human_from_sums
 from judge_bias.agreement.marts import (
@@ -48,8 +48,8 @@ def _spy_parts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     seen: list[int] = []
     real = coded.parts_of
 
-    def spy(relation, by, max_rows):
-        parts = real(relation, by, max_rows)
+    def spy(relation, by, max_rows, size=None):
+        parts = real(relation, by, max_rows, size)
         seen.append(len(parts))
         return parts
 
@@ -165,3 +165,70 @@ def test_a_frame_that_is_not_duckdb_is_read_whole(monkeypatch: pytest.MonkeyPatc
     duck_got = self_vs_peer_tests(lambda name: duckdb.connect().from_df(items), {}.get)
     pd.testing.assert_frame_equal(frame_got, duck_got, check_exact=False, rtol=1e-12)
     assert seen == [1]  # only the DuckDB call went through parts_of
+
+
+def test_judge_human_parts_are_sized_by_the_sums_held(monkeypatch: pytest.MonkeyPatch) -> None:
+    """judge_human_sums holds a judge's per-prompt sums and score cells, not its score
+    pairs: SUM_ROWS bounds them (pandas' count of the judge's distinct dimension x
+    prompt and dimension x judge score x human score with both scores), and a budget
+    whose quarter holds the sums of every judge but not their
+    pairs reads the relation whole (one part, every query once: at 10M ratings two
+    parts ran each query twice); a quarter under the sums still splits."""
+    seen = _spy_parts(monkeypatch)
+    pairs = _pairs(n=3_000)
+    both = pairs.dropna(subset=["judge_score_norm", "human_score_norm"])
+    held = both.drop_duplicates(["judge", "dimension", "prompt_id"]).groupby("judge").size()
+    cells = ["judge", "dimension", "judge_score_norm", "human_score_norm"]
+    held += both.drop_duplicates(cells).groupby("judge").size()
+    bound = judge_human_sums.SUM_ROWS
+    got = _nocase(pairs).query("r", f"select judge, {bound} as n from r group by all").df()
+    bounds = got.set_index("judge")["n"]
+    assert (bounds.reindex(held.index) >= held).all()
+    assert bounds.sum() < len(pairs) / 2  # so the test tells sums from pairs
+    whole = judge_human_from_sums(_nocase(pairs), Budget(bytes=10**9))
+    fits = Budget(bytes=int(bounds.sum()) * 4 * judge_human_sums.SUM_BYTES)
+    pd.testing.assert_frame_equal(judge_human_from_sums(_nocase(pairs), fits), whole)
+    assert seen == [1, 1]
+    under = Budget(bytes=(int(bounds.sum()) - 1) * 4 * judge_human_sums.SUM_BYTES)
+    pd.testing.assert_frame_equal(judge_human_from_sums(_nocase(pairs), under), whole, rtol=1e-12)
+    assert seen[-1] > 1
+
+
+def test_judge_human_sum_rows_count_a_null_prompt() -> None:
+    """Pairs without a prompt_id are one per-prompt sum per judge x dimension (DuckDB
+    groups the nulls together): SUM_ROWS covers them when no pair has a prompt."""
+    pairs = _pairs().assign(prompt_id=None)
+    held = pairs.drop_duplicates(["judge", "dimension"]).groupby("judge").size()
+    rel = _nocase(pairs)
+    got = rel.query("r", f"select judge, {judge_human_sums.SUM_ROWS} as n from r group by all")
+    bounds = got.df().set_index("judge")["n"]
+    assert (bounds.reindex(held.index) >= held).all() and (held == 2).all()
+
+
+def test_judge_human_parts_bound_the_score_cells_of_one_prompt() -> None:
+    """One prompt and many score levels (review19a: a 0-100 judge scale): the per-prompt
+    sums are few but the score cells pandas holds are about the pairs; SUM_ROWS counts
+    the cells, so a budget whose quarter is under them splits the judges (sized by the
+    sums alone, 200k pairs of 20 judges were read whole into 5x the budget)."""
+    rng = np.random.default_rng(3)
+    n = 6_000
+    pairs = pd.DataFrame(
+        {
+            "judge": np.array(JUDGES)[rng.integers(0, len(JUDGES), n)],
+            "dimension": "d1",
+            "prompt_id": "p0",
+            "judge_score_norm": rng.integers(0, 101, n) / 100,
+            "human_score_norm": rng.integers(0, 101, n) / 100,
+            "n_rows": 1,
+        }
+    ).drop_duplicates(["judge", "dimension", "prompt_id", "judge_score_norm", "human_score_norm"])
+    cells = pairs.groupby("judge").size()  # every pair is a cell here
+    size = judge_human_sums.SUM_ROWS
+    got = _nocase(pairs).query("r", f"select judge, {size} as n from r group by all")
+    bounds = got.df().set_index("judge")["n"]
+    assert (bounds.reindex(cells.index) >= cells + 1).all()  # the cells and the one sum
+    parts = coded.parts_of(_nocase(pairs), "judge", int(cells.sum()) // 2, size)
+    assert len(parts) > 1
+    whole = judge_human_from_sums(_nocase(pairs), Budget(bytes=10**9))
+    small = Budget(bytes=int(cells.sum()) // 2 * 4 * judge_human_sums.SUM_BYTES)
+    pd.testing.assert_frame_equal(judge_human_from_sums(_nocase(pairs), small), whole, rtol=1e-12)

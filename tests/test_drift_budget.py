@@ -13,6 +13,7 @@ from judge_bias.drift import marts
 from judge_bias.drift.settings import DriftSettings
 from judge_bias.drift.stability import judge_stability_mart
 from judge_bias.drift.versions import judge_drift_mart
+from judge_bias.stats import binary_cells
 from judge_bias.stats.binary_agreement import agreement_binary_mart
 
 ITEMS = """select * from (values
@@ -83,3 +84,57 @@ def test_within_the_budget_the_tables_are_unchanged(ref) -> None:
             rows, pass_threshold=s.pass_threshold, level=s.ci_level, n_boot=50, seed=s.seed
         ),
     )
+
+
+# judge k rates one of the three prompts: 4 judge x dimension x prompt cells, while
+# the groups times the prompts are 6
+TWO_JUDGES = f"""{BINARY} union all
+select 'k', 'd', 'p0', (i % 2)::double, 1.0, 1 from range(8) r(i)"""
+
+
+def test_binary_budget_bounds_first_the_exact_counts_decide(monkeypatch) -> None:
+    """agreement_binary checks cheap bounds of its cells (cell_bounds: at least
+    pandas' distinct judge x dimension x prompt, the prompts exact) and counts the
+    cells exactly only when the bounds are over the budget: a budget between the
+    exact need (2 x 4 cells x CELL_BYTES + 50 x 3 weights x 8 B = 2096 B) and the
+    bounds' (2544 B) computes the mart, as the exact count alone did; within the
+    bounds no exact count runs."""
+    con = duckdb.connect()
+    con.execute(f"create table int_agreement_binary_ratings as {TWO_JUDGES}")
+    rows = con.table("int_agreement_binary_ratings").df()
+    cells, prompts = binary_cells.cell_bounds(con.table("int_agreement_binary_ratings"))
+    assert (cells, prompts) == (6, rows["prompt_id"].nunique())
+    assert cells >= len(rows.drop_duplicates(["judge", "dimension", "prompt_id"])) == 4
+    s = DriftSettings(n_boot=50)
+    want = agreement_binary_mart(
+        rows, pass_threshold=s.pass_threshold, level=s.ci_level, n_boot=50, seed=s.seed
+    )
+    between = marts.agreement_binary(con.table, _get("2200B"))
+    pd.testing.assert_frame_equal(between, want)
+    assert (
+        marts.agreement_binary(con.table, _get("2000B"))["notes"]
+        .str.startswith("skipped: reading 4 per-prompt sums")
+        .all()
+    )
+
+    def no_count(relation):
+        raise AssertionError("exact count within the bounds")
+
+    monkeypatch.setattr(marts, "cell_counts", no_count)
+    pd.testing.assert_frame_equal(marts.agreement_binary(con.table, _get("2600B")), want)
+
+
+def test_binary_cell_bounds_count_a_null_prompt_as_a_cell() -> None:
+    """Rows without a prompt_id are one cell of their group (cell_counts' distinct
+    triples), not one of the distinct prompts: the bounds cover the exact cells."""
+    con = duckdb.connect()
+    rel = con.sql(
+        "select 'j' as judge, d as dimension, null::varchar as prompt_id, 0.5 as "
+        "judge_score_norm, 0.5 as human_score_norm, 1 as n_rows from "
+        "(values ('a'), ('a'), ('b'), ('b')) t(d)"
+    )
+    rows = rel.df()
+    exact = len(rows.drop_duplicates(["judge", "dimension", "prompt_id"]))
+    assert binary_cells.cell_counts(rel) == (exact, 0) == (2, 0)
+    cells, prompts = binary_cells.cell_bounds(rel)
+    assert cells >= exact and prompts == 0

@@ -66,13 +66,14 @@ def coded_rows(relation: Any, coded: Sequence[str], columns: Sequence[str]) -> p
     return pd.DataFrame(out)
 
 
-def group_parts(relation: Any, by: str, max_rows: int) -> list[list[Any]]:
+def group_parts(relation: Any, by: str, max_rows: int, size: str = "count(*)") -> list[list[Any]]:
     """The values of ``by`` (a text column) of a DuckDB relation packed, in pandas'
     order of the values (nulls last), into consecutive parts of at most ``max_rows``
     rows each (a value with more rows is a part alone): a mart that needs one
     value's rows at once reads one part at a time, in the order it would have gone
-    through them."""
-    data = query(relation, f"select {by} as v, count(*) as n from r group by all").fetchnumpy()
+    through them. ``size``: an aggregate over one value's rows giving the rows the
+    mart holds for it (default: the value's rows themselves)."""
+    data = query(relation, f"select {by} as v, {size} as n from r group by all").fetchnumpy()
     values = pd.Series(np.asarray(data["v"], dtype=object).tolist(), dtype=object)
     parts: list[list[Any]] = []
     rows = max_rows  # the first value starts a part
@@ -96,10 +97,17 @@ def part_of(relation: Any, by: str, values: list[Any]) -> Any:
     return relation.filter(" or ".join(terms))
 
 
-def parts_of(relation: Any, by: str, max_rows: int) -> list[Any]:
+def parts_of(relation: Any, by: str, max_rows: int, size: str | None = None) -> list[Any]:
     """``relation`` itself when its rows fit ``max_rows``, else its parts of whole
-    ``by`` values (group_parts, in pandas' order of the values) as relations."""
-    n_rows = int(query(relation, "select count(*) from r").fetchall()[0][0])
-    if n_rows <= max_rows:
+    ``by`` values (group_parts, in pandas' order of the values) as relations.
+    ``size``: group_parts' aggregate, when what the mart holds per value is not its
+    rows (then the relation is whole when the sizes' total fits)."""
+    if size is None:
+        n_rows = int(query(relation, "select count(*) from r").fetchall()[0][0])
+        if n_rows <= max_rows:
+            return [relation]
+        size = "count(*)"
+    parts = group_parts(relation, by, max_rows, size)
+    if len(parts) <= 1:
         return [relation]
-    return [part_of(relation, by, values) for values in group_parts(relation, by, max_rows)]
+    return [part_of(relation, by, values) for values in parts]

@@ -14,7 +14,7 @@ from judge_bias.drift.stability import STABILITY_COLUMNS, judge_stability_mart
 from judge_bias.drift.versions import DRIFT_COLUMNS, judge_drift_mart
 from judge_bias.limits import Budget, read_rows
 from judge_bias.stats.binary_agreement import BINARY_COLUMNS, agreement_binary_mart
-from judge_bias.stats.binary_cells import CELL_COLUMNS, cell_counts
+from judge_bias.stats.binary_cells import CELL_COLUMNS, cell_bounds, cell_counts
 from judge_bias.warehouse.frames import distinct_keys, to_pandas
 
 Ref = Callable[[str], object]
@@ -61,14 +61,21 @@ def agreement_binary(ref: Ref, get: Get, session=None) -> pd.DataFrame:
     """agreement_binary from int_agreement_binary_ratings."""
     s, budget = settings_from_config(get), Budget.from_config(get("memory_budget"))
     relation = ref("int_agreement_binary_ratings")
+
     # what the mart holds: the per-prompt sums (twice: the groups' copies) and the
     # n_boot x G bootstrap weights, counted in the database before anything is read
-    n_cells, n_prompts = cell_counts(relation)
-    note = budget.over(
-        f"reading {n_cells:,} per-prompt sums of binary agreement ratings and "
-        f"{s.n_boot} x {n_prompts:,} bootstrap weights",
-        2 * n_cells * CELL_BYTES + s.n_boot * n_prompts * 8,
-    )
+    def note_of(n_cells: int, n_prompts: int) -> str | None:
+        return budget.over(
+            f"reading {n_cells:,} per-prompt sums of binary agreement ratings and "
+            f"{s.n_boot} x {n_prompts:,} bootstrap weights",
+            2 * n_cells * CELL_BYTES + s.n_boot * n_prompts * 8,
+        )
+
+    # bounds first (cheap): when they fit, so do the counts; else the exact counts
+    # decide, and name themselves in the note
+    note = note_of(*cell_bounds(relation))
+    if note is not None:
+        note = note_of(*cell_counts(relation))
     if note is not None:
         fill = {"pass_threshold": s.pass_threshold, "ci_level": s.ci_level}
         return _skipped(distinct_keys(relation, "judge, dimension"), note, BINARY_COLUMNS, fill)

@@ -153,6 +153,21 @@ def cell_counts(relation: Any) -> tuple[int, int]:
     return int(cells), int(prompts)
 
 
+def cell_bounds(relation: Any) -> tuple[int, int]:
+    """(an upper bound of ``cell_counts``' cells, its distinct prompts), without the
+    distinct judge x dimension x prompt triples (10M ratings: 0.75 -> 0.23 CPU s):
+    the cells are at most the rows and at most the judge x dimension groups times
+    the prompts."""
+    rows, prompts, null_prompt, groups = query(
+        as_duckdb(relation),
+        "select count(*), count(distinct prompt_id), (count(*) > count(prompt_id))::int, "
+        "count(distinct (judge, dimension)) "
+        "from r where judge is not null and dimension is not null",
+    ).fetchall()[0]
+    # a null prompt_id is a cell of its group, not one of the distinct prompts
+    return min(int(rows), int(groups) * (int(prompts) + int(null_prompt))), int(prompts)
+
+
 def string_ranks(values: np.ndarray) -> np.ndarray:
     """Each value's rank among the distinct strings of ``values`` (str of each value):
     the codes ``cluster_codes`` gives."""

@@ -18,9 +18,8 @@
         {{ key }},
         {%- endfor %}
         {%- for alias, column in scores.items() %}
-        {{ column }}{{ ' as ' ~ alias if alias != column }},
+        {{ column }}{{ ' as ' ~ alias if alias != column }}{{ ',' if not loop.last }}
         {%- endfor %}
-        {{ row_key_hash(keys) }} as run_means_key
     from {{ relation }}
     {%- if where %}
     where {{ where }}
@@ -35,10 +34,18 @@
     {%- endif %}
 ),
 
-{{ name }}_repeated as (
-    select run_means_key
+-- the rows of several runs, each with the hash of its key (none with one run)
+{{ name }}_hashed as {{ not_materialized() }} (
+    select
+        *,
+        {{ row_key_hash(keys) }} as run_means_key
     from {{ name }}_rows
     where (select {{ name }}_runs.n_runs from {{ name }}_runs) > 1
+),
+
+{{ name }}_repeated as (
+    select run_means_key
+    from {{ name }}_hashed
     group by run_means_key
     having count(*) > 1
 ),
@@ -53,20 +60,16 @@
     select
         {{ keys | join(',\n        ') }},
         {{ scores.keys() | join(',\n        ') }}
-    from {{ name }}_rows
-    where
-        (select {{ name }}_runs.n_runs from {{ name }}_runs) > 1
-        and run_means_key not in (select run_means_key from {{ name }}_repeated)
+    from {{ name }}_hashed
+    where run_means_key not in (select run_means_key from {{ name }}_repeated)
     union all
     select
         {{ keys | join(',\n        ') }},
         {%- for alias in scores %}
         avg({{ alias }}) as {{ alias }}{{ ',' if not loop.last }}
         {%- endfor %}
-    from {{ name }}_rows
-    where
-        (select {{ name }}_runs.n_runs from {{ name }}_runs) > 1
-        and run_means_key in (select run_means_key from {{ name }}_repeated)
+    from {{ name }}_hashed
+    where run_means_key in (select run_means_key from {{ name }}_repeated)
     group by {{ keys | join(', ') }}
 )
 {%- endmacro %}

@@ -105,8 +105,9 @@ group_targets as (
 -- covar_pop), DuckDB's and Spark's streaming central moments, not sums of the
 -- squared centred scores: on 5-point data at 10M ratings var_y's relative error
 -- against an exact sum was 1.2e-13 from sum(a * a), ~1e-15 from var_pop
--- (review18c); the sum of the centred scores (s_a: n times the rounding of the
--- mean) then leaves out s_a^2 / n, below 1e-30 of the sum
+-- (review18c). var_pop is centred on the exact mean, the sums of the first powers
+-- (s_a, s_b, s_c) on the rounded one: pooled_sums shifts the second moments
+-- without them (see there)
 group_centred as (
     select
         unit_sums.unit_group,
@@ -184,6 +185,13 @@ shifted as (
     inner join group_targets on group_powers.unit_group = group_targets.unit_group
 ),
 
+-- The second moments leave out the cross terms (2 * dy * s_a and the like): s_aa
+-- is centred on the exact mean, so its own s_a is zero, and the s_a summed from the
+-- rounded mean is only that rounding (n x ~1e-17): kept, it could take a group
+-- whose scores are all one inexact value (0.7, 5/6) below zero (var_y -1.2e-32, a
+-- NaN human-only interval); left out, every term is >= 0. At 10M ratings against
+-- exact fractions the error stays 1.2e-14 to 2.2e-14 relative. The third moments
+-- keep them (their s_a pairs with the sums of the same centring)
 pooled_sums as (
     select
         pooled_group,
@@ -191,10 +199,10 @@ pooled_sums as (
         cast(sum(n_u) as bigint) as n_unlabelled,
         cast(sum(n_human_na) as bigint) as n_human_na,
         cast(sum(n_judge_na) as bigint) as n_judge_na,
-        sum(s_aa + 2 * dy * s_a + n_l * dy * dy) as ss_y,
-        sum(s_bb + 2 * dh * s_b + n_l * dh * dh) as ss_yhat_labelled,
-        sum(s_ab + dy * s_b + dh * s_a + n_l * dy * dh) as ss_y_yhat,
-        sum(s_cc + 2 * du * s_c + n_u * du * du) as ss_yhat_unlabelled,
+        sum(s_aa + n_l * dy * dy) as ss_y,
+        sum(s_bb + n_l * dh * dh) as ss_yhat_labelled,
+        sum(s_ab + n_l * dy * dh) as ss_y_yhat,
+        sum(s_cc + n_u * du * du) as ss_yhat_unlabelled,
         sum(s_aaa + 3 * dy * s_aa + 3 * dy * dy * s_a + n_l * dy * dy * dy) as sss_y,
         sum(
             s_aab + dh * s_aa + 2 * dy * s_ab + 2 * dy * dh * s_a + dy * dy * s_b

@@ -179,6 +179,22 @@ def test_one_run_among_the_filtered_rows_only(monkeypatch) -> None:
     _assert_frames_equal(got, want, ["judge", "framing", "prompt_id", "dimension"])
 
 
+def test_a_null_run_beside_another_is_grouped() -> None:
+    """A null run_id is a run (count(distinct run_id) alone skips it): ratings of
+    run r0 and the same keys again with a null run_id are grouped by the key as
+    GROUP BY groups them (the runs averaged), not passed through twice. Outside
+    fct_judge_ratings' contract (staging coalesces run_id), cheap to keep."""
+    fct = one_run(repeated_ratings())
+    again = fct.sample(frac=0.5, random_state=3).assign(run_id=None)
+    again["judge_score_norm"] = 1 - again["judge_score_norm"]
+    fct = pd.concat([fct, again], ignore_index=True)
+    got = _sql("int_agreement_prompt_sums", fct)
+    _assert_frames_equal(got, old_prompt_sums(fct), ["judge", "dimension", "prompt_id"])
+    got = _sql("int_self_vs_peer_items", fct)
+    want = _items(fct.astype({"judge_score_norm": float}))
+    _assert_frames_equal(got, want, ["judge", "framing", "prompt_id", "dimension"])
+
+
 def test_incremental_condition_keeps_the_touched_prompts() -> None:
     """The incremental route's where (load_prompt_condition, here the touched
     prompts) is and-ed to each model's filter: the old rows of those prompts."""

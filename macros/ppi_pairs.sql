@@ -16,7 +16,7 @@
 {%- endmacro %}
 
 {% macro ppi_centring_means() -%}
-    {#- The select list of int_ppi_unit_pair_sums' unit_groups: per centring
+    {#- The select list of int_ppi_unit_groups: per centring
         (ppi_pair_centrings) its row's mean_y_<side>, mean_yhat_labelled_<side>,
         mean_yhat_unlabelled_<side> and (judge_centring) mean_yhat_<side>, the mean
         judge score of all the row's units (NULL for a row of no estimable unit,

@@ -124,6 +124,45 @@ def make_moments(units: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
+def make_groups(moments: pd.DataFrame) -> pd.DataFrame:
+    """int_ppi_unit_groups from make_moments' rows, in pandas: each row of one model
+    with its own, dimensions and models rows' means (and the mean judge score of
+    each of the first two's units), numbered from 0 in key order, pair_group
+    numbering (judge, is_panel) from 1."""
+    m = moments.set_index(KEYS)
+    groups = m[m.index.get_level_values("model") != "all"].sort_index()
+    rows = []
+    for key in groups.index:
+        judge, is_panel, _, _, stratum = key
+        record = dict(zip(KEYS, key, strict=True))
+        sides = {
+            "own": m.loc[key],
+            "dimensions": m.loc[(judge, is_panel, key[2], "all", stratum)],
+            "models": m.loc[(judge, is_panel, "all", "all", stratum)],
+        }
+        for side, r in sides.items():
+            record[f"mean_y_{side}"] = r.mean_y
+            record[f"mean_yhat_labelled_{side}"] = r.mean_yhat_labelled
+            record[f"mean_yhat_unlabelled_{side}"] = r.mean_yhat_unlabelled
+            if side != "models":
+                n = r.n_labelled + r.n_unlabelled
+                record[f"mean_yhat_{side}"] = (
+                    (
+                        (r.n_labelled * r.mean_yhat_labelled if r.n_labelled else 0.0)
+                        + (r.n_unlabelled * r.mean_yhat_unlabelled if r.n_unlabelled else 0.0)
+                    )
+                    / n
+                    if n
+                    else None
+                )
+        rows.append(record)
+    out = pd.DataFrame(rows)
+    out["unit_key"] = np.arange(len(out), dtype=np.int32)
+    judges = out[["judge", "is_panel"]].apply(tuple, axis=1)
+    out["pair_group"] = judges.map({j: i + 1 for i, j in enumerate(sorted(set(judges)))})
+    return out
+
+
 def reference(units: pd.DataFrame, moments: pd.DataFrame) -> pd.DataFrame:
     m = moments.set_index(KEYS)
     groups = m[m.index.get_level_values("model") != "all"].sort_index()
@@ -211,7 +250,7 @@ def test_pair_sums_equal_the_pairs_made_one_by_one(monkeypatch, block_entries) -
     monkeypatch.setattr(pairs, "BLOCK_ENTRIES", block_entries)
     units = make_units()
     moments = make_moments(units)
-    got = pairs.unit_pair_sums(units, moments, duckdb.connect())
+    got = pairs.unit_pair_sums(units, make_groups(moments), duckdb.connect())
     assert_same(got, reference(units, moments))
     # every status pair and the NULLs of the SQL sums occur
     assert got.is_labelled_a.any() and (~got.is_labelled_a).any()
@@ -224,7 +263,7 @@ def test_pair_sums_types_and_no_pairs() -> None:
     units = units[units.prompt_id == "p00"].groupby(KEYS).head(1)
     single = units.drop_duplicates(["judge", "prompt_id"])  # one unit per prompt: no pair
     moments = make_moments(single)
-    got = pairs.unit_pair_sums(single, moments, duckdb.connect())
+    got = pairs.unit_pair_sums(single, make_groups(moments), duckdb.connect())
     assert got.empty and list(got.columns) == PAIR_KEYS + ["n_pairs"] + [c for c, *_ in COLUMNS]
     db = duckdb.connect()
     db.register("got", got)
@@ -238,7 +277,7 @@ def test_non_finite_score_is_an_error() -> None:
     moments = make_moments(units)
     units.loc[units.status == "unlabelled", "yhat"] = np.inf
     with pytest.raises(ValueError, match="non-finite"):
-        pairs.unit_pair_sums(units, moments, duckdb.connect())
+        pairs.unit_pair_sums(units, make_groups(moments), duckdb.connect())
 
 
 def test_model_names_on_both_sides_of_all() -> None:
@@ -248,7 +287,7 @@ def test_model_names_on_both_sides_of_all() -> None:
     units["model"] = units["model"].replace({"m1": "Aurora-large"})
     moments = make_moments(units)
     assert sorted(moments.model.unique())[:2] == ["Aurora-large", "all"]
-    got = pairs.unit_pair_sums(units, moments, duckdb.connect())
+    got = pairs.unit_pair_sums(units, make_groups(moments), duckdb.connect())
     assert_same(got, reference(units, moments))
     assert "Aurora-large" in set(got.model_a) | set(got.model_b)
 
@@ -294,11 +333,13 @@ def test_memory_bounded_by_the_largest_block(monkeypatch) -> None:
     small = units[units.stratum.isin(["dataset=s00", "dataset=s01"])]
     small_moments = make_moments(small)
     # once before tracing: its imports (scipy's graph routines) are not the sums' memory
-    assert_same(pairs.unit_pair_sums(small, small_moments, db), reference(small, small_moments))
+    assert_same(
+        pairs.unit_pair_sums(small, make_groups(small_moments), db), reference(small, small_moments)
+    )
     widths.clear()
     tracemalloc.start()
     try:
-        got = pairs.unit_pair_sums(units, moments, db)
+        got = pairs.unit_pair_sums(units, make_groups(moments), db)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -331,7 +372,7 @@ def test_units_fetched_in_bounded_parts(monkeypatch) -> None:
     monkeypatch.setattr(pairs, "MIN_PART_UNITS", 1)
     units = many_strata_units(n_strata=3, n_models=30, prompts_per_stratum=40)  # 3,600 units
     moments = make_moments(units)
-    got = pairs.unit_pair_sums(units, moments, duckdb.connect(), memory_budget="1MB")
+    got = pairs.unit_pair_sums(units, make_groups(moments), duckdb.connect(), memory_budget="1MB")
     assert len(fetched) > 2 and max(fetched) <= 1_000_000 // (4 * pairs.BYTES_PER_UNIT)
     assert sum(fetched) == len(units)
     assert_same(got, reference(units, moments))
@@ -356,7 +397,7 @@ def test_pair_sums_through_a_dbt_session() -> None:
     # the build failed where the tests passed: the units were read by session.execute
     units = make_units()
     moments = make_moments(units)
-    got = pairs.unit_pair_sums(units, moments, DbtSession(duckdb.connect()))
+    got = pairs.unit_pair_sums(units, make_groups(moments), DbtSession(duckdb.connect()))
     assert_same(got, reference(units, moments))
 
 
@@ -369,7 +410,7 @@ def test_a_warehouse_table_named_like_an_input_is_not_read() -> None:
     con = duckdb.connect()
     for name in ("ppi_units", "ppi_moments", "ppi_groups"):
         con.execute(f"create table {name} as select * from units limit 3")
-    assert_same(pairs.unit_pair_sums(units, moments, con), reference(units, moments))
+    assert_same(pairs.unit_pair_sums(units, make_groups(moments), con), reference(units, moments))
     # the registered names are gone afterwards
     views = {v for (v,) in con.execute("select view_name from duckdb_views()").fetchall()}
     assert not [v for v in views if v.startswith("__judge_bias_")]
@@ -381,7 +422,7 @@ def test_a_tiny_budget_reads_parts_of_at_least_the_floor(monkeypatch) -> None:
     fetched = record_fetches(monkeypatch)
     units = many_strata_units(n_strata=3, n_models=30, prompts_per_stratum=40)  # 3,600 units
     moments = make_moments(units)
-    got = pairs.unit_pair_sums(units, moments, duckdb.connect(), memory_budget="1MB")
+    got = pairs.unit_pair_sums(units, make_groups(moments), duckdb.connect(), memory_budget="1MB")
     groups = len(units[["judge", "is_panel"]].drop_duplicates())
     assert pairs.MIN_PART_UNITS > 3_600 and len(fetched) == groups  # each group read whole
     assert_same(got, reference(units, moments))

@@ -33,6 +33,8 @@ def repeated_ratings(seed: int = 17, integer: bool = False) -> pd.DataFrame:
     ).to_frame(index=False)
     runs = rng.choice([0, 1, 1, 1, 2, 3, 4], len(keys))
     rows = keys.loc[keys.index.repeat(runs)].reset_index(drop=True)
+    # each key's runs r0, r1, ... (fct_judge_ratings is unique on the key and run)
+    rows["run_id"] = "r" + rows.groupby(RUN_KEY, dropna=False).cumcount().astype(str)
     n = len(rows)
     rows["model"] = rows["model"].where(rng.random(n) > 0.02, None)
     dtype = "Int64" if integer else "Float64"
@@ -127,6 +129,67 @@ def test_self_vs_peer_items_equal_the_old_grouping(
     if collide:
         monkeypatch.setitem(MACROS["duckdb"], "row_key_hash", lambda columns: "0")
     fct = repeated_ratings(integer=integer)
+    got = _sql("int_self_vs_peer_items", fct)
+    want = _items(fct.astype({"judge_score_norm": float}))
+    _assert_frames_equal(got, want, ["judge", "framing", "prompt_id", "dimension"])
+
+
+def one_run(fct: pd.DataFrame) -> pd.DataFrame:
+    """The first run of every key: one run among the rows, each key one row."""
+    return fct[fct["run_id"] == "r0"].reset_index(drop=True)
+
+
+def failing_hash(columns: list[str]) -> str:
+    """A key hash that fails the query on the rows where it is computed (row by
+    row: a constant error() would be folded when the query is planned): the one-run
+    route must not hash the keys (its saving: 10M ratings, 3.2 -> 1.5 CPU s)."""
+    return f"error(concat('the one-run route hashed the keys ', {columns[0]}))"
+
+
+def test_one_run_passes_the_rows_through_unhashed(monkeypatch) -> None:
+    """With one run among the rows the rows pass through, equal to the old grouping,
+    and the keys are never hashed (with several runs the same hash fails the query:
+    the route is chosen by the rows' runs, not always)."""
+    monkeypatch.setitem(MACROS["duckdb"], "row_key_hash", failing_hash)
+    fct = one_run(repeated_ratings())
+    assert fct["run_id"].nunique() == 1 and len(fct) > 100
+    got = _sql("int_agreement_prompt_sums", fct)
+    _assert_frames_equal(got, old_prompt_sums(fct), ["judge", "dimension", "prompt_id"])
+    got = _sql("int_self_vs_peer_items", fct)
+    want = _items(fct.astype({"judge_score_norm": float}))
+    _assert_frames_equal(got, want, ["judge", "framing", "prompt_id", "dimension"])
+    with pytest.raises(duckdb.Error, match="one-run route hashed"):
+        _sql("int_agreement_prompt_sums", repeated_ratings())
+
+
+def test_one_run_among_the_filtered_rows_only(monkeypatch) -> None:
+    """The runs are counted among the rows the model reads (its where): a second run
+    only on inverted-frame rows leaves int_agreement_prompt_sums (positive frame) on
+    the one-run route (no hash), and its rows still equal the old grouping;
+    int_self_vs_peer_items reads both frames, so it groups."""
+    fct = one_run(repeated_ratings())
+    extra = fct[fct["framing"] == "inverted"].assign(run_id="r1")
+    fct = pd.concat([fct, extra], ignore_index=True)
+    with monkeypatch.context() as patch:
+        patch.setitem(MACROS["duckdb"], "row_key_hash", failing_hash)
+        got = _sql("int_agreement_prompt_sums", fct)
+    _assert_frames_equal(got, old_prompt_sums(fct), ["judge", "dimension", "prompt_id"])
+    got = _sql("int_self_vs_peer_items", fct)
+    want = _items(fct.astype({"judge_score_norm": float}))
+    _assert_frames_equal(got, want, ["judge", "framing", "prompt_id", "dimension"])
+
+
+def test_a_null_run_beside_another_is_grouped() -> None:
+    """A null run_id is a run (count(distinct run_id) alone skips it): ratings of
+    run r0 and the same keys again with a null run_id are grouped by the key as
+    GROUP BY groups them (the runs averaged), not passed through twice. Outside
+    fct_judge_ratings' contract (staging coalesces run_id), cheap to keep."""
+    fct = one_run(repeated_ratings())
+    again = fct.sample(frac=0.5, random_state=3).assign(run_id=None)
+    again["judge_score_norm"] = 1 - again["judge_score_norm"]
+    fct = pd.concat([fct, again], ignore_index=True)
+    got = _sql("int_agreement_prompt_sums", fct)
+    _assert_frames_equal(got, old_prompt_sums(fct), ["judge", "dimension", "prompt_id"])
     got = _sql("int_self_vs_peer_items", fct)
     want = _items(fct.astype({"judge_score_norm": float}))
     _assert_frames_equal(got, want, ["judge", "framing", "prompt_id", "dimension"])

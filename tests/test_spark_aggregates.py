@@ -18,6 +18,8 @@ from tests.sql_models import model_relation, render
 from tests.test_agreement import _checked_labels
 from tests.test_pairwise_sums import checked_rows
 from tests.test_perturbation import awkward_rows
+from tests.test_ppi_moments import five_point_units
+from tests.test_run_means import one_run, repeated_ratings
 
 pytestmark = pytest.mark.skipif(
     shutil.which("java") is None or importlib.util.find_spec("pyspark") is None,
@@ -68,6 +70,11 @@ MODELS = {
     "int_annotator_label_counts": {"int_human_annotations_checked": _checked_labels},
     "int_annotator_ids": {"int_human_annotations_checked": _checked_labels},
     "int_agreement_binary_ratings": {"fct_judge_ratings": _fct},
+    # run_means' two routes (sql19): several runs, and one run (no key hashed)
+    "int_self_vs_peer_items": {"fct_judge_ratings": repeated_ratings},
+    "int_agreement_prompt_sums": {"fct_judge_ratings": lambda: one_run(repeated_ratings())},
+    # the second moments as n x var_pop and covar_pop (sql19)
+    "int_ppi_stratum_moments": {"int_ppi_units": lambda: five_point_units(n=3000)},
     # built empty by a build that fits no items model (the tests' default): its SQL
     # compared here (review15c)
     "int_glm_item_counts": {"int_glm_ratings": _glm_ratings},

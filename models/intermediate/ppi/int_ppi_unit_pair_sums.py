@@ -9,6 +9,6 @@ def model(dbt, session):
     config = {"memory_budget": dbt.config.get("memory_budget")}
     relations = {
         "int_ppi_units": dbt.ref("int_ppi_units"),
-        "int_ppi_stratum_moments": dbt.ref("int_ppi_stratum_moments"),
+        "int_ppi_unit_groups": dbt.ref("int_ppi_unit_groups"),
     }
     return pair_sums_model(relations.__getitem__, config.get, session)

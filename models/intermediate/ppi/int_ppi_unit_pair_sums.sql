@@ -18,52 +18,14 @@ units as (
     where status in ('labelled', 'unlabelled')
 ),
 
--- every row of int_ppi_stratum_moments numbered in (judge, is_panel, model,
--- dimension, stratum) order: two units of one prompt differ in (model, dimension),
--- so comparing the integer keys of their own rows orders them as comparing the
--- strings, and a pair of one model has its dimensions in order
-moments as (
-    select
-        *,
-        cast(
-            row_number() over (order by judge, is_panel, model, dimension, stratum) as integer
-        ) as unit_key
-    from {{ ref('int_ppi_stratum_moments') }}
-),
-
--- per unit group (a row of one model), the means of each centring's row: own
--- (its model x dimension), dimensions (its model, dimension `all`), models (model
--- `all`, dimension `all`), all of the same judge, is_panel and stratum; pair_group
--- numbers (judge, is_panel). A few hundred rows, so the units are matched to their
--- three rows in one join on the string keys
+-- the unit groups (int_ppi_unit_groups, shared with the numpy model): per row of
+-- one model, its key (two units of one prompt differ in model or dimension, so
+-- comparing the keys of their groups orders them as comparing the strings, and a
+-- pair of one model has its dimensions in order), its pair group (judge,
+-- is_panel) and the means of its three centrings' rows. A few hundred rows, so
+-- the units are matched to them in one join on the string keys
 unit_groups as (
-    select
-        own_moments.judge,
-        own_moments.is_panel,
-        own_moments.model,
-        own_moments.dimension,
-        own_moments.stratum,
-        own_moments.unit_key,
-        cast(
-            dense_rank() over (order by own_moments.judge, own_moments.is_panel) as integer
-        ) as pair_group,
-        {{ ppi_centring_means() }}
-    from moments as own_moments
-    inner join moments as dimensions_moments
-        on
-            own_moments.judge = dimensions_moments.judge
-            and own_moments.is_panel = dimensions_moments.is_panel
-            and own_moments.model = dimensions_moments.model
-            and dimensions_moments.dimension = 'all'
-            and own_moments.stratum = dimensions_moments.stratum
-    inner join moments as models_moments
-        on
-            own_moments.judge = models_moments.judge
-            and own_moments.is_panel = models_moments.is_panel
-            and models_moments.model = 'all'
-            and models_moments.dimension = 'all'
-            and own_moments.stratum = models_moments.stratum
-    where own_moments.model != 'all'
+    select * from {{ ref('int_ppi_unit_groups') }}
 ),
 
 -- each unit centred on its group's three rows: dy a labelled unit's human score

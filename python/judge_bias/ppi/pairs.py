@@ -2,10 +2,11 @@
 units of one prompt of the products of their centred scores.
 
 Per judge (or the panel; a pair group) the units of one prompt are paired: unit
-groups a < b (int_ppi_stratum_moments' rows, numbered in key order, each split by
-label status into two codes) and per pair of codes the sum over prompts of unit a's
-centred score times unit b's. With X the prompts x codes matrix of one centred score
-(0 where the prompt has no unit of that code) and Y another's, that sum is
+groups a < b (int_ppi_unit_groups' rows: int_ppi_stratum_moments' rows of one model,
+numbered in key order, each split by label status into two codes) and per pair of
+codes the sum over prompts of unit a's centred score times unit b's. With X the
+prompts x codes matrix of one centred score (0 where the prompt has no unit of that
+code) and Y another's, that sum is
 (X'Y)[a, b]: a unit group holds at most one unit per prompt (int_ppi_units is
 unique on judge, model, prompt, dimension), so the products of X'Y are exactly the
 pairs the SQL self-join made (~64M at 10M ratings), summed by BLAS instead of a hash
@@ -15,9 +16,9 @@ sum nearly cancels: up to 8.4e-10 of the SQL's table at 10M; against DuckDB's fs
 both are as accurate, review17d); the pair counts are the product of the presence
 matrices (exact integers).
 
-The centring means come from the moments table through SQL (UNIT_GROUPS_SQL, as
-int_ppi_unit_pair_sums.sql computes them: that SQL model builds on Spark, where dbt
-runs no Python model, and with the var ppi_pairs_engine: sql). Sums that are NULL in
+The unit groups, their keys and centring means are int_ppi_unit_groups' (the one SQL
+model both engines read: int_ppi_unit_pair_sums.sql builds on Spark, where dbt runs
+no Python model, and with the var ppi_pairs_engine: sql). Sums that are NULL in
 SQL (no non-NULL product: dy of an unlabelled unit is NULL; the models centring
 outside the pairs of one model) are NULL here too.
 
@@ -48,72 +49,6 @@ CENTRINGS = {"own": (True, False), "dimensions": (True, False), "models": (False
 PRODUCTS = {"y_y": ("dy", "dy"), "y_j": ("dy", "dj"), "j_y": ("dj", "dy"), "j_j": ("dj", "dj")}
 # the rows of a dense block: at most this many matrix entries per score (8 bytes each)
 BLOCK_ENTRIES = 8_000_000
-
-_MOMENTS_SIDE = {
-    "own": "own_moments",
-    "dimensions": "dimensions_moments",
-    "models": "models_moments",
-}
-
-
-def _means_sql() -> str:
-    parts = []
-    for side, (judge_centring, _) in CENTRINGS.items():
-        m = _MOMENTS_SIDE[side]
-        parts += [
-            f"{m}.mean_y as mean_y_{side}",
-            f"{m}.mean_yhat_labelled as mean_yhat_labelled_{side}",
-            f"{m}.mean_yhat_unlabelled as mean_yhat_unlabelled_{side}",
-        ]
-        if judge_centring:
-            parts.append(
-                f"(coalesce({m}.n_labelled * {m}.mean_yhat_labelled, 0)"
-                f" + coalesce({m}.n_unlabelled * {m}.mean_yhat_unlabelled, 0))"
-                f" / nullif({m}.n_labelled + {m}.n_unlabelled, 0) as mean_yhat_{side}"
-            )
-    return ",\n        ".join(parts)
-
-
-# the unit groups (a row of one model of int_ppi_stratum_moments) with their key,
-# pair group and the means of their three centrings' rows (int_ppi_unit_pair_sums.sql,
-# the Spark route's model). The keys number the rows of one model only, after the rows
-# of model 'all' are left out (a name that sorts before 'all', e.g. capitalised, beside
-# one after it would otherwise leave a gap in a pair group's keys), from 0 in (judge,
-# is_panel, model, dimension, stratum) order: a pair group's keys are consecutive
-UNIT_GROUPS_SQL = f"""
-with groups as (
-    select
-        own_moments.judge,
-        own_moments.is_panel,
-        own_moments.model,
-        own_moments.dimension,
-        own_moments.stratum,
-        {_means_sql()}
-    from ppi_moments as own_moments
-    inner join ppi_moments as dimensions_moments
-        on
-            own_moments.judge = dimensions_moments.judge
-            and own_moments.is_panel = dimensions_moments.is_panel
-            and own_moments.model = dimensions_moments.model
-            and dimensions_moments.dimension = 'all'
-            and own_moments.stratum = dimensions_moments.stratum
-    inner join ppi_moments as models_moments
-        on
-            own_moments.judge = models_moments.judge
-            and own_moments.is_panel = models_moments.is_panel
-            and models_moments.model = 'all'
-            and models_moments.dimension = 'all'
-            and own_moments.stratum = models_moments.stratum
-    where own_moments.model != 'all'
-)
-select
-    *,
-    cast(row_number() over (order by judge, is_panel, model, dimension, stratum) as integer)
-        - 1 as unit_key,
-    cast(dense_rank() over (order by judge, is_panel) as integer) as pair_group
-from groups
-order by unit_key
-"""
 
 # the estimable units of a pair group (a judge, or the panel) as integers (unit key,
 # label status, prompt number within the part) with their two scores: the strings
@@ -333,7 +268,9 @@ def _part_sums(
     return np.concatenate(out_a), np.concatenate(out_b), np.concatenate(out_n), np.vstack(out_sums)
 
 
-INPUT_NAMES = re.compile(r"\b(ppi_units|ppi_moments|ppi_groups)\b")
+INPUT_NAMES = re.compile(r"\b(ppi_units|ppi_groups)\b")
+# int_ppi_unit_groups in key order (a pair group's keys are consecutive)
+GROUPS_SQL = "select * from ppi_groups order by unit_key"
 
 
 def _named(sql: str, names: dict[str, str]) -> str:
@@ -377,12 +314,12 @@ def _parts(
 
 
 def unit_pair_sums(
-    units: Any, moments: Any, session: Any, memory_budget: object = None
+    units: Any, groups: Any, session: Any, memory_budget: object = None
 ) -> pd.DataFrame:
-    """The rows of int_ppi_unit_pair_sums from int_ppi_units and
-    int_ppi_stratum_moments (DuckDB relations or pandas DataFrames; session a DuckDB
-    connection). One pair group (a judge, or the panel) at a time, in parts of at
-    most a quarter of the memory budget's units (memory_budget, the dbt var)."""
+    """The rows of int_ppi_unit_pair_sums from int_ppi_units and int_ppi_unit_groups
+    (DuckDB relations or pandas DataFrames; session a DuckDB connection). One pair
+    group (a judge, or the panel) at a time, in parts of at most a quarter of the
+    memory budget's units (memory_budget, the dbt var)."""
     from judge_bias.limits import Budget
 
     budget_units = Budget.from_config(memory_budget).bytes // (4 * BYTES_PER_UNIT)
@@ -391,12 +328,11 @@ def unit_pair_sums(
     # name in the catalog before a Python variable, so a warehouse table named like
     # the variable, e.g. a host project's model, was read instead, silently)
     tag = uuid.uuid4().hex
-    names = {n: f"__judge_bias_{n}_{tag}" for n in ("ppi_units", "ppi_moments", "ppi_groups")}
+    names = {n: f"__judge_bias_{n}_{tag}" for n in ("ppi_units", "ppi_groups")}
     session.register(names["ppi_units"], units)
-    session.register(names["ppi_moments"], moments)
+    session.register(names["ppi_groups"], groups)
     try:
-        groups = session.sql(_named(UNIT_GROUPS_SQL, names)).df()
-        session.register(names["ppi_groups"], groups)
+        groups = session.sql(_named(GROUPS_SQL, names)).df()
         sizes = {(j, bool(p)): n for j, p, n in session.sql(_named(SIZES_SQL, names)).fetchall()}
         rows = []
         for _, members in groups.groupby("pair_group", sort=True):
@@ -523,5 +459,5 @@ def _empty() -> pd.DataFrame:
 def pair_sums_model(ref: Any, get: Any, session: Any) -> pd.DataFrame:
     """The dbt model int_ppi_unit_pair_sums: ref(name) its parents, get(key) its config."""
     return unit_pair_sums(
-        ref("int_ppi_units"), ref("int_ppi_stratum_moments"), session, get("memory_budget")
+        ref("int_ppi_units"), ref("int_ppi_unit_groups"), session, get("memory_budget")
     )

@@ -176,3 +176,50 @@ def test_missing_offending_values_are_named_not_nan(
     assert texts[2].endswith("(1 offending rows); e.g. [2.0]")
     assert texts[3].endswith("; e.g. ['b']")
     assert not any("nan" in t for t in texts)
+
+
+def test_batches_are_not_fingerprinted_and_the_findings_are_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Great Expectations' fingerprint of a pandas batch (a hash of every row, a batch
+    marker nothing reads) is skipped (gx.FINGERPRINT_BYTES); the findings equal those
+    of its default route, which fingerprints (the reference), met and not met alike."""
+    import great_expectations.execution_engine.pandas_execution_engine as engine
+    import great_expectations.expectations as gxe
+
+    from judge_bias.warehouse import validation
+
+    db = tmp_path / "w.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute(
+        "create table t as select i as id, i / 1000 as x, "
+        "case when i % 7 = 0 then null else 'a' end as s from range(1, 3001) as r(i)"
+    )
+    con.close()
+    exps = [
+        gxe.ExpectColumnValuesToBeBetween(
+            column="x", min_value=0, max_value=3, severity="critical"
+        ),
+        gxe.ExpectColumnValuesToBeBetween(
+            column="x", min_value=0, max_value=1, severity="critical"
+        ),
+        gxe.ExpectColumnValuesToNotBeNull(column="s", severity="warning"),
+        gxe.ExpectColumnValuesToBeUnique(column="id", severity="critical"),
+    ]
+    monkeypatch.setattr(validation, "SUITES", {"s": {"t": exps}})
+    hashed: list[int] = []
+    fingerprint = engine.hash_pandas_dataframe
+
+    def counted(df):
+        hashed.append(len(df))
+        return fingerprint(df)
+
+    monkeypatch.setattr(engine, "hash_pandas_dataframe", counted)
+    ours = validate(db, ["s"])
+    assert hashed == []
+    monkeypatch.setattr(engine, "HASH_THRESHOLD", 1e9)  # Great Expectations' default
+    reference = validate(db, ["s"])
+    assert hashed and set(hashed) == {3000}  # the spy sees a fingerprint when there is one
+    assert [f.describe() for f in ours.findings] == [f.describe() for f in reference.findings]
+    assert ours.findings == reference.findings
+    assert [f.success for f in ours.findings] == [True, False, False, True]

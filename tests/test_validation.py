@@ -223,3 +223,39 @@ def test_batches_are_not_fingerprinted_and_the_findings_are_the_same(
     assert [f.describe() for f in ours.findings] == [f.describe() for f in reference.findings]
     assert ours.findings == reference.findings
     assert [f.success for f in ours.findings] == [True, False, False, True]
+
+
+def test_tables_share_one_asset_and_each_is_validated_on_its_own_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One dataframe asset for every table (each asset added was a YAML dump of the
+    context's config), each table's batch its own dataframe: the same expectation
+    passes on one table and fails on the other, with the other's offending rows."""
+    import great_expectations.expectations as gxe
+    from great_expectations.datasource.fluent.pandas_datasource import PandasDatasource
+
+    from judge_bias.warehouse import validation
+
+    db = tmp_path / "w.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("create table a as select i / 10 as x from range(0, 11) as r(i)")
+    con.execute("create table b as select i / 10 as x from range(0, 13) as r(i)")
+    con.close()
+    exp = {"column": "x", "min_value": 0, "max_value": 1, "severity": "critical"}
+    suite = {t: [gxe.ExpectColumnValuesToBeBetween(**exp)] for t in ("a", "b")}
+    monkeypatch.setattr(validation, "SUITES", {"s": suite})
+    added: list[str] = []
+    add = PandasDatasource.add_dataframe_asset
+
+    def counted(self, name, *args, **kwargs):
+        added.append(name)
+        return add(self, name, *args, **kwargs)
+
+    monkeypatch.setattr(PandasDatasource, "add_dataframe_asset", counted)
+    findings = validate(db, ["s"]).findings
+    assert len(added) == 1
+    assert [(f.table, f.success, f.unexpected_count) for f in findings] == [
+        ("a", True, None),
+        ("b", False, 2),
+    ]
+    assert sorted(findings[1].examples) == [1.1, 1.2]

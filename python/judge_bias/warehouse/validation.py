@@ -531,7 +531,14 @@ def validate(
     incremental build's, the tables of load_scope on its load's rows)."""
     wanted = None if only is None else set(only)
     ctx = _context()
-    source = ctx.data_sources.add_pandas("warehouse")
+    # one asset and batch definition for every table (each table's dataframe is the
+    # batch's parameter): each one added was a YAML dump of the context's config,
+    # two per table (fixed19: ~0.1 of the demo's 0.8 CPU s of suites)
+    tables_batch = (
+        ctx.data_sources.add_pandas("warehouse")
+        .add_dataframe_asset("tables")
+        .add_batch_definition_whole_dataframe("all")
+    )
     findings: list[Finding] = []
     sampled: dict[str, tuple[int, int]] = {}
     scoped: dict[str, tuple[int, int]] = {}
@@ -570,10 +577,7 @@ def validate(
                 if table in scope:
                     every = con.execute(f'select count(*) from "{table}"').fetchall()[0][0]
                     scoped[table] = (total, every)
-                asset = source.add_dataframe_asset(f"{suite_name}__{table}")
-                batch = asset.add_batch_definition_whole_dataframe("all").get_batch(
-                    batch_parameters={"dataframe": df}
-                )
+                batch = tables_batch.get_batch(batch_parameters={"dataframe": df})
                 keys = [c for c in EXAMPLE_KEYS.get(table, []) if c in df.columns]
                 results = _results(batch, f"{suite_name}__{table}", expectations, keys)
                 for exp, res in zip(expectations, results, strict=True):

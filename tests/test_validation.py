@@ -187,6 +187,7 @@ def test_batches_are_not_fingerprinted_and_the_findings_are_the_same(
     import great_expectations.execution_engine.pandas_execution_engine as engine
     import great_expectations.expectations as gxe
 
+    from judge_bias.warehouse import gx as gx_module
     from judge_bias.warehouse import validation
 
     db = tmp_path / "w.duckdb"
@@ -217,7 +218,8 @@ def test_batches_are_not_fingerprinted_and_the_findings_are_the_same(
     monkeypatch.setattr(engine, "hash_pandas_dataframe", counted)
     ours = validate(db, ["s"])
     assert hashed == []
-    monkeypatch.setattr(engine, "HASH_THRESHOLD", 1e9)  # Great Expectations' default
+    assert engine.HASH_THRESHOLD == 1e9  # the process's value back after the run
+    monkeypatch.setattr(gx_module, "FINGERPRINT_BYTES", 1e9)  # Great Expectations' default
     reference = validate(db, ["s"])
     assert hashed and set(hashed) == {3000}  # the spy sees a fingerprint when there is one
     assert [f.describe() for f in ours.findings] == [f.describe() for f in reference.findings]
@@ -259,3 +261,25 @@ def test_tables_share_one_asset_and_each_is_validated_on_its_own_rows(
         ("b", False, 2),
     ]
     assert sorted(findings[1].examples) == [1.1, 1.2]
+
+
+def test_the_fingerprint_threshold_is_the_processes_again_after_the_validation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """review19d: a user's own Great Expectations in the same process keeps its
+    fingerprints: HASH_THRESHOLD is FINGERPRINT_BYTES inside no_fingerprints, nested
+    or overlapping blocks included, and the value it had before after the last ends."""
+    import great_expectations.execution_engine.pandas_execution_engine as engine
+
+    from judge_bias.warehouse.gx import FINGERPRINT_BYTES, no_fingerprints
+
+    monkeypatch.setattr(engine, "HASH_THRESHOLD", 12345)
+    with no_fingerprints():
+        assert engine.HASH_THRESHOLD == FINGERPRINT_BYTES
+        with no_fingerprints():
+            assert engine.HASH_THRESHOLD == FINGERPRINT_BYTES
+        assert engine.HASH_THRESHOLD == FINGERPRINT_BYTES  # the outer block still runs
+    assert engine.HASH_THRESHOLD == 12345
+    with pytest.raises(RuntimeError), no_fingerprints():
+        raise RuntimeError("a failed validation restores it too")
+    assert engine.HASH_THRESHOLD == 12345

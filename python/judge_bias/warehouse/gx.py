@@ -22,8 +22,12 @@ of the suites' 3.1 CPU s (fixed19); the findings are the same without it.
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import threading
 import warnings
+from collections.abc import Iterator
+from typing import Any
 
 _ADDED_PS1 = not hasattr(sys, "ps1")
 if _ADDED_PS1:
@@ -43,6 +47,30 @@ finally:
 # Great Expectations' own rule: a dataframe of HASH_THRESHOLD bytes or more (1e9 in
 # 1.x) is not fingerprinted; 0 bytes: none is
 FINGERPRINT_BYTES = 0
-pandas_execution_engine.HASH_THRESHOLD = FINGERPRINT_BYTES
+_THRESHOLD_LOCK = threading.Lock()
+_threshold_users = 0
+_saved_threshold: Any = None
 
-__all__ = ["FailureSeverity", "ProgressBarsConfig", "gx", "gxe"]
+
+@contextlib.contextmanager
+def no_fingerprints() -> Iterator[None]:
+    """Great Expectations' HASH_THRESHOLD at FINGERPRINT_BYTES while the block runs,
+    the process's own value back after the last overlapping block ends (review19d:
+    set at import, it turned off the fingerprints of a user's own Great Expectations
+    in the same process for good)."""
+    global _threshold_users, _saved_threshold
+    with _THRESHOLD_LOCK:
+        if _threshold_users == 0:
+            _saved_threshold = pandas_execution_engine.HASH_THRESHOLD
+        pandas_execution_engine.HASH_THRESHOLD = FINGERPRINT_BYTES
+        _threshold_users += 1
+    try:
+        yield
+    finally:
+        with _THRESHOLD_LOCK:
+            _threshold_users -= 1
+            if _threshold_users == 0:
+                pandas_execution_engine.HASH_THRESHOLD = _saved_threshold
+
+
+__all__ = ["FailureSeverity", "ProgressBarsConfig", "gx", "gxe", "no_fingerprints"]

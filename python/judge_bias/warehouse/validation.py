@@ -24,7 +24,7 @@ from judge_bias.inputs.contract import KINDS, REASON_CODES
 from judge_bias.pairwise.columns import RATES as PAIRWISE_RATE_NAMES
 from judge_bias.perturbation.calm import RATES as PERTURBATION_RATE_NAMES
 from judge_bias.warehouse.floats import float_tolerance
-from judge_bias.warehouse.gx import FailureSeverity, ProgressBarsConfig, gx, gxe
+from judge_bias.warehouse.gx import FailureSeverity, ProgressBarsConfig, gx, gxe, no_fingerprints
 from judge_bias.warehouse.incremental import RECOMPUTED_FACTS
 from judge_bias.warehouse.provenance import read_last_run
 
@@ -528,7 +528,18 @@ def validate(
 ) -> ValidationReport:
     """Run the named suites on the warehouse at ``db_path`` (``only``: on those
     tables alone, e.g. the input gates' before the rest is built; ``on_load``: an
-    incremental build's, the tables of load_scope on its load's rows)."""
+    incremental build's, the tables of load_scope on its load's rows). The batches
+    are not fingerprinted while it runs (gx.no_fingerprints)."""
+    with no_fingerprints():
+        return _validate(db_path, suite_names, only, on_load)
+
+
+def _validate(
+    db_path: str | Path,
+    suite_names: Iterable[str],
+    only: Iterable[str] | None,
+    on_load: bool,
+) -> ValidationReport:
     wanted = None if only is None else set(only)
     ctx = _context()
     # one asset and batch definition for every table (each table's dataframe is the

@@ -176,3 +176,110 @@ def test_missing_offending_values_are_named_not_nan(
     assert texts[2].endswith("(1 offending rows); e.g. [2.0]")
     assert texts[3].endswith("; e.g. ['b']")
     assert not any("nan" in t for t in texts)
+
+
+def test_batches_are_not_fingerprinted_and_the_findings_are_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Great Expectations' fingerprint of a pandas batch (a hash of every row, a batch
+    marker nothing reads) is skipped (gx.FINGERPRINT_BYTES); the findings equal those
+    of its default route, which fingerprints (the reference), met and not met alike."""
+    import great_expectations.execution_engine.pandas_execution_engine as engine
+    import great_expectations.expectations as gxe
+
+    from judge_bias.warehouse import gx as gx_module
+    from judge_bias.warehouse import validation
+
+    db = tmp_path / "w.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute(
+        "create table t as select i as id, i / 1000 as x, "
+        "case when i % 7 = 0 then null else 'a' end as s from range(1, 3001) as r(i)"
+    )
+    con.close()
+    exps = [
+        gxe.ExpectColumnValuesToBeBetween(
+            column="x", min_value=0, max_value=3, severity="critical"
+        ),
+        gxe.ExpectColumnValuesToBeBetween(
+            column="x", min_value=0, max_value=1, severity="critical"
+        ),
+        gxe.ExpectColumnValuesToNotBeNull(column="s", severity="warning"),
+        gxe.ExpectColumnValuesToBeUnique(column="id", severity="critical"),
+    ]
+    monkeypatch.setattr(validation, "SUITES", {"s": {"t": exps}})
+    hashed: list[int] = []
+    fingerprint = engine.hash_pandas_dataframe
+
+    def counted(df):
+        hashed.append(len(df))
+        return fingerprint(df)
+
+    monkeypatch.setattr(engine, "hash_pandas_dataframe", counted)
+    ours = validate(db, ["s"])
+    assert hashed == []
+    assert engine.HASH_THRESHOLD == 1e9  # the process's value back after the run
+    monkeypatch.setattr(gx_module, "FINGERPRINT_BYTES", 1e9)  # Great Expectations' default
+    reference = validate(db, ["s"])
+    assert hashed and set(hashed) == {3000}  # the spy sees a fingerprint when there is one
+    assert [f.describe() for f in ours.findings] == [f.describe() for f in reference.findings]
+    assert ours.findings == reference.findings
+    assert [f.success for f in ours.findings] == [True, False, False, True]
+
+
+def test_tables_share_one_asset_and_each_is_validated_on_its_own_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One dataframe asset for every table (each asset added was a YAML dump of the
+    context's config), each table's batch its own dataframe: the same expectation
+    passes on one table and fails on the other, with the other's offending rows."""
+    import great_expectations.expectations as gxe
+    from great_expectations.datasource.fluent.pandas_datasource import PandasDatasource
+
+    from judge_bias.warehouse import validation
+
+    db = tmp_path / "w.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("create table a as select i / 10 as x from range(0, 11) as r(i)")
+    con.execute("create table b as select i / 10 as x from range(0, 13) as r(i)")
+    con.close()
+    exp = {"column": "x", "min_value": 0, "max_value": 1, "severity": "critical"}
+    suite = {t: [gxe.ExpectColumnValuesToBeBetween(**exp)] for t in ("a", "b")}
+    monkeypatch.setattr(validation, "SUITES", {"s": suite})
+    added: list[str] = []
+    add = PandasDatasource.add_dataframe_asset
+
+    def counted(self, name, *args, **kwargs):
+        added.append(name)
+        return add(self, name, *args, **kwargs)
+
+    monkeypatch.setattr(PandasDatasource, "add_dataframe_asset", counted)
+    findings = validate(db, ["s"]).findings
+    assert len(added) == 1
+    assert [(f.table, f.success, f.unexpected_count) for f in findings] == [
+        ("a", True, None),
+        ("b", False, 2),
+    ]
+    assert sorted(findings[1].examples) == [1.1, 1.2]
+
+
+def test_the_fingerprint_threshold_is_the_processes_again_after_the_validation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """review19d: a user's own Great Expectations in the same process keeps its
+    fingerprints: HASH_THRESHOLD is FINGERPRINT_BYTES inside no_fingerprints, nested
+    or overlapping blocks included, and the value it had before after the last ends."""
+    import great_expectations.execution_engine.pandas_execution_engine as engine
+
+    from judge_bias.warehouse.gx import FINGERPRINT_BYTES, no_fingerprints
+
+    monkeypatch.setattr(engine, "HASH_THRESHOLD", 12345)
+    with no_fingerprints():
+        assert engine.HASH_THRESHOLD == FINGERPRINT_BYTES
+        with no_fingerprints():
+            assert engine.HASH_THRESHOLD == FINGERPRINT_BYTES
+        assert engine.HASH_THRESHOLD == FINGERPRINT_BYTES  # the outer block still runs
+    assert engine.HASH_THRESHOLD == 12345
+    with pytest.raises(RuntimeError), no_fingerprints():
+        raise RuntimeError("a failed validation restores it too")
+    assert engine.HASH_THRESHOLD == 12345

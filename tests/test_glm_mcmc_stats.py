@@ -22,6 +22,17 @@ from judge_bias.glm.fit import _scalars
 RTOL = 1e-12
 
 
+@pytest.fixture(autouse=True)
+def arviz_without_numba():
+    """ArviZ as the install runs it: numba is only in requirements-dev.lock, and
+    without it ArviZ's variances are np.var's (with it, a one-pass sum: review19b)."""
+    was = az.Numba.numba_flag
+    az.Numba.disable_numba()
+    yield
+    if was:
+        az.Numba.enable_numba()
+
+
 def ar1(rng, chains, draws, k, phi, scale=1.0, loc=0.0):
     x = np.empty((chains, draws, k))
     x[:, 0] = rng.standard_normal((chains, k))

@@ -6,11 +6,12 @@ functions at import), and the GLMs use five of its functions: the summary's
 mean, sd, HDI, MCSE, bulk and tail ESS and rank-normalised split R-hat
 (``summary``), the folded and mean ESS (``ess``) and PSIS (``psislw``). They
 are ArviZ 0.23's algorithms, written again here on numpy and scipy, in
-ArviZ's order of operations: with numba installed (as here) ArviZ computes a
-variance as ``E[x^2] - E[x]^2`` summed left to right (its
-``stats_variance_1d``), and so does ``_var`` (a cumulative sum adds in the
-same order). tests/test_glm_mcmc_stats.py checks every statistic against
-ArviZ itself on fitted and on simulated draws (constant ones too: the same
+ArviZ's order of operations as it runs without numba (the install's:
+numba is only in requirements-dev.lock), a variance by ``np.var``; with numba
+ArviZ takes ``E[x^2] - E[x]^2`` in one pass, which differs in the last bits
+(1e-12 relative in an MCSE, more when the mean is large beside the sd:
+review19b). tests/test_glm_mcmc_stats.py checks every statistic against
+ArviZ itself with its numba route off on fitted and on simulated draws (constant ones too: the same
 RuntimeWarnings, which glm_fits.notes counts).
 
 Draws come as (chains, draws) arrays per scalar, as ArviZ's ``(chain, draw,
@@ -40,16 +41,14 @@ TAIL_PROBS = (0.05, 0.95)
 
 
 def _var(x: np.ndarray, ddof: int = 0) -> float:
-    """ArviZ's variance with numba (stats_variance_1d): sums taken left to right."""
-    n = len(x)
-    a = np.cumsum(x)[-1]
-    b = np.cumsum(x * x)[-1]
-    v = b / n - (a / n) ** 2
-    return v * (n / (n - ddof))
+    """ArviZ's variance without numba (``np.var``, two passes): the install's
+    (numba is not in requirements.lock), and more accurate than numba's one-pass
+    ``E[x^2] - E[x]^2`` when the mean is large beside the sd (review19b)."""
+    return float(np.var(x, ddof=ddof))
 
 
 def _row_vars(x: np.ndarray, ddof: int) -> np.ndarray:
-    return np.array([_var(row, ddof) for row in x])
+    return np.var(x, axis=1, ddof=ddof)
 
 
 def _invalid(x: np.ndarray, min_chains: int = 1, min_draws: int = 4) -> bool:

@@ -6,7 +6,8 @@ count-weighted sum of each group's one-row elpd, and the standard error uses
 the count-weighted variance over rows; the numbers equal ArviZ's ``loo`` and
 ``waic`` on the row-level log-likelihood matrix (checked in the tests) while
 PSIS runs once per group instead of once per row. The relative efficiency
-``reff`` is ArviZ's: the mean relative ESS of the posterior's variables.
+``reff`` is ArviZ's: the mean relative ESS of the posterior's variables (ArviZ's
+algorithms in glm.mcmc_stats, without its import).
 """
 
 from __future__ import annotations
@@ -18,13 +19,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from judge_bias.glm import mcmc_stats
 from judge_bias.glm.lazy import module
 
 if TYPE_CHECKING:
-    import arviz as az
     import scipy.special as special
 else:
-    az = module("arviz")
     special = module("scipy.special")
 
 PARETO_K_LIMIT = 0.7
@@ -37,10 +37,13 @@ def relative_efficiency(samples: dict[str, np.ndarray]) -> float:
     chains, draws = first.shape[:2]
     if chains == 1:
         return 1.0
-    ess = az.ess(az.convert_to_dataset(samples), method="mean")
-    return float(
-        np.hstack([ess[v].values.ravel() for v in ess.data_vars]).mean() / (chains * draws)
-    )
+    ess = [
+        mcmc_stats.ess_mean(x[:, :, j])
+        for value in samples.values()
+        for x in [np.asarray(value).reshape(chains, draws, -1)]
+        for j in range(x.shape[2])
+    ]
+    return float(np.hstack(ess).mean() / (chains * draws))
 
 
 def _weighted_se(values: np.ndarray, n: np.ndarray) -> float:
@@ -71,7 +74,7 @@ def pointwise(log_lik_chunks: Iterable[np.ndarray], reff: float) -> dict[str, np
         ll = np.asarray(chunk, dtype=np.float64).T  # (groups, draws)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the Pareto k are reported, not warned
-            log_w, k = az.psislw(-ll, reff)
+            log_w, k = mcmc_stats.psislw(-ll, reff)
         parts["loo_i"].append(special.logsumexp(log_w + ll, axis=1))
         parts["lppd_i"].append(special.logsumexp(ll, axis=1) - np.log(ll.shape[1]))
         parts["var_i"].append(ll.var(axis=1))

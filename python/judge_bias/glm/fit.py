@@ -3,9 +3,9 @@
 The sampler is ``sampler.py``'s: started at the posterior mode with a Laplace
 mass matrix (or a block one from the curvature), each chain one compiled
 program run two threads at a time (no extra processes); the seed is fixed and
-stored with the fit. The
-diagnostics are ArviZ's (rank-normalised split r_hat, bulk and tail ESS,
-MCSE) plus the sampler's divergences and the energy BFMI per chain.
+stored with the fit. The diagnostics are ArviZ's (rank-normalised split r_hat,
+bulk and tail ESS, MCSE; ArviZ's algorithms in glm.mcmc_stats, without its
+import) plus the sampler's divergences and the energy BFMI per chain.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from judge_bias.glm import mcmc_stats
 from judge_bias.glm.centring import grader_centring
 from judge_bias.glm.data import CountData
 from judge_bias.glm.lazy import module
@@ -25,14 +26,12 @@ from judge_bias.glm.progress import progress
 from judge_bias.settings import CI_LEVEL
 
 if TYPE_CHECKING:
-    import arviz as az
     import jax
     import pandas as pd
     import scipy.stats as stats
 
     from judge_bias.glm import sampler
 else:
-    az = module("arviz")
     jax = module("jax")
     stats = module("scipy.stats")
     # the sampler (JAX) only when a model is fitted
@@ -231,21 +230,32 @@ def run(spec: ModelSpec, data: CountData, priors: Priors, settings: FitSettings)
     return run_batch(spec, [data], priors, settings)[0]
 
 
+def _scalars(posterior: dict[str, np.ndarray]) -> tuple[np.ndarray, list[str]]:
+    """Every scalar of every (chains, draws, ...) array side by side, (chains,
+    draws, k), and ArviZ's name of each (``x``, ``x[0]``, ``x[0, 1]``)."""
+    arrays, labels = [], []
+    for name, value in posterior.items():
+        value = np.asarray(value)
+        arrays.append(value.reshape(value.shape[0], value.shape[1], -1))
+        shape = value.shape[2:]
+        labels += [f"{name}[{', '.join(map(str, i))}]" if shape else name
+                   for i in np.ndindex(*shape)]  # fmt: skip
+    return np.concatenate(arrays, axis=-1), labels
+
+
 def summary(fit: Fit, arrays: dict[str, np.ndarray] | None = None) -> pd.DataFrame:
     """ArviZ's summary (mean, sd, HDI at ci_level, MCSE, ESS, r_hat) of the
     reported effects, or of ``arrays`` ((chains, draws, ...) each) when given,
-    unrounded."""
+    unrounded: ``mcmc_stats.summary``, ArviZ's numbers without its import."""
     posterior = (
         arrays
         if arrays is not None
         else {k: v for k, v in fit.samples.items() if k in fit.spec.effects}
     )
-    # round_to="none": ArviZ rounds to 3 decimals by default, which published
-    # means and HDIs to 0.001 and an MCSE under 0.0005 as 0
-    return az.summary(
-        az.convert_to_dataset(posterior), hdi_prob=fit.settings.ci_level, kind="all",
-        round_to="none",
-    )  # fmt: skip
+    draws, labels = _scalars(posterior)
+    table = mcmc_stats.summary(draws, fit.settings.ci_level)
+    table.index = labels
+    return table
 
 
 def chance_exceedances(
@@ -276,9 +286,8 @@ def chance_exceedances(
 
 def folded_ess(fit: Fit) -> np.ndarray:
     """ArviZ's folded ESS of every reported effect's scalars."""
-    posterior = {k: v for k, v in fit.samples.items() if k in fit.spec.effects}
-    ess = az.ess(az.convert_to_dataset(posterior), method="folded")
-    return np.concatenate([np.ravel(ess[k].values) for k in posterior])
+    draws, _ = _scalars({k: v for k, v in fit.samples.items() if k in fit.spec.effects})
+    return np.array([mcmc_stats.ess_folded(draws[:, :, j]) for j in range(draws.shape[2])])
 
 
 def diagnostics(fit: Fit, table) -> dict[str, object]:

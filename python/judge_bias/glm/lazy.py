@@ -1,11 +1,12 @@
 """Modules imported on first use (issue 34).
 
-JAX, numpyro, ArviZ, SciPy and krippendorff take about 3 CPU s to import. Every
-build runs int_glm_results, and with no GLM requested (glm_models: none, the
-test suite's setting) it fits nothing: it only writes a "not requested" row per
-model, which needs the registry (``models.MODELS``) and the settings, none of
-these libraries. The GLM modules name them through ``module(name)``, a stand-in
-that imports the module when one of its attributes is first read.
+JAX, numpyro, SciPy and krippendorff take seconds to import (ArviZ is not
+imported: glm.mcmc_stats). Every build runs int_glm_results, and with no GLM
+requested (glm_models: none, the test suite's setting) it fits nothing: it
+only writes a "not requested" row per model, which needs the registry
+(``models.MODELS``) and the settings, none of these libraries. The GLM
+modules name them through ``module(name)``, a stand-in that imports the module
+when one of its attributes is first read.
 
 Every GLM runs in double precision (glm.sampler): JAX's ``jax_enable_x64`` is
 set before the stand-in of a JAX or numpyro module hands out its first

@@ -31,8 +31,9 @@ from judge_bias.agreement.correlation_notes import correlation_notes
 from judge_bias.agreement.measures import (
     CORRELATIONS,
     JUDGE_HUMAN_COLUMNS,
+    TABLE_SKIPPED,
     Z95,
-    correlations_from_table,
+    correlations_from_cells,
     frame,
 )
 from judge_bias.limits import Budget
@@ -143,13 +144,13 @@ def _group_row(cells: pd.DataFrame, sums: dict[str, np.ndarray]) -> dict[str, An
     x, y, w = (cells[c].to_numpy(dtype=float) for c in ("x", "y", "w"))
     xs, xi = np.unique(x, return_inverse=True)
     ys, yi = np.unique(y, return_inverse=True)
-    table = np.zeros((xs.size, ys.size))
-    np.add.at(table, (xi, yi), w)
-    stats_: dict[str, Any] = correlations_from_table(xs, ys, table)
+    stats_: dict[str, Any] = correlations_from_cells(xs, ys, xi, yi, w)
     if np.isfinite(stats_.get("pearson", np.nan)):
         n = stats_["n"]
-        rank_x = (np.cumsum(table.sum(axis=1)) - (table.sum(axis=1) - 1.0) / 2.0)[xi]
-        rank_y = (np.cumsum(table.sum(axis=0)) - (table.sum(axis=0) - 1.0) / 2.0)[yi]
+        row_tot = np.bincount(xi, weights=w, minlength=xs.size)
+        col_tot = np.bincount(yi, weights=w, minlength=ys.size)
+        rank_x = (np.cumsum(row_tot) - (row_tot - 1.0) / 2.0)[xi]
+        rank_y = (np.cumsum(col_tot) - (col_tot - 1.0) / 2.0)[yi]
         out: dict[str, Any] = {"n_prompts": int(np.count_nonzero(sums["n"] > 0))}
         for name, value, cx, cy, keys, base in (
             ("pearson", stats_["pearson"], x, y, MOMENTS, 1.0),
@@ -161,7 +162,9 @@ def _group_row(cells: pd.DataFrame, sums: dict[str, np.ndarray]) -> dict[str, An
             low, high = fisher_interval(value, inflation * base / (n - 3.0), Z95)
             out |= {f"{name}_design_effect": deff, f"{name}_ci_low": low, f"{name}_ci_high": high}
         stats_ |= out
-    return stats_ | {"notes": correlation_notes(stats_, x, y, w, CORRELATIONS)}
+    notes = correlation_notes(stats_, x, y, w, CORRELATIONS)
+    stats_.pop(TABLE_SKIPPED, None)
+    return stats_ | {"notes": notes}
 
 
 def _fetch(rel: Any, sql: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:

@@ -62,20 +62,34 @@ def test_past_the_cap_pearson_and_spearman_are_the_tables_and_scipys(
 
 
 def test_continuous_scores_build_no_table_and_say_so(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Continuous judge scores against 1,000 human levels (about 1,000 x 1,000 levels a
-    judge, over a cap of 10,000 cells here; the default cap is a quarter of the
-    memory budget): both judge_human routes (the warehouse's sums, and the rows' one)
-    have finite Pearson and Spearman equal to scipy's per judge, null Kendall and
-    gamma, the note, and no column beyond the mart's."""
-    assert measures.Budget().bytes // 4 >= measures.MAX_TABLE_CELLS * 12 * 8
-    monkeypatch.setattr(measures, "MAX_TABLE_CELLS", 10_000)
+    """Continuous judge scores against 1,000 human levels, some pairs twice (weights):
+    past the cap (the build's memory_budget for the warehouse's route; 10,000 cells
+    for the rows' route here) both judge_human routes have n, Pearson, Spearman, their
+    intervals and design effects equal to the table route's (1e-12), Pearson and
+    Spearman equal to scipy's on the rows, null Kendall and gamma, the note, and no
+    column beyond the mart's."""
+    assert measures.Budget().bytes // 4 >= measures.MAX_TABLE_CELLS * measures.TABLE_CELL_BYTES
     rows = _pairs(4_000, 1_000)
+    rows = pd.concat([rows, rows.sample(frac=0.3, random_state=1)], ignore_index=True)
     distinct = _distinct(rows)
-    sums = judge_human_from_sums(duckdb.connect().from_df(distinct))
+    assert distinct["n_rows"].max() > 1
+    table_sums = judge_human_from_sums(duckdb.connect().from_df(distinct))
+    table_plain = measures.judge_human_agreement(distinct)
+    assert table_sums["kendall_tau_b"].notna().all()  # under the default cap: the table
+    small = measures.Budget(bytes=4 * measures.TABLE_CELL_BYTES * 10_000)
+    sums = judge_human_from_sums(duckdb.connect().from_df(distinct), small)
+    monkeypatch.setattr(measures, "MAX_TABLE_CELLS", 10_000)
     plain = measures.judge_human_agreement(distinct)
-    for mart in (sums, plain):
-        got = mart[mart["dimension"] == "d"].set_index("judge")
+    same = ["n", "n_prompts"] + [
+        f"{c}{suffix}"
+        for c in ("pearson", "spearman")
+        for suffix in ("", "_ci_low", "_ci_high", "_design_effect")
+    ]
+    for mart, table in ((sums, table_sums), (plain, table_plain)):
         assert measures.TABLE_SKIPPED not in mart.columns
+        assert list(mart.columns) == list(table.columns)
+        pd.testing.assert_frame_equal(mart[same], table[same], rtol=1e-12, check_dtype=False)
+        got = mart[mart["dimension"] == "d"].set_index("judge")
         for judge, part in rows.groupby("judge"):
             x, y = part["judge_score_norm"], part["human_score_norm"]
             assert got.loc[judge, "pearson"] == pytest.approx(stats.pearsonr(x, y)[0], rel=1e-10)
@@ -84,4 +98,5 @@ def test_continuous_scores_build_no_table_and_say_so(monkeypatch: pytest.MonkeyP
             assert np.isnan(got.loc[judge, "kendall_tau_b"])
             assert np.isnan(got.loc[judge, "gk_gamma"])
             assert "kendall_tau_b and gk_gamma null" in got.loc[judge, "notes"]
+            assert "over 10,000 cells" in got.loc[judge, "notes"]
             assert "no interval for kendall" not in got.loc[judge, "notes"]

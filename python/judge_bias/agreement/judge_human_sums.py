@@ -5,7 +5,7 @@ things per judge x dimension (and per judge, the ``all`` row):
 
 - the contingency table of (judge score, human score) with the ratings in each
   cell: Spearman, Pearson, Kendall tau-b, gamma and their Fisher intervals
-  (``correlations_from_table``), the design effects' independent-rows variance
+  (``correlations_from_cells``), the design effects' independent-rows variance
   and the notes;
 - per prompt, the sums n, x, y, x^2, y^2, xy of the scores and of their midranks
   (Spearman): a prompt's total influence T_g (``clustered_correlation``) is
@@ -31,6 +31,7 @@ from judge_bias.agreement.correlation_notes import correlation_notes
 from judge_bias.agreement.measures import (
     CORRELATIONS,
     JUDGE_HUMAN_COLUMNS,
+    TABLE_CELL_BYTES,
     TABLE_SKIPPED,
     Z95,
     correlations_from_cells,
@@ -139,12 +140,14 @@ def design_effect_from_sums(
     return clustered / independent
 
 
-def _group_row(cells: pd.DataFrame, sums: dict[str, np.ndarray]) -> dict[str, Any]:
+def _group_row(
+    cells: pd.DataFrame, sums: dict[str, np.ndarray], max_cells: int | None = None
+) -> dict[str, Any]:
     """The statistics of one group from its cells (x, y, w) and per-prompt sums."""
     x, y, w = (cells[c].to_numpy(dtype=float) for c in ("x", "y", "w"))
     xs, xi = np.unique(x, return_inverse=True)
     ys, yi = np.unique(y, return_inverse=True)
-    stats_: dict[str, Any] = correlations_from_cells(xs, ys, xi, yi, w)
+    stats_: dict[str, Any] = correlations_from_cells(xs, ys, xi, yi, w, max_cells)
     if np.isfinite(stats_.get("pearson", np.nan)):
         n = stats_["n"]
         row_tot = np.bincount(xi, weights=w, minlength=xs.size)
@@ -186,10 +189,12 @@ def judge_human_from_sums(relation: Any, budget: Budget | None = None) -> pd.Dat
     rel = as_duckdb(relation)
     budget = budget or Budget()
     parts = parts_of(rel, "judge", budget.bytes // 4 // SUM_BYTES, SUM_ROWS)
-    return frame([row for part in parts for row in _part_rows(part)], JUDGE_HUMAN_COLUMNS)
+    max_cells = budget.bytes // 4 // TABLE_CELL_BYTES
+    rows = [row for part in parts for row in _part_rows(part, max_cells)]
+    return frame(rows, JUDGE_HUMAN_COLUMNS)
 
 
-def _part_rows(rel: Any) -> list[dict[str, Any]]:
+def _part_rows(rel: Any, max_cells: int | None = None) -> list[dict[str, Any]]:
     """The mart's rows of the judges of ``rel``, judges sorted."""
     cells = query(
         rel,
@@ -214,7 +219,7 @@ def _part_rows(rel: Any) -> list[dict[str, Any]]:
         mine = groups[groups["judge"] == judge]
         per_judge[judge] = [
             {"judge": judge, "dimension": dimension}
-            | _group_row(by_group[(judge, dimension)], sums_of(dim_key, dim_sums, k))
+            | _group_row(by_group[(judge, dimension)], sums_of(dim_key, dim_sums, k), max_cells)
             for dimension, k in sorted(zip(mine["dimension"], mine["key"].astype(int), strict=True))
         ]
     del dim_key, dim_sums, by_group
@@ -222,6 +227,6 @@ def _part_rows(rel: Any) -> list[dict[str, Any]]:
     all_key, all_sums = _fetch(rel, _prompt_sums_sql("judge", judge_keys))
     rows = []
     for judge in sorted(jkey):
-        stats_ = _group_row(by_judge[judge], sums_of(all_key, all_sums, jkey[judge]))
+        stats_ = _group_row(by_judge[judge], sums_of(all_key, all_sums, jkey[judge]), max_cells)
         rows += [*per_judge[judge], {"judge": judge, "dimension": "all"} | stats_]
     return rows

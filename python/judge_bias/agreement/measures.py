@@ -274,25 +274,34 @@ def correlations_from_table(xs: np.ndarray, ys: np.ndarray, table: np.ndarray) -
     return out
 
 
-# a contingency table's concordance (_concordance, gamma's standard error: about a
-# dozen arrays of the table's size, 8 bytes a cell) within a quarter of the default
-# memory budget: a judge and a human score of thousands of levels each (continuous
-# scores) asked for tens of GB (review19a: 150,000 x 150,000 levels, 168 GiB)
-MAX_TABLE_CELLS = Budget().bytes // 4 // (12 * 8)
+# bytes a contingency table's cell costs (_concordance, gamma's standard error: about
+# a dozen arrays of the table's size, 8 bytes a cell; 12.3 measured by review19e)
+TABLE_CELL_BYTES = 13 * 8
+# the table within a quarter of the memory budget (the default's here: 4.8M cells;
+# judge_human_from_sums passes the build's): a judge and a human score of thousands
+# of levels each (continuous scores) asked for tens of GB (review19a: 150,000 x
+# 150,000 levels, 168 GiB)
+MAX_TABLE_CELLS = Budget().bytes // 4 // TABLE_CELL_BYTES
 # the stats' key of the note saying the table-based statistics were not computed
 # (correlation_notes reads it; the callers drop it from the row)
 TABLE_SKIPPED = "_table_skipped"
 
 
 def correlations_from_cells(
-    xs: np.ndarray, ys: np.ndarray, xi: np.ndarray, yi: np.ndarray, w: np.ndarray
+    xs: np.ndarray,
+    ys: np.ndarray,
+    xi: np.ndarray,
+    yi: np.ndarray,
+    w: np.ndarray,
+    max_cells: int | None = None,
 ) -> dict:
     """correlations_from_table's statistics of the pairs' cells (the x and y levels,
-    each pair's level codes, its count); when the table would be over
-    MAX_TABLE_CELLS, Pearson and Spearman from the cells alone (the same values:
-    the midranks come from the levels' totals) and Kendall's tau-b and gamma null,
-    with TABLE_SKIPPED saying why."""
-    if xs.size * ys.size <= MAX_TABLE_CELLS:
+    each pair's level codes, its count); when the table would be over ``max_cells``
+    (default MAX_TABLE_CELLS), Pearson and Spearman from the cells alone (the same
+    values: the midranks come from the levels' totals) and Kendall's tau-b and gamma
+    null, with TABLE_SKIPPED saying why."""
+    cap = MAX_TABLE_CELLS if max_cells is None else max_cells
+    if xs.size * ys.size <= cap:
         table = np.zeros((xs.size, ys.size))
         np.add.at(table, (xi, yi), w)
         return correlations_from_table(xs, ys, table)
@@ -316,7 +325,8 @@ def correlations_from_cells(
     }  # fmt: skip
     out[TABLE_SKIPPED] = (
         f"kendall_tau_b and gk_gamma null: {xs.size:,} x {ys.size:,} score levels, "
-        f"a contingency table over {MAX_TABLE_CELLS:,} cells (a quarter of the memory budget)"
+        f"a contingency table over {cap:,} cells (a quarter of memory_budget at "
+        f"{TABLE_CELL_BYTES} bytes a cell; raise it with --vars '{{memory_budget: ...}}')"
     )
     return out
 

@@ -63,9 +63,9 @@ def test_past_the_cap_pearson_and_spearman_are_the_tables_and_scipys(
 
 def test_continuous_scores_build_no_table_and_say_so(monkeypatch: pytest.MonkeyPatch) -> None:
     """Continuous judge scores against 1,000 human levels, some pairs twice (weights):
-    past the cap (the build's memory_budget for the warehouse's route; 10,000 cells
-    for the rows' route here) both judge_human routes have n, Pearson, Spearman, their
-    intervals and design effects equal to the table route's (1e-12), Pearson and
+    past the cap (the build's memory_budget for the warehouse's route; the default
+    for the rows' route; here 100,000 cells) both judge_human routes have n,
+    Pearson, Spearman, their intervals and design effects equal to the table route's (1e-12), Pearson and
     Spearman equal to scipy's on the rows, null Kendall and gamma, the note, and no
     column beyond the mart's."""
     assert measures.Budget().bytes // 4 >= measures.MAX_TABLE_CELLS * measures.TABLE_CELL_BYTES
@@ -76,9 +76,9 @@ def test_continuous_scores_build_no_table_and_say_so(monkeypatch: pytest.MonkeyP
     table_sums = judge_human_from_sums(duckdb.connect().from_df(distinct))
     table_plain = measures.judge_human_agreement(distinct)
     assert table_sums["kendall_tau_b"].notna().all()  # under the default cap: the table
-    small = measures.Budget(bytes=4 * measures.TABLE_CELL_BYTES * 10_000)
+    small = measures.Budget(bytes=4 * measures.TABLE_CELL_BYTES * 100_000)
     sums = judge_human_from_sums(duckdb.connect().from_df(distinct), small)
-    monkeypatch.setattr(measures, "MAX_TABLE_CELLS", 10_000)
+    monkeypatch.setattr(measures, "MAX_TABLE_CELLS", 100_000)
     plain = measures.judge_human_agreement(distinct)
     same = ["n", "n_prompts"] + [
         f"{c}{suffix}"
@@ -98,5 +98,5 @@ def test_continuous_scores_build_no_table_and_say_so(monkeypatch: pytest.MonkeyP
             assert np.isnan(got.loc[judge, "kendall_tau_b"])
             assert np.isnan(got.loc[judge, "gk_gamma"])
             assert "kendall_tau_b and gk_gamma null" in got.loc[judge, "notes"]
-            assert "over 10,000 cells" in got.loc[judge, "notes"]
+            assert "over 100,000 cells" in got.loc[judge, "notes"]
             assert "no interval for kendall" not in got.loc[judge, "notes"]

@@ -31,6 +31,7 @@ from judge_bias.agreement.correlation_notes import correlation_notes
 from judge_bias.agreement.measures import (
     CORRELATIONS,
     JUDGE_HUMAN_COLUMNS,
+    MIN_TABLE_CELLS,
     TABLE_CELL_BYTES,
     TABLE_SKIPPED,
     Z95,
@@ -189,7 +190,7 @@ def judge_human_from_sums(relation: Any, budget: Budget | None = None) -> pd.Dat
     rel = as_duckdb(relation)
     budget = budget or Budget()
     parts = parts_of(rel, "judge", budget.bytes // 4 // SUM_BYTES, SUM_ROWS)
-    max_cells = budget.bytes // 4 // TABLE_CELL_BYTES
+    max_cells = max(budget.bytes // 4 // TABLE_CELL_BYTES, MIN_TABLE_CELLS)
     rows = [row for part in parts for row in _part_rows(part, max_cells)]
     return frame(rows, JUDGE_HUMAN_COLUMNS)
 

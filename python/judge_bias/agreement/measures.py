@@ -282,6 +282,9 @@ TABLE_CELL_BYTES = 13 * 8
 # of levels each (continuous scores) asked for tens of GB (review19a: 150,000 x
 # 150,000 levels, 168 GiB)
 MAX_TABLE_CELLS = Budget().bytes // 4 // TABLE_CELL_BYTES
+# and never under 256 x 256 levels (7 MB): a budget small enough to split the judges
+# into parts (the tests') still gets every correlation of a few-level scale
+MIN_TABLE_CELLS = 256 * 256
 # the stats' key of the note saying the table-based statistics were not computed
 # (correlation_notes reads it; the callers drop it from the row)
 TABLE_SKIPPED = "_table_skipped"

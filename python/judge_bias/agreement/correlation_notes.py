@@ -31,8 +31,11 @@ def correlation_notes(
         else:
             reason = "undefined on these data"
         return f"correlations null: {reason}"
-    notes = []
+    skipped = stats_.get("_table_skipped")  # measures.TABLE_SKIPPED
+    notes = [skipped] if skipped else []
     no_ci = [nm for nm in names if not np.isfinite(stats_.get(f"{nm}_ci_low", np.nan))]
+    if skipped:
+        no_ci = [nm for nm in no_ci if nm not in ("kendall_tau_b", "gk_gamma")]
     at_one = [nm for nm in no_ci if abs(stats_.get(nm, 0.0)) >= 1]
     if at_one:
         notes.append(f"{', '.join(at_one)} at +-1: no Fisher interval")

@@ -5,7 +5,7 @@ things per judge x dimension (and per judge, the ``all`` row):
 
 - the contingency table of (judge score, human score) with the ratings in each
   cell: Spearman, Pearson, Kendall tau-b, gamma and their Fisher intervals
-  (``correlations_from_table``), the design effects' independent-rows variance
+  (``correlations_from_cells``), the design effects' independent-rows variance
   and the notes;
 - per prompt, the sums n, x, y, x^2, y^2, xy of the scores and of their midranks
   (Spearman): a prompt's total influence T_g (``clustered_correlation``) is
@@ -31,8 +31,11 @@ from judge_bias.agreement.correlation_notes import correlation_notes
 from judge_bias.agreement.measures import (
     CORRELATIONS,
     JUDGE_HUMAN_COLUMNS,
+    MIN_TABLE_CELLS,
+    TABLE_CELL_BYTES,
+    TABLE_SKIPPED,
     Z95,
-    correlations_from_table,
+    correlations_from_cells,
     frame,
 )
 from judge_bias.limits import Budget
@@ -138,18 +141,20 @@ def design_effect_from_sums(
     return clustered / independent
 
 
-def _group_row(cells: pd.DataFrame, sums: dict[str, np.ndarray]) -> dict[str, Any]:
+def _group_row(
+    cells: pd.DataFrame, sums: dict[str, np.ndarray], max_cells: int | None = None
+) -> dict[str, Any]:
     """The statistics of one group from its cells (x, y, w) and per-prompt sums."""
     x, y, w = (cells[c].to_numpy(dtype=float) for c in ("x", "y", "w"))
     xs, xi = np.unique(x, return_inverse=True)
     ys, yi = np.unique(y, return_inverse=True)
-    table = np.zeros((xs.size, ys.size))
-    np.add.at(table, (xi, yi), w)
-    stats_: dict[str, Any] = correlations_from_table(xs, ys, table)
+    stats_: dict[str, Any] = correlations_from_cells(xs, ys, xi, yi, w, max_cells)
     if np.isfinite(stats_.get("pearson", np.nan)):
         n = stats_["n"]
-        rank_x = (np.cumsum(table.sum(axis=1)) - (table.sum(axis=1) - 1.0) / 2.0)[xi]
-        rank_y = (np.cumsum(table.sum(axis=0)) - (table.sum(axis=0) - 1.0) / 2.0)[yi]
+        row_tot = np.bincount(xi, weights=w, minlength=xs.size)
+        col_tot = np.bincount(yi, weights=w, minlength=ys.size)
+        rank_x = (np.cumsum(row_tot) - (row_tot - 1.0) / 2.0)[xi]
+        rank_y = (np.cumsum(col_tot) - (col_tot - 1.0) / 2.0)[yi]
         out: dict[str, Any] = {"n_prompts": int(np.count_nonzero(sums["n"] > 0))}
         for name, value, cx, cy, keys, base in (
             ("pearson", stats_["pearson"], x, y, MOMENTS, 1.0),
@@ -161,7 +166,9 @@ def _group_row(cells: pd.DataFrame, sums: dict[str, np.ndarray]) -> dict[str, An
             low, high = fisher_interval(value, inflation * base / (n - 3.0), Z95)
             out |= {f"{name}_design_effect": deff, f"{name}_ci_low": low, f"{name}_ci_high": high}
         stats_ |= out
-    return stats_ | {"notes": correlation_notes(stats_, x, y, w, CORRELATIONS)}
+    notes = correlation_notes(stats_, x, y, w, CORRELATIONS)
+    stats_.pop(TABLE_SKIPPED, None)
+    return stats_ | {"notes": notes}
 
 
 def _fetch(rel: Any, sql: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
@@ -183,10 +190,12 @@ def judge_human_from_sums(relation: Any, budget: Budget | None = None) -> pd.Dat
     rel = as_duckdb(relation)
     budget = budget or Budget()
     parts = parts_of(rel, "judge", budget.bytes // 4 // SUM_BYTES, SUM_ROWS)
-    return frame([row for part in parts for row in _part_rows(part)], JUDGE_HUMAN_COLUMNS)
+    max_cells = max(budget.bytes // 4 // TABLE_CELL_BYTES, MIN_TABLE_CELLS)
+    rows = [row for part in parts for row in _part_rows(part, max_cells)]
+    return frame(rows, JUDGE_HUMAN_COLUMNS)
 
 
-def _part_rows(rel: Any) -> list[dict[str, Any]]:
+def _part_rows(rel: Any, max_cells: int | None = None) -> list[dict[str, Any]]:
     """The mart's rows of the judges of ``rel``, judges sorted."""
     cells = query(
         rel,
@@ -211,7 +220,7 @@ def _part_rows(rel: Any) -> list[dict[str, Any]]:
         mine = groups[groups["judge"] == judge]
         per_judge[judge] = [
             {"judge": judge, "dimension": dimension}
-            | _group_row(by_group[(judge, dimension)], sums_of(dim_key, dim_sums, k))
+            | _group_row(by_group[(judge, dimension)], sums_of(dim_key, dim_sums, k), max_cells)
             for dimension, k in sorted(zip(mine["dimension"], mine["key"].astype(int), strict=True))
         ]
     del dim_key, dim_sums, by_group
@@ -219,6 +228,6 @@ def _part_rows(rel: Any) -> list[dict[str, Any]]:
     all_key, all_sums = _fetch(rel, _prompt_sums_sql("judge", judge_keys))
     rows = []
     for judge in sorted(jkey):
-        stats_ = _group_row(by_judge[judge], sums_of(all_key, all_sums, jkey[judge]))
+        stats_ = _group_row(by_judge[judge], sums_of(all_key, all_sums, jkey[judge]), max_cells)
         rows += [*per_judge[judge], {"judge": judge, "dimension": "all"} | stats_]
     return rows

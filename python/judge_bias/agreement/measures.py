@@ -28,6 +28,7 @@ from judge_bias.agreement.clustered_correlation import (
 )
 from judge_bias.agreement.correlation_notes import correlation_notes
 from judge_bias.agreement.headline_alpha import LEVELS, with_headline_alpha
+from judge_bias.limits import Budget
 
 Z95 = stats.norm.ppf(0.975)
 
@@ -273,6 +274,66 @@ def correlations_from_table(xs: np.ndarray, ys: np.ndarray, table: np.ndarray) -
     return out
 
 
+# bytes a contingency table's cell costs (_concordance, gamma's standard error: about
+# a dozen arrays of the table's size, 8 bytes a cell; 12.3 measured by review19e)
+TABLE_CELL_BYTES = 13 * 8
+# the table within a quarter of the memory budget (the default's here: 4.8M cells;
+# judge_human_from_sums passes the build's): a judge and a human score of thousands
+# of levels each (continuous scores) asked for tens of GB (review19a: 150,000 x
+# 150,000 levels, 168 GiB)
+MAX_TABLE_CELLS = Budget().bytes // 4 // TABLE_CELL_BYTES
+# and never under 256 x 256 levels (7 MB): a budget small enough to split the judges
+# into parts (the tests') still gets every correlation of a few-level scale
+MIN_TABLE_CELLS = 256 * 256
+# the stats' key of the note saying the table-based statistics were not computed
+# (correlation_notes reads it; the callers drop it from the row)
+TABLE_SKIPPED = "_table_skipped"
+
+
+def correlations_from_cells(
+    xs: np.ndarray,
+    ys: np.ndarray,
+    xi: np.ndarray,
+    yi: np.ndarray,
+    w: np.ndarray,
+    max_cells: int | None = None,
+) -> dict:
+    """correlations_from_table's statistics of the pairs' cells (the x and y levels,
+    each pair's level codes, its count); when the table would be over ``max_cells``
+    (default MAX_TABLE_CELLS), Pearson and Spearman from the cells alone (the same
+    values: the midranks come from the levels' totals) and Kendall's tau-b and gamma
+    null, with TABLE_SKIPPED saying why."""
+    cap = MAX_TABLE_CELLS if max_cells is None else max_cells
+    if xs.size * ys.size <= cap:
+        table = np.zeros((xs.size, ys.size))
+        np.add.at(table, (xi, yi), w)
+        return correlations_from_table(xs, ys, table)
+    row_tot = np.bincount(xi, weights=w, minlength=xs.size)
+    col_tot = np.bincount(yi, weights=w, minlength=ys.size)
+    n = int(round(row_tot.sum()))
+    out: dict = {"n": n}
+    nan = {k: np.nan for nm in CORRELATIONS for k in (nm, f"{nm}_ci_low", f"{nm}_ci_high")}
+    if n < 5 or (row_tot > 0).sum() < 2 or (col_tot > 0).sum() < 2:
+        return out | nan
+    rp = _weighted_pearson(xs[xi].astype(float), ys[yi].astype(float), w)
+    rs = _weighted_pearson(_midranks(row_tot)[xi], _midranks(col_tot)[yi], w)
+    out |= nan
+    out |= {
+        "spearman": rs,
+        **dict(zip(("spearman_ci_low", "spearman_ci_high"),
+                   _fisher_interval(rs, np.sqrt((1 + rs**2 / 2) / (n - 3))), strict=True)),
+        "pearson": rp,
+        **dict(zip(("pearson_ci_low", "pearson_ci_high"),
+                   _fisher_interval(rp, 1 / np.sqrt(n - 3)), strict=True)),
+    }  # fmt: skip
+    out[TABLE_SKIPPED] = (
+        f"kendall_tau_b and gk_gamma null: {xs.size:,} x {ys.size:,} score levels, "
+        f"a contingency table over {cap:,} cells (a quarter of memory_budget at "
+        f"{TABLE_CELL_BYTES} bytes a cell; raise it with --vars '{{memory_budget: ...}}')"
+    )
+    return out
+
+
 def correlations(x: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> dict:
     """Spearman, Pearson, Kendall tau-b and gamma with 95% intervals, on rows (or
     distinct pairs with their counts in ``weights``)."""
@@ -282,7 +343,10 @@ def correlations(x: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None
         return {"n": int(round(n))} | {
             k: np.nan for nm in names for k in (nm, f"{nm}_ci_low", f"{nm}_ci_high")
         }
-    return correlations_from_table(*contingency(x, y, weights))
+    xs, xi = distinct_inverse(x)
+    ys, yi = distinct_inverse(y)
+    w = np.ones(len(xi)) if weights is None else np.asarray(weights, dtype=float)
+    return correlations_from_cells(xs, ys, xi, yi, w)
 
 
 def segments(*codes: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int]]]:
@@ -334,6 +398,7 @@ def judge_human_agreement(fct: pd.DataFrame) -> pd.DataFrame:
                 stats_["pearson"], stats_["spearman"], stats_["n"], Z95,
             )  # fmt: skip
         notes = correlation_notes(stats_, x[a:b], y[a:b], weights, CORRELATIONS)
+        stats_.pop(TABLE_SKIPPED, None)
         return {"judge": judges[judge_code], "dimension": dimension} | stats_ | {"notes": notes}
 
     rows = []

@@ -65,9 +65,9 @@ def test_continuous_scores_build_no_table_and_say_so(monkeypatch: pytest.MonkeyP
     """Continuous judge scores against 1,000 human levels, some pairs twice (weights):
     past the cap (the build's memory_budget for the warehouse's route; the default
     for the rows' route; here 100,000 cells) both judge_human routes have n,
-    Pearson, Spearman, their intervals and design effects equal to the table route's (1e-12), Pearson and
-    Spearman equal to scipy's on the rows, null Kendall and gamma, the note, and no
-    column beyond the mart's."""
+    Pearson, Spearman, their intervals and design effects equal to the table
+    route's (1e-12), Pearson and Spearman equal to scipy's on the rows, null
+    Kendall and gamma, the note, and no column beyond the mart's."""
     assert measures.Budget().bytes // 4 >= measures.MAX_TABLE_CELLS * measures.TABLE_CELL_BYTES
     rows = _pairs(4_000, 1_000)
     rows = pd.concat([rows, rows.sample(frac=0.3, random_state=1)], ignore_index=True)

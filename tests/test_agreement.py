@@ -488,3 +488,40 @@ def test_alpha_on_many_levels_holds_no_values_by_values_matrix() -> None:
     between = 2.0 * n * ((v - v.mean()) ** 2).sum() / (n * (n - 1))
     assert got["alpha_interval"] == pytest.approx(1.0 - within / between, rel=1e-10)
     assert np.isfinite(got["alpha_ordinal"]) and np.isfinite(got["alpha_nominal"])
+
+
+@pytest.mark.parametrize(("labels_per_item", "n_items"), [(6, 1), (6, 2), (4, 200), (8, 50)])
+@pytest.mark.parametrize("value", [3.0, 0.1])
+def test_alpha_of_one_pairable_value_is_null(labels_per_item, n_items, value) -> None:
+    """Every pairable label one value (one unpaired label elsewhere): alpha undefined,
+    NaN at each level as the krippendorff package gives, never 1.0 (review19f: the
+    rounding of the counts or the mean made the expected disagreement ~1e-33 and
+    alpha 1.0 on these sizes)."""
+    rows = [
+        (f"p{i}", "m", "d", f"a{a}", value) for i in range(n_items) for a in range(labels_per_item)
+    ] + [("lone", "m", "d", "a0", 5.0)]
+    labels = pd.DataFrame(
+        rows, columns=["prompt_id", "model", "dimension", "annotator_id", "score"]
+    )
+    got = annotator_agreement(labels, ["prompt_id", "model", "dimension"])
+    for level in ("nominal", "ordinal", "interval"):
+        assert got[f"alpha_{level}"] is not None and np.isnan(got[f"alpha_{level}"])
+
+
+def test_interval_alpha_is_exact_at_a_mean_far_from_zero() -> None:
+    """Integer scores around 1e15 (review19f: one centring pass left 1.3e-6): equal to
+    the same scores shifted to 0, where nothing rounds (the alpha is shift-invariant)."""
+    rng = np.random.default_rng(12)
+    rows = []
+    for item in range(150):
+        centre = int(rng.integers(-5, 6))
+        for a in range(rng.integers(2, 5)):
+            rows.append((f"p{item}", "m", "d", f"a{a}", centre + int(rng.integers(-2, 3))))
+    labels = pd.DataFrame(
+        rows, columns=["prompt_id", "model", "dimension", "annotator_id", "score"]
+    )
+    near = annotator_agreement(labels, ["prompt_id", "model", "dimension"])
+    far = annotator_agreement(
+        labels.assign(score=labels["score"] + 1e15), ["prompt_id", "model", "dimension"]
+    )
+    assert far["alpha_interval"] == pytest.approx(near["alpha_interval"], rel=1e-13)

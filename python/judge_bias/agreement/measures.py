@@ -1,7 +1,7 @@
 """Agreement between annotators, and between judges and the human reference.
 
-- Annotators: Krippendorff's alpha (nominal, ordinal, interval) from the
-  ``krippendorff`` package, fed with per-item value counts; observed
+- Annotators: Krippendorff's alpha (nominal, ordinal, interval) from per-item
+  value counts, equal to the ``krippendorff`` package's (the tests' reference); observed
   agreement = share of items with at least two labels where all agree.
 - Judge vs human: Spearman (ties averaged), Pearson, Kendall tau-b and
   Goodman-Kruskal gamma, each with a 95% interval: Fisher z for Pearson,
@@ -137,7 +137,10 @@ def krippendorff_alpha(counts: scipy.sparse.csr_matrix, domain: np.ndarray, leve
     m = np.asarray(counts.sum(axis=1)).ravel()
     weighted = scipy.sparse.diags(1.0 / (m - 1.0)) @ counts
     o = (weighted.T @ counts).tocoo()
-    n_v = np.asarray(o.sum(axis=0)).ravel() - np.asarray(weighted.sum(axis=0)).ravel()
+    # o's column sums less its diagonal: the pairable values' counts, exactly
+    n_v = np.asarray(counts.sum(axis=0)).ravel()
+    if np.count_nonzero(n_v) < 2:  # every pairable label one value: undefined
+        return float("nan")
     total = n_v.sum()
     p = _positions(domain.astype(float), n_v, level)
     off = o.row != o.col
@@ -147,8 +150,9 @@ def krippendorff_alpha(counts: scipy.sparse.csr_matrix, domain: np.ndarray, leve
     else:
         observed = float((o.data[off] * (p[o.row[off]] - p[o.col[off]]) ** 2).sum())
         centred = p - (n_v * p).sum() / total  # no cancellation of two large sums
+        centred -= (n_v * centred).sum() / total  # the mean's rounding (review19f)
         expected = float(2.0 * total * (n_v * centred**2).sum())
-    if expected == 0:  # every pairable value one value: undefined (numpy's 0 / 0 before)
+    if expected == 0:  # underflow (values of 1e-300): undefined, as numpy's 0 / 0 was
         return float("nan")
     return float(1.0 - (total - 1.0) * observed / expected)
 

@@ -231,7 +231,15 @@ def _concordance(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def gamma_from_table(table: np.ndarray) -> tuple[float, float]:
     """Goodman-Kruskal gamma and its asymptotic standard error from a contingency table."""
-    conc, disc = _concordance(table)
+    return _gamma_from_concordance(table, *_concordance(table))
+
+
+def _gamma_from_concordance(
+    table: np.ndarray, conc: np.ndarray, disc: np.ndarray
+) -> tuple[float, float]:
+    """gamma_from_table given the table's ``_concordance`` (correlations_from_table
+    has it already: a second pass cost two cumulative sums and a dozen arrays of the
+    table's size)."""
     p, q = float((table * conc).sum()), float((table * disc).sum())
     if p + q == 0:
         return np.nan, np.nan
@@ -275,7 +283,7 @@ def correlations_from_table(xs: np.ndarray, ys: np.ndarray, table: np.ndarray) -
     ties_x = float((row_tot * (row_tot - 1)).sum()) / 2.0
     ties_y = float((col_tot * (col_tot - 1)).sum()) / 2.0
     tau = s_diff / np.sqrt((pairs - ties_x) * (pairs - ties_y))
-    gamma, gamma_se = gamma_from_table(table)
+    gamma, gamma_se = _gamma_from_concordance(table, conc, disc)
     intervals = {
         "spearman": (rs, _fisher_interval(rs, np.sqrt((1 + rs**2 / 2) / (n - 3)))),
         "pearson": (rp, _fisher_interval(rp, 1 / np.sqrt(n - 3))),

@@ -95,6 +95,29 @@ def _assert_frames_equal(got: pd.DataFrame, want: pd.DataFrame, key: list[str]) 
         )
 
 
+PROMPT_SUMS_KEY = ["judge", "dimension", "prompt_id"]
+ITEMS_KEY = ["judge", "framing", "prompt_id", "dimension"]
+
+
+def assert_prompt_sums_as_before(
+    fct: pd.DataFrame, rows: pd.DataFrame | None = None, **overrides
+) -> None:
+    """int_agreement_prompt_sums of ``fct`` equals the old grouping of ``rows``
+    (default ``fct``; the incremental route reads a subset)."""
+    got = _sql("int_agreement_prompt_sums", fct, **overrides)
+    _assert_frames_equal(got, old_prompt_sums(fct if rows is None else rows), PROMPT_SUMS_KEY)
+
+
+def assert_items_as_before(
+    fct: pd.DataFrame, rows: pd.DataFrame | None = None, **overrides
+) -> None:
+    """int_self_vs_peer_items of ``fct`` equals the in-memory route (self_vs_peer._items:
+    runs averaged by a pandas groupby of every row) on ``rows`` (default ``fct``)."""
+    got = _sql("int_self_vs_peer_items", fct, **overrides)
+    want = _items((fct if rows is None else rows).astype({"judge_score_norm": float}))
+    _assert_frames_equal(got, want, ITEMS_KEY)
+
+
 def test_ratings_reach_both_branches() -> None:
     """The data repeats some keys (the grouped branch) and not others (the
     pass-through), for each model's filter."""
@@ -115,8 +138,7 @@ def test_prompt_sums_equal_the_old_grouping(integer: bool, collide: bool, monkey
     if collide:
         monkeypatch.setitem(MACROS["duckdb"], "row_key_hash", lambda columns: "0")
     fct = repeated_ratings(integer=integer)
-    got = _sql("int_agreement_prompt_sums", fct)
-    _assert_frames_equal(got, old_prompt_sums(fct), ["judge", "dimension", "prompt_id"])
+    assert_prompt_sums_as_before(fct)
 
 
 @pytest.mark.parametrize("collide", [False, True])
@@ -129,9 +151,7 @@ def test_self_vs_peer_items_equal_the_old_grouping(
     if collide:
         monkeypatch.setitem(MACROS["duckdb"], "row_key_hash", lambda columns: "0")
     fct = repeated_ratings(integer=integer)
-    got = _sql("int_self_vs_peer_items", fct)
-    want = _items(fct.astype({"judge_score_norm": float}))
-    _assert_frames_equal(got, want, ["judge", "framing", "prompt_id", "dimension"])
+    assert_items_as_before(fct)
 
 
 def one_run(fct: pd.DataFrame) -> pd.DataFrame:
@@ -153,11 +173,8 @@ def test_one_run_passes_the_rows_through_unhashed(monkeypatch) -> None:
     monkeypatch.setitem(MACROS["duckdb"], "row_key_hash", failing_hash)
     fct = one_run(repeated_ratings())
     assert fct["run_id"].nunique() == 1 and len(fct) > 100
-    got = _sql("int_agreement_prompt_sums", fct)
-    _assert_frames_equal(got, old_prompt_sums(fct), ["judge", "dimension", "prompt_id"])
-    got = _sql("int_self_vs_peer_items", fct)
-    want = _items(fct.astype({"judge_score_norm": float}))
-    _assert_frames_equal(got, want, ["judge", "framing", "prompt_id", "dimension"])
+    assert_prompt_sums_as_before(fct)
+    assert_items_as_before(fct)
     with pytest.raises(duckdb.Error, match="one-run route hashed"):
         _sql("int_agreement_prompt_sums", repeated_ratings())
 
@@ -172,11 +189,8 @@ def test_one_run_among_the_filtered_rows_only(monkeypatch) -> None:
     fct = pd.concat([fct, extra], ignore_index=True)
     with monkeypatch.context() as patch:
         patch.setitem(MACROS["duckdb"], "row_key_hash", failing_hash)
-        got = _sql("int_agreement_prompt_sums", fct)
-    _assert_frames_equal(got, old_prompt_sums(fct), ["judge", "dimension", "prompt_id"])
-    got = _sql("int_self_vs_peer_items", fct)
-    want = _items(fct.astype({"judge_score_norm": float}))
-    _assert_frames_equal(got, want, ["judge", "framing", "prompt_id", "dimension"])
+        assert_prompt_sums_as_before(fct)
+    assert_items_as_before(fct)
 
 
 def test_a_null_run_beside_another_is_grouped() -> None:
@@ -188,11 +202,8 @@ def test_a_null_run_beside_another_is_grouped() -> None:
     again = fct.sample(frac=0.5, random_state=3).assign(run_id=None)
     again["judge_score_norm"] = 1 - again["judge_score_norm"]
     fct = pd.concat([fct, again], ignore_index=True)
-    got = _sql("int_agreement_prompt_sums", fct)
-    _assert_frames_equal(got, old_prompt_sums(fct), ["judge", "dimension", "prompt_id"])
-    got = _sql("int_self_vs_peer_items", fct)
-    want = _items(fct.astype({"judge_score_norm": float}))
-    _assert_frames_equal(got, want, ["judge", "framing", "prompt_id", "dimension"])
+    assert_prompt_sums_as_before(fct)
+    assert_items_as_before(fct)
 
 
 def test_incremental_condition_keeps_the_touched_prompts() -> None:
@@ -204,9 +215,6 @@ def test_incremental_condition_keeps_the_touched_prompts() -> None:
         "is_incremental": lambda: True,
         "load_prompt_condition": lambda: f"(prompt_id in {tuple(touched)})",
     }
-    got = _sql("int_agreement_prompt_sums", fct, **incremental)
-    want = old_prompt_sums(fct[fct["prompt_id"].isin(touched)])
-    _assert_frames_equal(got, want, ["judge", "dimension", "prompt_id"])
-    got = _sql("int_self_vs_peer_items", fct, **incremental)
-    want = _items(fct[fct["prompt_id"].isin(touched)].astype({"judge_score_norm": float}))
-    _assert_frames_equal(got, want, ["judge", "framing", "prompt_id", "dimension"])
+    rows = fct[fct["prompt_id"].isin(touched)]
+    assert_prompt_sums_as_before(fct, rows, **incremental)
+    assert_items_as_before(fct, rows, **incremental)

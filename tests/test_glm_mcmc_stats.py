@@ -142,3 +142,29 @@ def test_hdi_is_the_narrowest_interval_holding_the_mass():
     assert mcmc_stats.hdi(np.arange(100.0), 0.895) == (0.0, 89.0)  # floor(89.5) + 1 draws
     skewed = np.concatenate([np.zeros(80), np.arange(1.0, 21.0)])
     assert mcmc_stats.hdi(skewed, 0.8) == (0.0, 1.0)
+
+
+def test_nan_draws_give_what_arviz_gives():
+    """ArviZ's summary keeps NaN draws (skipna=False): the scalar's mean, sd and
+    diagnostics are NaN and its HDI's upper end too (the lower is a draw unless
+    the NaNs are most of them); the other scalars are untouched. mcmc_stats took
+    the mean and sd of the other draws (nanmean) and dropped NaNs from the HDI."""
+    x = draws_of(10, chains=2, draws=200)[:, :, :6]
+    x[0, 3, 1] = np.nan  # one NaN draw
+    x[:, :, 2] = np.nan  # every draw
+    x[1, :, 3] = np.nan  # half the draws: more than fall outside the 95% HDI
+    x[0, 7, 4] = np.inf  # no NaN draw, an infinite mean and a NaN sd
+    caught = {}
+    for name, run in (("ours", lambda: mcmc_stats.summary(x, 0.95)),
+                      ("arviz", lambda: arviz_summary(x, 0.95))):  # fmt: skip
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            table = run()
+        caught[name] = sorted(str(w.message) for w in seen if w.category is RuntimeWarning)
+        assert np.isnan(table.iloc[1:4].drop(columns="hdi_2.5%").to_numpy()).all()
+        assert np.isfinite(table.iloc[[0, 5]].to_numpy()).all()
+    assert caught["ours"] == caught["arviz"]
+    ours, theirs = mcmc_stats.summary(x, 0.95), arviz_summary(x, 0.95)
+    np.testing.assert_allclose(ours.to_numpy(), theirs.to_numpy(), rtol=RTOL, atol=0)
+    assert np.isfinite(theirs["hdi_2.5%"].iloc[[1, 3]]).all()  # a draw, not NaN
+    assert np.isnan(theirs["hdi_2.5%"].iloc[2]) and np.isinf(theirs["mean"].iloc[4])

@@ -18,11 +18,17 @@ import yaml
 
 from judge_bias.warehouse.build import PROJECT_DIR
 
+_NO_DEFAULT = object()
 
-def project_var(name: str, default: Any = None) -> Any:
-    """dbt's var(): the value dbt_project.yml's vars give ``name`` (a default build's)."""
+
+def project_var(name: str, default: Any = _NO_DEFAULT) -> Any:
+    """dbt's var(): the value dbt_project.yml's vars give ``name`` (a default build's);
+    a var it does not define, without a default, fails as dbt's compile does."""
     project = yaml.safe_load(Path(PROJECT_DIR, "dbt_project.yml").read_text(encoding="utf-8"))
-    return project.get("vars", {}).get(name, default)
+    found = project.get("vars", {}).get(name, default)
+    if found is _NO_DEFAULT:
+        raise KeyError(f"var {name!r} is not defined in dbt_project.yml and has no default")
+    return found
 
 
 def _environment() -> jinja2.Environment:

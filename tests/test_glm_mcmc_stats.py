@@ -153,7 +153,7 @@ def test_hdi_is_the_narrowest_interval_holding_the_mass():
 def test_nan_draws_give_what_arviz_gives():
     """ArviZ's summary keeps NaN draws (skipna=False): the scalar's mean, sd and
     diagnostics are NaN and its HDI's upper end too (the lower is a draw unless
-    the NaNs are most of them); the other scalars are untouched. mcmc_stats took
+    every draw is NaN); the other scalars are untouched. mcmc_stats took
     the mean and sd of the other draws (nanmean) and dropped NaNs from the HDI."""
     x = draws_of(10, chains=2, draws=200)[:, :, :6]
     x[0, 3, 1] = np.nan  # one NaN draw
@@ -169,3 +169,28 @@ def test_nan_draws_give_what_arviz_gives():
     np.testing.assert_allclose(ours.to_numpy(), theirs.to_numpy(), rtol=RTOL, atol=0)
     assert np.isfinite(theirs["hdi_2.5%"].iloc[[1, 3]]).all()  # a draw, not NaN
     assert np.isnan(theirs["hdi_2.5%"].iloc[2]) and np.isinf(theirs["mean"].iloc[4])
+
+
+def test_autocov_leaves_the_process_warning_filters_alone(monkeypatch):
+    """_autocov silences the FFT's floating-point warnings for its own thread
+    (np.errstate), not by swapping the process's warning filters: dbt runs two Python
+    models in threads of one process, and catch_warnings + simplefilter('ignore')
+    dropped the other model's warnings while a GLM summary ran (review20b)."""
+    seen = []
+    rfft = np.fft.rfft
+
+    def spy(*args, **kwargs):
+        seen.append(list(warnings.filters))
+        return rfft(*args, **kwargs)
+
+    monkeypatch.setattr(np.fft, "rfft", spy)
+    x = draws_of(1, chains=2, draws=100)[:, :, 0]
+    x[0, 5] = np.inf
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mcmc_stats._autocov(x)
+    # inside the transform the filters are still the caller's ("always" first)
+    assert seen and all(f[0][0] == "always" for f in seen)
+    # the transform's warnings still silent, as ArviZ's (the centring's 'invalid value
+    # in subtract' is ArviZ's too)
+    assert not [w for w in caught if "fft" in str(w.message)]

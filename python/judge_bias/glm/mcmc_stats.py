@@ -20,7 +20,6 @@ Draws come as (chains, draws) arrays per scalar, as ArviZ's ``(chain, draw,
 
 from __future__ import annotations
 
-import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -74,9 +73,10 @@ def _autocov(x: np.ndarray) -> np.ndarray:
     m = fft.next_fast_len(2 * n)
     x = x - x.mean(1, keepdims=True)
     # ArviZ silences the transforms' warnings (an infinite draw: 'invalid value
-    # encountered in rfft_n_even'), and glm_fits.notes counts the warnings
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    # encountered in rfft_n_even'), and glm_fits.notes counts the warnings; errstate is
+    # this thread's (catch_warnings swaps the process's filters: a Python model in dbt's
+    # other thread lost its warnings, review20b)
+    with np.errstate(all="ignore"):
         transform = np.fft.rfft(x, n=m, axis=1)
         transform *= np.conjugate(transform)
         cov = np.fft.irfft(transform, n=m, axis=1)[:, :n]

@@ -27,12 +27,9 @@
     {%- endif %}
 ),
 
--- a null run counts as a run (count(distinct) skips nulls): a key with a null run
--- and another run is grouped, as GROUP BY groups it
+-- a key with a null run and another run is grouped, as GROUP BY groups it
 {{ name }}_runs as (
-    select
-        count(distinct {{ run_column }})
-        + coalesce(max(case when {{ run_column }} is null then 1 else 0 end), 0) as n_runs
+    select {{ count_runs(run_column) }} as n_runs
     from {{ relation }}
     {%- if where %}
     where {{ where }}
@@ -77,4 +74,12 @@
     where run_means_key in (select run_means_key from {{ name }}_repeated)
     group by {{ keys | join(', ') }}
 )
+{%- endmacro %}
+
+{% macro count_runs(run_column='run_id') -%}
+    {#- The number of distinct runs among the rows, a null run_column one of them
+        (count(distinct) alone skips it): run_means' and int_ppi_units' choice of
+        the one-run route. Portable (DuckDB, Spark). -#}
+    count(distinct {{ run_column }})
+    + coalesce(max(case when {{ run_column }} is null then 1 else 0 end), 0)
 {%- endmacro %}

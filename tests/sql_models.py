@@ -14,12 +14,32 @@ from typing import Any
 import duckdb
 import jinja2
 import pandas as pd
+import yaml
 
 from judge_bias.warehouse.build import PROJECT_DIR
 
+_NO_DEFAULT = object()
+
+
+def project_var(name: str, default: Any = _NO_DEFAULT) -> Any:
+    """dbt's var(): the value dbt_project.yml's vars give ``name`` (a default build's);
+    a var it does not define, without a default, fails as dbt's compile does."""
+    project = yaml.safe_load(Path(PROJECT_DIR, "dbt_project.yml").read_text(encoding="utf-8"))
+    found = project.get("vars", {}).get(name, default)
+    if found is _NO_DEFAULT:
+        raise KeyError(f"var {name!r} is not defined in dbt_project.yml and has no default")
+    return found
+
+
+def _environment() -> jinja2.Environment:
+    """Jinja as dbt runs it: undefined names fail, ``{% do %}`` statements run."""
+    return jinja2.Environment(undefined=jinja2.StrictUndefined, extensions=["jinja2.ext.do"])
+
+
 # a default (not incremental) build's dbt calls: config and macros/incremental.sql's
-# macros render nothing, is_incremental() is false
+# macros render nothing, is_incremental() is false, var() reads dbt_project.yml
 DEFAULT_BUILD = {
+    "var": project_var,
     "config": lambda *args, **kwargs: "",
     "incremental_by_prompt": lambda *args, **kwargs: {},
     "load_prompt_dependencies": lambda: "",
@@ -33,6 +53,7 @@ MACROS = {
     "duckdb": {
         "not_materialized": lambda: "not materialized",
         "row_key_hash": lambda columns: f"hash({', '.join(columns)})",
+        "string_type": lambda: "varchar",
         # macros/engine.sql's default__ordered_string_agg (panel_leaderboard)
         "ordered_string_agg": lambda expression, separator, order_by, where=None: (
             f"string_agg({expression}, '{separator}' order by {order_by})"
@@ -43,6 +64,7 @@ MACROS = {
     "spark": {
         "not_materialized": lambda: "",
         "row_key_hash": lambda columns: f"xxhash64({', '.join(columns)})",
+        "string_type": lambda: "string",
         **DEFAULT_BUILD,
     },
 }
@@ -50,7 +72,7 @@ MACROS = {
 
 # project macros the models call, rendered from macros/<file>.sql as they are (not
 # stubbed): each calls the other macros it uses from the engine's MACROS
-MACRO_FILES = {"run_means": "run_means"}
+MACRO_FILES = {"run_means": "run_means", "count_runs": "run_means"}
 
 
 def macros(engine: str = "duckdb", **overrides: Callable[..., Any]) -> dict[str, Any]:
@@ -58,7 +80,7 @@ def macros(engine: str = "duckdb", **overrides: Callable[..., Any]) -> dict[str,
     ``overrides``, and MACRO_FILES' macros calling those (read when called, so a
     test's monkeypatched stub reaches them)."""
     stubs = {**MACROS[engine], **overrides}
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined)
+    env = _environment()
     files = {}
     for name, file in MACRO_FILES.items():
         text = Path(PROJECT_DIR, "macros", f"{file}.sql").read_text(encoding="utf-8")
@@ -76,7 +98,7 @@ def render(
     ``tables[x]``), for ``engine`` (duckdb or spark); ``overrides``: macros rendered
     otherwise than in MACROS (e.g. the incremental path's)."""
     (path,) = Path(PROJECT_DIR, "models").rglob(f"{model}.sql")
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined)
+    env = _environment()
     template = env.from_string(path.read_text(encoding="utf-8"))
     return template.render(
         ref=lambda name: (tables or {}).get(name, name), **macros(engine, **overrides)
@@ -107,7 +129,7 @@ def model_relation(con: duckdb.DuckDBPyConnection, model: str, tables: dict[str,
         return name
 
     (path,) = Path(PROJECT_DIR, "models").rglob(f"{model}.sql")
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined)
+    env = _environment()
     return con.sql(
         env.from_string(path.read_text(encoding="utf-8")).render(ref=ref, **macros("duckdb"))
     )

@@ -72,21 +72,27 @@ def test_summary_equals_arviz(seed, chains, draws, prob):
         assert theirs["r_hat"].iloc[8] > 1.1
 
 
-def test_a_constant_scalar_warns_as_arviz_does():
-    x = draws_of(5)
-    x[:, :, 2] = 0.25  # a pinned level
-    caught = {}
+def summaries_and_warnings(x: np.ndarray) -> dict[str, tuple]:
+    """Our summary and ArviZ's of ``x`` at 95%, each with the RuntimeWarnings it
+    raised (sorted messages: glm_fits.notes counts them)."""
+    out = {}
     for name, run in (("ours", lambda: mcmc_stats.summary(x, 0.95)),
                       ("arviz", lambda: arviz_summary(x, 0.95))):  # fmt: skip
         with warnings.catch_warnings(record=True) as seen:
             warnings.simplefilter("always")
             table = run()
-        caught[name] = sorted(str(w.message) for w in seen if w.category is RuntimeWarning)
+        out[name] = table, sorted(str(w.message) for w in seen if w.category is RuntimeWarning)
+    return out
+
+
+def test_a_constant_scalar_warns_as_arviz_does():
+    x = draws_of(5)
+    x[:, :, 2] = 0.25  # a pinned level
+    got = summaries_and_warnings(x)
+    for table, _ in got.values():
         assert np.isnan(table["r_hat"].iloc[2])
-    assert caught["ours"] == caught["arviz"] and caught["ours"]
-    np.testing.assert_allclose(
-        mcmc_stats.summary(x, 0.95).to_numpy(), arviz_summary(x, 0.95).to_numpy(), rtol=RTOL
-    )
+    assert got["ours"][1] == got["arviz"][1] and got["ours"][1]
+    np.testing.assert_allclose(got["ours"][0].to_numpy(), got["arviz"][0].to_numpy(), rtol=RTOL)
 
 
 def test_ess_folded_and_mean_equal_arviz():
@@ -142,3 +148,49 @@ def test_hdi_is_the_narrowest_interval_holding_the_mass():
     assert mcmc_stats.hdi(np.arange(100.0), 0.895) == (0.0, 89.0)  # floor(89.5) + 1 draws
     skewed = np.concatenate([np.zeros(80), np.arange(1.0, 21.0)])
     assert mcmc_stats.hdi(skewed, 0.8) == (0.0, 1.0)
+
+
+def test_nan_draws_give_what_arviz_gives():
+    """ArviZ's summary keeps NaN draws (skipna=False): the scalar's mean, sd and
+    diagnostics are NaN and its HDI's upper end too (the lower is a draw unless
+    every draw is NaN); the other scalars are untouched. mcmc_stats took
+    the mean and sd of the other draws (nanmean) and dropped NaNs from the HDI."""
+    x = draws_of(10, chains=2, draws=200)[:, :, :6]
+    x[0, 3, 1] = np.nan  # one NaN draw
+    x[:, :, 2] = np.nan  # every draw
+    x[1, :, 3] = np.nan  # half the draws: more than fall outside the 95% HDI
+    x[0, 7, 4] = np.inf  # no NaN draw, an infinite mean and a NaN sd
+    got = summaries_and_warnings(x)
+    for table, _ in got.values():
+        assert np.isnan(table.iloc[1:4].drop(columns="hdi_2.5%").to_numpy()).all()
+        assert np.isfinite(table.iloc[[0, 5]].to_numpy()).all()
+    (ours, ours_warned), (theirs, theirs_warned) = got["ours"], got["arviz"]
+    assert ours_warned == theirs_warned
+    np.testing.assert_allclose(ours.to_numpy(), theirs.to_numpy(), rtol=RTOL, atol=0)
+    assert np.isfinite(theirs["hdi_2.5%"].iloc[[1, 3]]).all()  # a draw, not NaN
+    assert np.isnan(theirs["hdi_2.5%"].iloc[2]) and np.isinf(theirs["mean"].iloc[4])
+
+
+def test_autocov_leaves_the_process_warning_filters_alone(monkeypatch):
+    """_autocov silences the FFT's floating-point warnings for its own thread
+    (np.errstate), not by swapping the process's warning filters: dbt runs two Python
+    models in threads of one process, and catch_warnings + simplefilter('ignore')
+    dropped the other model's warnings while a GLM summary ran (review20b)."""
+    seen = []
+    rfft = np.fft.rfft
+
+    def spy(*args, **kwargs):
+        seen.append(list(warnings.filters))
+        return rfft(*args, **kwargs)
+
+    monkeypatch.setattr(np.fft, "rfft", spy)
+    x = draws_of(1, chains=2, draws=100)[:, :, 0]
+    x[0, 5] = np.inf
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mcmc_stats._autocov(x)
+    # inside the transform the filters are still the caller's ("always" first)
+    assert seen and all(f[0][0] == "always" for f in seen)
+    # the transform's warnings still silent, as ArviZ's (the centring's 'invalid value
+    # in subtract' is ArviZ's too)
+    assert not [w for w in caught if "fft" in str(w.message)]

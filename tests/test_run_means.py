@@ -95,6 +95,29 @@ def _assert_frames_equal(got: pd.DataFrame, want: pd.DataFrame, key: list[str]) 
         )
 
 
+PROMPT_SUMS_KEY = ["judge", "dimension", "prompt_id"]
+ITEMS_KEY = ["judge", "framing", "prompt_id", "dimension"]
+
+
+def assert_prompt_sums_as_before(
+    fct: pd.DataFrame, rows: pd.DataFrame | None = None, **overrides
+) -> None:
+    """int_agreement_prompt_sums of ``fct`` equals the old grouping of ``rows``
+    (default ``fct``; the incremental route reads a subset)."""
+    got = _sql("int_agreement_prompt_sums", fct, **overrides)
+    _assert_frames_equal(got, old_prompt_sums(fct if rows is None else rows), PROMPT_SUMS_KEY)
+
+
+def assert_items_as_before(
+    fct: pd.DataFrame, rows: pd.DataFrame | None = None, **overrides
+) -> None:
+    """int_self_vs_peer_items of ``fct`` equals the in-memory route (self_vs_peer._items:
+    runs averaged by a pandas groupby of every row) on ``rows`` (default ``fct``)."""
+    got = _sql("int_self_vs_peer_items", fct, **overrides)
+    want = _items((fct if rows is None else rows).astype({"judge_score_norm": float}))
+    _assert_frames_equal(got, want, ITEMS_KEY)
+
+
 def test_ratings_reach_both_branches() -> None:
     """The data repeats some keys (the grouped branch) and not others (the
     pass-through), for each model's filter."""
@@ -115,8 +138,7 @@ def test_prompt_sums_equal_the_old_grouping(integer: bool, collide: bool, monkey
     if collide:
         monkeypatch.setitem(MACROS["duckdb"], "row_key_hash", lambda columns: "0")
     fct = repeated_ratings(integer=integer)
-    got = _sql("int_agreement_prompt_sums", fct)
-    _assert_frames_equal(got, old_prompt_sums(fct), ["judge", "dimension", "prompt_id"])
+    assert_prompt_sums_as_before(fct)
 
 
 @pytest.mark.parametrize("collide", [False, True])
@@ -129,9 +151,7 @@ def test_self_vs_peer_items_equal_the_old_grouping(
     if collide:
         monkeypatch.setitem(MACROS["duckdb"], "row_key_hash", lambda columns: "0")
     fct = repeated_ratings(integer=integer)
-    got = _sql("int_self_vs_peer_items", fct)
-    want = _items(fct.astype({"judge_score_norm": float}))
-    _assert_frames_equal(got, want, ["judge", "framing", "prompt_id", "dimension"])
+    assert_items_as_before(fct)
 
 
 def one_run(fct: pd.DataFrame) -> pd.DataFrame:
@@ -153,11 +173,8 @@ def test_one_run_passes_the_rows_through_unhashed(monkeypatch) -> None:
     monkeypatch.setitem(MACROS["duckdb"], "row_key_hash", failing_hash)
     fct = one_run(repeated_ratings())
     assert fct["run_id"].nunique() == 1 and len(fct) > 100
-    got = _sql("int_agreement_prompt_sums", fct)
-    _assert_frames_equal(got, old_prompt_sums(fct), ["judge", "dimension", "prompt_id"])
-    got = _sql("int_self_vs_peer_items", fct)
-    want = _items(fct.astype({"judge_score_norm": float}))
-    _assert_frames_equal(got, want, ["judge", "framing", "prompt_id", "dimension"])
+    assert_prompt_sums_as_before(fct)
+    assert_items_as_before(fct)
     with pytest.raises(duckdb.Error, match="one-run route hashed"):
         _sql("int_agreement_prompt_sums", repeated_ratings())
 
@@ -172,11 +189,8 @@ def test_one_run_among_the_filtered_rows_only(monkeypatch) -> None:
     fct = pd.concat([fct, extra], ignore_index=True)
     with monkeypatch.context() as patch:
         patch.setitem(MACROS["duckdb"], "row_key_hash", failing_hash)
-        got = _sql("int_agreement_prompt_sums", fct)
-    _assert_frames_equal(got, old_prompt_sums(fct), ["judge", "dimension", "prompt_id"])
-    got = _sql("int_self_vs_peer_items", fct)
-    want = _items(fct.astype({"judge_score_norm": float}))
-    _assert_frames_equal(got, want, ["judge", "framing", "prompt_id", "dimension"])
+        assert_prompt_sums_as_before(fct)
+    assert_items_as_before(fct)
 
 
 def test_a_null_run_beside_another_is_grouped() -> None:
@@ -188,11 +202,8 @@ def test_a_null_run_beside_another_is_grouped() -> None:
     again = fct.sample(frac=0.5, random_state=3).assign(run_id=None)
     again["judge_score_norm"] = 1 - again["judge_score_norm"]
     fct = pd.concat([fct, again], ignore_index=True)
-    got = _sql("int_agreement_prompt_sums", fct)
-    _assert_frames_equal(got, old_prompt_sums(fct), ["judge", "dimension", "prompt_id"])
-    got = _sql("int_self_vs_peer_items", fct)
-    want = _items(fct.astype({"judge_score_norm": float}))
-    _assert_frames_equal(got, want, ["judge", "framing", "prompt_id", "dimension"])
+    assert_prompt_sums_as_before(fct)
+    assert_items_as_before(fct)
 
 
 def test_incremental_condition_keeps_the_touched_prompts() -> None:
@@ -204,9 +215,85 @@ def test_incremental_condition_keeps_the_touched_prompts() -> None:
         "is_incremental": lambda: True,
         "load_prompt_condition": lambda: f"(prompt_id in {tuple(touched)})",
     }
-    got = _sql("int_agreement_prompt_sums", fct, **incremental)
-    want = old_prompt_sums(fct[fct["prompt_id"].isin(touched)])
-    _assert_frames_equal(got, want, ["judge", "dimension", "prompt_id"])
-    got = _sql("int_self_vs_peer_items", fct, **incremental)
-    want = _items(fct[fct["prompt_id"].isin(touched)].astype({"judge_score_norm": float}))
-    _assert_frames_equal(got, want, ["judge", "framing", "prompt_id", "dimension"])
+    rows = fct[fct["prompt_id"].isin(touched)]
+    assert_prompt_sums_as_before(fct, rows, **incremental)
+    assert_items_as_before(fct, rows, **incremental)
+
+
+def ppi_ratings(null_runs: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """fct_judge_ratings' columns int_ppi_units reads (3 judges, 2 models of 2
+    families, 12 prompts, 2 dimensions, both framings, run '1', some null scores)
+    and int_human_scores_aggregated's NA counts; null_runs: a third of the positive
+    keys rated again with a null run_id (another judge score, the same human one)."""
+    rng = np.random.default_rng(20)
+    keys = pd.MultiIndex.from_product(
+        [["j1", "j2", "j3"], ["m1", "m2"], [f"p{i}" for i in range(12)], ["d1", "d2"],
+         ["positive", "inverted"]],
+        names=["judge", "model", "prompt_id", "dimension", "framing"],
+    ).to_frame(index=False)  # fmt: skip
+    n = len(keys)
+    human = pd.Series(rng.integers(0, 5, 48) / 4.0).where(rng.random(48) > 0.3)
+    completion = keys.groupby(["model", "prompt_id", "dimension"]).ngroup()
+    fct = keys.assign(
+        run_id="1",
+        judge_score_norm=pd.Series(rng.random(n)).where(rng.random(n) > 0.1),
+        human_score_norm=human.to_numpy()[completion],
+        judge_family=keys["judge"].map({"j1": "fa", "j2": "fb", "j3": "fa"}),
+        model_family=keys["model"].map({"m1": "fa", "m2": "fc"}),
+    )
+    if null_runs:
+        again = fct[fct["framing"] == "positive"].sample(frac=1 / 3, random_state=4)
+        again = again.assign(run_id=None, judge_score_norm=rng.random(len(again)))
+        fct = pd.concat([fct, again], ignore_index=True)
+    completions = fct[["prompt_id", "model", "dimension"]].drop_duplicates()
+    na = completions.assign(n_na_labels=rng.integers(0, 2, len(completions)))
+    return fct, na
+
+
+def ppi_units_reference(fct: pd.DataFrame, na: pd.DataFrame) -> pd.DataFrame:
+    """int_ppi_units' units in pandas: a judge's unit its runs' mean score (GROUP BY's
+    grouping: a null run_id is a run), the panel's the mean of its judges' units;
+    the status from the scores and the completions with NA labels."""
+    completion = ["model", "prompt_id", "dimension"]
+    positive = fct[fct["framing"] == "positive"]
+    judges = (
+        positive.groupby(["judge", *completion])
+        .agg(yhat=("judge_score_norm", "mean"), y=("human_score_norm", "first"))
+        .reset_index()
+        .assign(is_panel=False)
+    )
+    panel = (
+        judges.groupby(completion)
+        .agg(yhat=("yhat", "mean"), y=("y", "first"))
+        .reset_index()
+        .assign(judge="panel", is_panel=True)
+    )
+    units = pd.concat([judges, panel], ignore_index=True)
+    has_na = units.merge(na, how="left", on=["prompt_id", "model", "dimension"])["n_na_labels"] > 0
+    units["status"] = np.select(
+        [units["yhat"].isna(), units["y"].notna(), has_na.to_numpy()],
+        ["judge_na", "labelled", "human_na"],
+        "unlabelled",
+    )
+    return units
+
+
+@pytest.mark.parametrize("null_runs", [False, True])
+def test_ppi_units_count_a_null_run_as_run_means_does(null_runs: bool) -> None:
+    """int_ppi_units' run count is run_means' (count_runs): ratings of run '1' and a
+    null run_id on some of the same keys are two runs, averaged per unit (a bare
+    count(distinct run_id) saw one run and passed both through: two units of a
+    key). Outside fct_judge_ratings' contract (staging coalesces run_id); without
+    the null run, the one-run route, equal to the same reference."""
+    fct, na = ppi_ratings(null_runs)
+    con = duckdb.connect()
+    con.register("fct_judge_ratings", fct)
+    con.register("int_human_scores_aggregated", na)
+    got = con.sql(render("int_ppi_units")).df()
+    want = ppi_units_reference(fct, na)
+    key = ["judge", "model", "prompt_id", "dimension"]
+    assert got["is_panel"].tolist() == (got["judge"] == "panel").tolist()
+    got = got[[*key, "yhat", "y", "status"]]
+    _assert_frames_equal(got.drop(columns="status"), want[[*key, "yhat", "y"]], key)
+    statuses = [frame.sort_values(key)["status"].tolist() for frame in (got, want)]
+    assert statuses[0] == statuses[1] and len(set(statuses[0])) == 4

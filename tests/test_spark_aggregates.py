@@ -19,7 +19,7 @@ from tests.test_agreement import _checked_labels
 from tests.test_pairwise_sums import checked_rows
 from tests.test_perturbation import awkward_rows
 from tests.test_ppi_moments import five_point_units
-from tests.test_run_means import one_run, repeated_ratings
+from tests.test_run_means import one_run, ppi_ratings, repeated_ratings
 
 pytestmark = pytest.mark.skipif(
     shutil.which("java") is None or importlib.util.find_spec("pyspark") is None,
@@ -73,6 +73,11 @@ MODELS = {
     # run_means' two routes (sql19): several runs, and one run (no key hashed)
     "int_self_vs_peer_items": {"fct_judge_ratings": repeated_ratings},
     "int_agreement_prompt_sums": {"fct_judge_ratings": lambda: one_run(repeated_ratings())},
+    # run_means' run count (count_runs: a null run_id beside run '1', mend20)
+    "int_ppi_units": {
+        "fct_judge_ratings": lambda: ppi_ratings(null_runs=True)[0],
+        "int_human_scores_aggregated": lambda: ppi_ratings(null_runs=True)[1],
+    },
     # the second moments as n x var_pop and covar_pop (sql19)
     "int_ppi_stratum_moments": {"int_ppi_units": lambda: five_point_units(n=3000)},
     # built empty by a build that fits no items model (the tests' default): its SQL

@@ -146,6 +146,22 @@ def test_columns_only_named_are_read_as_nulls(tmp_path: Path) -> None:
     con.close()
 
 
+def _suite_db(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tables: dict[str, str], suite: dict
+) -> Path:
+    """A warehouse at tmp_path/w.duckdb holding ``tables`` (name -> select), with the
+    one suite 's' (table -> expectations) in place of the project's SUITES."""
+    from judge_bias.warehouse import validation
+
+    db = tmp_path / "w.duckdb"
+    con = duckdb.connect(str(db))
+    for name, select in tables.items():
+        con.execute(f"create table {name} as {select}")
+    con.close()
+    monkeypatch.setattr(validation, "SUITES", {"s": suite})
+    return db
+
+
 def test_missing_offending_values_are_named_not_nan(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -154,22 +170,15 @@ def test_missing_offending_values_are_named_not_nan(
     null among them as null."""
     import great_expectations.expectations as gxe
 
-    from judge_bias.warehouse import validation
-
-    db = tmp_path / "nulls.duckdb"
-    con = duckdb.connect(str(db))
-    con.execute(
-        "create table t as select * from (values (1, null::double, 'a'), (2, 0.5, null), "
-        "(3, null, null), (4, 2.0, 'b')) as v(id, x, s)"
-    )
-    con.close()
     exps = [
         gxe.ExpectColumnValuesToNotBeNull(column="x", severity="critical"),
         gxe.ExpectColumnValuesToNotBeNull(column="s", severity="critical"),
         gxe.ExpectColumnValuesToBeBetween(column="x", min_value=0, max_value=1),
         gxe.ExpectColumnValuesToBeInSet(column="s", value_set=["a"], mostly=1.0),
     ]
-    monkeypatch.setattr(validation, "SUITES", {"s": {"t": exps}})
+    values = "(1, null::double, 'a'), (2, 0.5, null), (3, null, null), (4, 2.0, 'b')"
+    table = f"select * from (values {values}) as v(id, x, s)"
+    db = _suite_db(tmp_path, monkeypatch, {"t": table}, {"t": exps})
     texts = [f.describe() for f in validate(db, ["s"]).findings]
     assert texts[0].endswith("(2 offending rows); the offending values are missing (null or NaN)")
     assert texts[1].endswith("(2 offending rows); the offending values are missing (null or NaN)")
@@ -188,15 +197,7 @@ def test_batches_are_not_fingerprinted_and_the_findings_are_the_same(
     import great_expectations.expectations as gxe
 
     from judge_bias.warehouse import gx as gx_module
-    from judge_bias.warehouse import validation
 
-    db = tmp_path / "w.duckdb"
-    con = duckdb.connect(str(db))
-    con.execute(
-        "create table t as select i as id, i / 1000 as x, "
-        "case when i % 7 = 0 then null else 'a' end as s from range(1, 3001) as r(i)"
-    )
-    con.close()
     exps = [
         gxe.ExpectColumnValuesToBeBetween(
             column="x", min_value=0, max_value=3, severity="critical"
@@ -207,7 +208,11 @@ def test_batches_are_not_fingerprinted_and_the_findings_are_the_same(
         gxe.ExpectColumnValuesToNotBeNull(column="s", severity="warning"),
         gxe.ExpectColumnValuesToBeUnique(column="id", severity="critical"),
     ]
-    monkeypatch.setattr(validation, "SUITES", {"s": {"t": exps}})
+    table = (
+        "select i as id, i / 1000 as x, "
+        "case when i % 7 = 0 then null else 'a' end as s from range(1, 3001) as r(i)"
+    )
+    db = _suite_db(tmp_path, monkeypatch, {"t": table}, {"t": exps})
     hashed: list[int] = []
     fingerprint = engine.hash_pandas_dataframe
 
@@ -236,16 +241,13 @@ def test_tables_share_one_asset_and_each_is_validated_on_its_own_rows(
     import great_expectations.expectations as gxe
     from great_expectations.datasource.fluent.pandas_datasource import PandasDatasource
 
-    from judge_bias.warehouse import validation
-
-    db = tmp_path / "w.duckdb"
-    con = duckdb.connect(str(db))
-    con.execute("create table a as select i / 10 as x from range(0, 11) as r(i)")
-    con.execute("create table b as select i / 10 as x from range(0, 13) as r(i)")
-    con.close()
     exp = {"column": "x", "min_value": 0, "max_value": 1, "severity": "critical"}
     suite = {t: [gxe.ExpectColumnValuesToBeBetween(**exp)] for t in ("a", "b")}
-    monkeypatch.setattr(validation, "SUITES", {"s": suite})
+    tables = {
+        "a": "select i / 10 as x from range(0, 11) as r(i)",
+        "b": "select i / 10 as x from range(0, 13) as r(i)",
+    }
+    db = _suite_db(tmp_path, monkeypatch, tables, suite)
     added: list[str] = []
     add = PandasDatasource.add_dataframe_asset
 

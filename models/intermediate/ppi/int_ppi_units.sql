@@ -81,9 +81,10 @@ human_na as (
 -- themselves, the panel's the only aggregation (10M ratings: the ~10M groups of
 -- the judges' units and their buffered copy were two thirds of the model). With
 -- several runs, the runs are averaged as before. Each route reads every rating
--- but only one's rows pass the filter.
+-- but only one's rows pass the filter. A null run_id is a run (as run_means counts
+-- them: outside fct_judge_ratings' contract, staging coalesces it).
 run_count as (
-    select count(distinct run_id) as n_runs from ratings
+    select {{ count_runs('run_id') }} as n_runs from ratings
 ),
 
 one_run_judge_units as {{ not_materialized() }} (

@@ -35,6 +35,7 @@ from judge_bias.agreement.measures import (
     TABLE_CELL_BYTES,
     TABLE_SKIPPED,
     Z95,
+    cell_margins,
     correlations_from_cells,
     frame,
 )
@@ -148,13 +149,11 @@ def _group_row(
     x, y, w = (cells[c].to_numpy(dtype=float) for c in ("x", "y", "w"))
     xs, xi = np.unique(x, return_inverse=True)
     ys, yi = np.unique(y, return_inverse=True)
-    stats_: dict[str, Any] = correlations_from_cells(xs, ys, xi, yi, w, max_cells)
+    margins = cell_margins(xi, yi, w, xs.size, ys.size)
+    stats_: dict[str, Any] = correlations_from_cells(xs, ys, xi, yi, w, max_cells, margins)
     if np.isfinite(stats_.get("pearson", np.nan)):
         n = stats_["n"]
-        row_tot = np.bincount(xi, weights=w, minlength=xs.size)
-        col_tot = np.bincount(yi, weights=w, minlength=ys.size)
-        rank_x = (np.cumsum(row_tot) - (row_tot - 1.0) / 2.0)[xi]
-        rank_y = (np.cumsum(col_tot) - (col_tot - 1.0) / 2.0)[yi]
+        rank_x, rank_y = margins.rank_x[xi], margins.rank_y[yi]
         out: dict[str, Any] = {"n_prompts": int(np.count_nonzero(sums["n"] > 0))}
         for name, value, cx, cy, keys, base in (
             ("pearson", stats_["pearson"], x, y, MOMENTS, 1.0),

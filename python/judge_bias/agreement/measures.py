@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -231,7 +232,15 @@ def _concordance(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def gamma_from_table(table: np.ndarray) -> tuple[float, float]:
     """Goodman-Kruskal gamma and its asymptotic standard error from a contingency table."""
-    conc, disc = _concordance(table)
+    return _gamma_from_concordance(table, *_concordance(table))
+
+
+def _gamma_from_concordance(
+    table: np.ndarray, conc: np.ndarray, disc: np.ndarray
+) -> tuple[float, float]:
+    """gamma_from_table given the table's ``_concordance`` (correlations_from_table
+    has it already: a second pass cost two cumulative sums and a dozen arrays of the
+    table's size)."""
     p, q = float((table * conc).sum()), float((table * disc).sum())
     if p + q == 0:
         return np.nan, np.nan
@@ -250,32 +259,60 @@ def _midranks(totals: np.ndarray) -> np.ndarray:
     return np.cumsum(totals) - (totals - 1.0) / 2.0
 
 
+class Margins(NamedTuple):
+    """The x and y levels' totals (ratings at each level) and midranks (``_midranks``)."""
+
+    row_tot: np.ndarray
+    col_tot: np.ndarray
+    rank_x: np.ndarray
+    rank_y: np.ndarray
+
+
+def _margins(row_tot: np.ndarray, col_tot: np.ndarray) -> Margins:
+    return Margins(row_tot, col_tot, _midranks(row_tot), _midranks(col_tot))
+
+
+def cell_margins(xi: np.ndarray, yi: np.ndarray, w: np.ndarray, nx: int, ny: int) -> Margins:
+    """The Margins of cells with level codes ``xi`` (of ``nx`` levels), ``yi`` (of
+    ``ny``) and counts ``w``: a caller that needs the midranks too (the design
+    effects of judge_human_sums) computes them once and passes them to
+    ``correlations_from_cells``."""
+    return _margins(
+        np.bincount(xi, weights=w, minlength=nx), np.bincount(yi, weights=w, minlength=ny)
+    )
+
+
 def _weighted_pearson(a: np.ndarray, b: np.ndarray, w: np.ndarray) -> float:
     n = w.sum()
     da, db = a - (w @ a) / n, b - (w @ b) / n
     return float((w * da * db).sum() / np.sqrt((w * da * da).sum() * (w * db * db).sum()))
 
 
-def correlations_from_table(xs: np.ndarray, ys: np.ndarray, table: np.ndarray) -> dict:
+def correlations_from_table(
+    xs: np.ndarray, ys: np.ndarray, table: np.ndarray, margins: Margins | None = None
+) -> dict:
     """Spearman (average ranks), Pearson, Kendall tau-b and gamma with 95% intervals,
-    from the contingency table of the pairs: equal to scipy's on the expanded rows."""
+    from the contingency table of the pairs: equal to scipy's on the expanded rows.
+    ``margins``: the table's, when the caller has them (else from the table)."""
     n = int(round(table.sum()))
     out: dict[str, float] = {"n": n}
     names = CORRELATIONS
-    row_tot, col_tot = table.sum(axis=1), table.sum(axis=0)
+    if margins is None:
+        margins = _margins(table.sum(axis=1), table.sum(axis=0))
+    row_tot, col_tot = margins.row_tot, margins.col_tot
     if n < 5 or (row_tot > 0).sum() < 2 or (col_tot > 0).sum() < 2:
         return out | {k: np.nan for nm in names for k in (nm, f"{nm}_ci_low", f"{nm}_ci_high")}
     i, j = np.nonzero(table)
     w = table[i, j]
     rp = _weighted_pearson(xs[i].astype(float), ys[j].astype(float), w)
-    rs = _weighted_pearson(_midranks(row_tot)[i], _midranks(col_tot)[j], w)
+    rs = _weighted_pearson(margins.rank_x[i], margins.rank_y[j], w)
     conc, disc = _concordance(table)
     pairs = n * (n - 1) / 2.0
     s_diff = float((table * (conc - disc)).sum()) / 2.0
     ties_x = float((row_tot * (row_tot - 1)).sum()) / 2.0
     ties_y = float((col_tot * (col_tot - 1)).sum()) / 2.0
     tau = s_diff / np.sqrt((pairs - ties_x) * (pairs - ties_y))
-    gamma, gamma_se = gamma_from_table(table)
+    gamma, gamma_se = _gamma_from_concordance(table, conc, disc)
     intervals = {
         "spearman": (rs, _fisher_interval(rs, np.sqrt((1 + rs**2 / 2) / (n - 3)))),
         "pearson": (rp, _fisher_interval(rp, 1 / np.sqrt(n - 3))),
@@ -313,26 +350,29 @@ def correlations_from_cells(
     yi: np.ndarray,
     w: np.ndarray,
     max_cells: int | None = None,
+    margins: Margins | None = None,
 ) -> dict:
     """correlations_from_table's statistics of the pairs' cells (the x and y levels,
     each pair's level codes, its count); when the table would be over ``max_cells``
     (default MAX_TABLE_CELLS), Pearson and Spearman from the cells alone (the same
     values: the midranks come from the levels' totals) and Kendall's tau-b and gamma
-    null, with TABLE_SKIPPED saying why."""
+    null, with TABLE_SKIPPED saying why. ``margins``: ``cell_margins`` of the cells,
+    when the caller has them."""
     cap = MAX_TABLE_CELLS if max_cells is None else max_cells
+    if margins is None:
+        margins = cell_margins(xi, yi, w, xs.size, ys.size)
     if xs.size * ys.size <= cap:
         table = np.zeros((xs.size, ys.size))
         np.add.at(table, (xi, yi), w)
-        return correlations_from_table(xs, ys, table)
-    row_tot = np.bincount(xi, weights=w, minlength=xs.size)
-    col_tot = np.bincount(yi, weights=w, minlength=ys.size)
+        return correlations_from_table(xs, ys, table, margins)
+    row_tot, col_tot = margins.row_tot, margins.col_tot
     n = int(round(row_tot.sum()))
     out: dict = {"n": n}
     nan = {k: np.nan for nm in CORRELATIONS for k in (nm, f"{nm}_ci_low", f"{nm}_ci_high")}
     if n < 5 or (row_tot > 0).sum() < 2 or (col_tot > 0).sum() < 2:
         return out | nan
     rp = _weighted_pearson(xs[xi].astype(float), ys[yi].astype(float), w)
-    rs = _weighted_pearson(_midranks(row_tot)[xi], _midranks(col_tot)[yi], w)
+    rs = _weighted_pearson(margins.rank_x[xi], margins.rank_y[yi], w)
     out |= nan
     out |= {
         "spearman": rs,

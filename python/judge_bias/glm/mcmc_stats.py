@@ -12,7 +12,7 @@ ArviZ takes ``E[x^2] - E[x]^2`` in one pass, which differs in the last bits
 (1e-12 relative in an MCSE, more when the mean is large beside the sd:
 review19b). tests/test_glm_mcmc_stats.py checks every statistic against
 ArviZ itself with its numba route off on fitted and on simulated draws (constant ones too: the same
-RuntimeWarnings, which glm_fits.notes counts).
+RuntimeWarnings, which glm_fits.notes counts; NaN and infinite draws: the same NaNs).
 
 Draws come as (chains, draws) arrays per scalar, as ArviZ's ``(chain, draw,
 ...)`` variables.
@@ -72,10 +72,15 @@ def _autocov(x: np.ndarray) -> np.ndarray:
     n = x.shape[1]
     m = fft.next_fast_len(2 * n)
     x = x - x.mean(1, keepdims=True)
-    transform = np.fft.rfft(x, n=m, axis=1)
-    transform *= np.conjugate(transform)
-    cov = np.fft.irfft(transform, n=m, axis=1)[:, :n]
-    cov /= n
+    # ArviZ silences the transforms' warnings (an infinite draw: 'invalid value
+    # encountered in rfft_n_even'), and glm_fits.notes counts the warnings; errstate is
+    # this thread's (catch_warnings swaps the process's filters: a Python model in dbt's
+    # other thread lost its warnings, review20b)
+    with np.errstate(all="ignore"):
+        transform = np.fft.rfft(x, n=m, axis=1)
+        transform *= np.conjugate(transform)
+        cov = np.fft.irfft(transform, n=m, axis=1)[:, :n]
+        cov /= n
     return cov
 
 
@@ -189,11 +194,10 @@ def chain_statistics(x: np.ndarray) -> tuple[float, float, float, float, float]:
 
 def hdi(x: np.ndarray, prob: float) -> tuple[float, float]:
     """ArviZ's unimodal HDI of all the draws: the narrowest interval holding
-    floor(prob x n) + 1 of the sorted draws."""
+    floor(prob x n) + 1 of the sorted draws. NaN draws are kept, as the summary's
+    ``skipna=False`` keeps them: sorted last, their widths are NaN and numpy's argmin
+    takes the first NaN, so the upper end is NaN (the lower a draw, or NaN too)."""
     x = np.ravel(x)
-    nans = np.isnan(x)
-    if not nans.all():
-        x = x[~nans]
     n = len(x)
     x = np.sort(x)
     inc = int(np.floor(prob * n))
@@ -213,10 +217,16 @@ def summary(draws: np.ndarray, hdi_prob: float) -> pd.DataFrame:
     x = x.reshape(x.shape[0], x.shape[1], -1)
     k = x.shape[2]
     flat = x.reshape(-1, k)
+    # ArviZ's summary does not skip NaN (skipna=False): a scalar with a NaN draw has
+    # a NaN mean and sd (nanmean gave the mean of the others); its columns are
+    # zeroed first so that nanmean raises no warning of its own on them
+    nan = np.isnan(flat).any(axis=0)
+    if nan.any():
+        flat = np.where(nan, 0.0, flat)
     alpha = 1 - hdi_prob
     rows = {
-        "mean": np.nanmean(flat, axis=0),
-        "sd": np.nanstd(flat, axis=0, ddof=1),
+        "mean": np.where(nan, np.nan, np.nanmean(flat, axis=0)),
+        "sd": np.where(nan, np.nan, np.nanstd(flat, axis=0, ddof=1)),
         f"hdi_{100 * alpha / 2:g}%": np.empty(k),
         f"hdi_{100 * (1 - alpha / 2):g}%": np.empty(k),
     }

@@ -107,3 +107,15 @@ def test_exactly_equal_tables_are_not_fetched(
     res = compare_warehouses(a, c)
     assert fetched == ["t", "t"]
     assert any("t.l" in d for d in res.differences), res.differences
+
+
+def test_exact_comparison_with_a_zero_tolerance(tmp_path: Path) -> None:
+    """--rel-tol 0 --abs-tol 0 asks for exact equality (it raised: log10(0)): the
+    same rows in another order are equal, a 1e-15 relative change is not."""
+    a = _db(tmp_path / "a.duckdb", ROWS)
+    b = _db(tmp_path / "b.duckdb", list(reversed(ROWS)))
+    nudged = [("a", 1, 0.1 * (1 + 1e-15)), *ROWS[1:]]
+    c = _db(tmp_path / "c.duckdb", nudged)
+    assert compare_warehouses(a, b, rel_tol=0.0, abs_tol=0.0).equal
+    assert not compare_warehouses(a, c, rel_tol=0.0, abs_tol=0.0).equal
+    assert main([str(a), str(c), "--rel-tol", "0", "--abs-tol", "0"]) == 1

@@ -131,7 +131,9 @@ def _compare_table(
     rows_a, rows_b = _rows(a, table, names), _rows(b, table, names)
     if len(rows_a) != len(rows_b):
         return [f"{table}: {len(rows_a)} rows against {len(rows_b)}"]
-    digits = max(0, min(12, int(-math.log10(rel_tol)) - 3))
+    # rows sorted with floats rounded to 3 digits fewer than the tolerance (12 at most:
+    # --rel-tol 0, exact equality, sorts at 12 too; log10(0) raised)
+    digits = 12 if rel_tol <= 0 else max(0, min(12, int(-math.log10(rel_tol)) - 3))
     rows_a.sort(key=lambda r: _sort_key(r, float_cols, digits))
     rows_b.sort(key=lambda r: _sort_key(r, float_cols, digits))
     out: list[str] = []

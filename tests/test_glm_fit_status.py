@@ -147,3 +147,8 @@ def test_a_long_note_is_cut_at_a_word():
     assert len(note) <= NOTE_WIDTH and note.endswith("...")
     assert long.startswith(note[:-3]) and long[len(note) - 3] == " "
     assert FitProblem("m", "d", "warning", "a\n  b").note == "a b"
+    # an R-hat sentence (~130 characters) after a fit's notes still fits whole
+    assert NOTE_WIDTH == 240
+    # no separator left before the '...'
+    cut = FitProblem("m", "d", "warning", "x" * 200 + "; " + "y" * 60).note
+    assert cut == "x" * 200 + "..."

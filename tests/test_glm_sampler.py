@@ -194,6 +194,28 @@ def test_r_hat_note_counts_the_parameters_over_the_threshold():
     assert over == 2
 
 
+def test_diagnostic_notes_show_figures_beyond_their_limits():
+    """diagnostics() words its figures with shown_beyond: an R-hat of 1.0103, an ESS of
+    199.6 (floor 2 chains x 100) and a BFMI of 0.296 read past their limits, not
+    "1.010 (> 1.01", "200 (< 200)", "0.30 (< 0.3)" (review20c: the formats were not
+    tested through diagnostics)."""
+    table = pd.DataFrame(
+        {"r_hat": [1.0, 1.0103], "ess_bulk": [900.0, 199.6], "ess_tail": [900.0, 950.0]}
+    )
+    draws = np.random.default_rng(3).standard_normal((2, 1000, 2))
+    fit = SimpleNamespace(
+        divergences=0,
+        bfmi=lambda: np.array([0.296, 1.0]),
+        settings=FitSettings(chains=2, draws=1000),
+        spec=SimpleNamespace(effects=("a",)),
+        samples={"a": draws},
+    )
+    notes = diagnostics(fit, table)["diagnostic_notes"]
+    assert "r_hat up to 1.0103 (> 1.01 on 1 of 2 parameters" in notes
+    assert "ESS down to 199.6 (< 200)" in notes
+    assert "BFMI 0.296 (< 0.3)" in notes
+
+
 @pytest.mark.parametrize(
     ("value", "limit", "digits", "above", "text"),
     [

@@ -107,3 +107,34 @@ def test_exactly_equal_tables_are_not_fetched(
     res = compare_warehouses(a, c)
     assert fetched == ["t", "t"]
     assert any("t.l" in d for d in res.differences), res.differences
+
+
+def test_exact_comparison_with_a_zero_tolerance(tmp_path: Path) -> None:
+    """--rel-tol 0 --abs-tol 0 asks for exact equality (it raised: log10(0)): the
+    same rows in another order are equal, a 1e-15 relative change is not."""
+    a = _db(tmp_path / "a.duckdb", ROWS)
+    b = _db(tmp_path / "b.duckdb", list(reversed(ROWS)))
+    nudged = [("a", 1, 0.1 * (1 + 1e-15)), *ROWS[1:]]
+    c = _db(tmp_path / "c.duckdb", nudged)
+    assert compare_warehouses(a, b, rel_tol=0.0, abs_tol=0.0).equal
+    assert not compare_warehouses(a, c, rel_tol=0.0, abs_tol=0.0).equal
+    assert main([str(a), str(c), "--rel-tol", "0", "--abs-tol", "0"]) == 1
+
+
+def test_exact_comparison_pairs_rows_by_their_exact_floats(tmp_path: Path) -> None:
+    """At --rel-tol 0 the rows sort on the exact floats: two rows equal to 12 digits
+    (0.1 and 0.1 + 1e-14) in another order pair up with their own, so only the real
+    difference (1.0 against 2.0) is listed (review20c: the two 0.1 rows were listed
+    too, crowding real differences out of the five shown)."""
+    a = _db(tmp_path / "a.duckdb", [("k", 1, 0.1), ("k", 1, 0.1 + 1e-14), ("k", 1, 1.0)])
+    b = _db(tmp_path / "b.duckdb", [("k", 1, 0.1 + 1e-14), ("k", 1, 0.1), ("k", 1, 2.0)])
+    res = compare_warehouses(a, b, rel_tol=0.0, abs_tol=0.0)
+    assert len(res.differences) == 1 and "t.x" in res.differences[0], res.differences
+
+
+def test_negative_tolerances_are_refused(tmp_path: Path) -> None:
+    a = _db(tmp_path / "a.duckdb", ROWS)
+    with pytest.raises(ValueError, match="tolerances"):
+        compare_warehouses(a, a, rel_tol=-1.0)
+    with pytest.raises(SystemExit):
+        main([str(a), str(a), "--rel-tol", "-1"])

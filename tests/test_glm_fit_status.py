@@ -20,7 +20,7 @@ import pytest
 import judge_bias.warehouse.build as build_mod
 from judge_bias.cli import main
 from judge_bias.report import write_report
-from judge_bias.warehouse.glm_fit_status import glm_fit_problems
+from judge_bias.warehouse.glm_fit_status import NOTE_WIDTH, FitProblem, glm_fit_problems
 from judge_bias.warehouse.snapshot import MartDocs
 from judge_bias.warehouse.validation import ValidationReport
 
@@ -136,3 +136,19 @@ def test_a_sampler_error_becomes_an_error_row_that_is_named(monkeypatch, tmp_pat
     con.close()
     assert [(p.model, p.dimension, p.status) for p in problems] == [("grader_model", "q", "error")]
     assert "FloatingPointError: planted" in problems[0].note
+
+
+def test_a_long_note_is_cut_at_a_word():
+    """A note past NOTE_WIDTH ends at the last whole word with '...' (it was cut
+    mid-word: "if ev..."), a short one is whole on one line."""
+    words = "r_hat up to 1.0103 (> 1.01 on 1 of 40 parameters; 0.3 expected by chance"
+    long = "; ".join([words] * 6)
+    note = FitProblem("m", "d", "warning", long).note
+    assert len(note) <= NOTE_WIDTH and note.endswith("...")
+    assert long.startswith(note[:-3]) and long[len(note) - 3] == " "
+    assert FitProblem("m", "d", "warning", "a\n  b").note == "a b"
+    # an R-hat sentence (~130 characters) after a fit's notes still fits whole
+    assert NOTE_WIDTH == 240
+    # no separator left before the '...'
+    cut = FitProblem("m", "d", "warning", "x" * 200 + "; " + "y" * 60).note
+    assert cut == "x" * 200 + "..."

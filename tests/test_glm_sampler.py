@@ -30,7 +30,7 @@ from judge_bias.glm import (
     run,
 )
 from judge_bias.glm.data import ORDINAL_KEYS
-from judge_bias.glm.fit import R_HAT_MAX, _padded, chance_exceedances, padded_size
+from judge_bias.glm.fit import R_HAT_MAX, _padded, chance_exceedances, padded_size, shown_beyond
 from judge_bias.glm.models import item_parameterisation
 from judge_bias.glm.sampler import DENSE_BLOCK_SITE_MAX, FlatModel, sample
 from tests.test_glm_hierarchical import graded_rows
@@ -192,6 +192,46 @@ def test_r_hat_note_counts_the_parameters_over_the_threshold():
         "chance at their ESS if every chain mixed)"
     )
     assert over == 2
+
+
+def test_diagnostic_notes_show_figures_beyond_their_limits():
+    """diagnostics() words its figures with shown_beyond: an R-hat of 1.0103, an ESS of
+    199.6 (floor 2 chains x 100) and a BFMI of 0.296 read past their limits, not
+    "1.010 (> 1.01", "200 (< 200)", "0.30 (< 0.3)" (review20c: the formats were not
+    tested through diagnostics)."""
+    table = pd.DataFrame(
+        {"r_hat": [1.0, 1.0103], "ess_bulk": [900.0, 199.6], "ess_tail": [900.0, 950.0]}
+    )
+    draws = np.random.default_rng(3).standard_normal((2, 1000, 2))
+    fit = SimpleNamespace(
+        divergences=0,
+        bfmi=lambda: np.array([0.296, 1.0]),
+        settings=FitSettings(chains=2, draws=1000),
+        spec=SimpleNamespace(effects=("a",)),
+        samples={"a": draws},
+    )
+    notes = diagnostics(fit, table)["diagnostic_notes"]
+    assert "r_hat up to 1.0103 (> 1.01 on 1 of 2 parameters" in notes
+    assert "ESS down to 199.6 (< 200)" in notes
+    assert "BFMI 0.296 (< 0.3)" in notes
+
+
+@pytest.mark.parametrize(
+    ("value", "limit", "digits", "above", "text"),
+    [
+        (1.0103, 1.01, 3, True, "1.0103"),  # "1.010 (> 1.01" before
+        (1.0300, 1.01, 3, True, "1.030"),  # enough digits already: unchanged
+        (1.01000004, 1.01, 3, True, "1.01000004"),
+        (399.6, 400, 0, False, "399.6"),  # "400 (< 400"
+        (0.296, 0.3, 2, False, "0.296"),  # "0.30 (< 0.3"
+        (0.25, 0.3, 2, False, "0.25"),
+    ],
+)
+def test_diagnostic_figures_read_beyond_their_limit(value, limit, digits, above, text):
+    """A diagnostic's figure is shown with the digits that put it beyond its limit."""
+    shown = shown_beyond(value, limit, digits, above)
+    assert shown == text
+    assert (float(shown) > limit) if above else (float(shown) < limit)
 
 
 def test_chance_exceedances_match_simulated_chains():

@@ -82,7 +82,9 @@ def floats_equal(a: object, b: object, rel_tol: float = REL_TOL, abs_tol: float 
     return abs(x - y) <= abs_tol + rel_tol * max(abs(x), abs(y))
 
 
-def _sort_key(row: Sequence[object], float_cols: set[int], digits: int) -> tuple[object, ...]:
+def _sort_key(
+    row: Sequence[object], float_cols: set[int], digits: int | None
+) -> tuple[object, ...]:
     exact = [(v is None, str(v)) for i, v in enumerate(row) if i not in float_cols]
     rounded = []
     for i in sorted(float_cols):
@@ -90,8 +92,17 @@ def _sort_key(row: Sequence[object], float_cols: set[int], digits: int) -> tuple
         if v is None or (isinstance(v, float) and math.isnan(v)):
             rounded.append((1, 0.0))
         else:
-            rounded.append((0, round(float(v), digits)))  # type: ignore[arg-type]
+            x = float(v)  # type: ignore[arg-type]
+            rounded.append((0, x if digits is None else round(x, digits)))
     return (*exact, *rounded)
+
+
+def _tolerance(text: str) -> float:
+    """A tolerance argument: a finite number, 0 or more."""
+    value = float(text)
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"a tolerance is a number >= 0, not {text}")
+    return value
 
 
 def _rows(
@@ -131,7 +142,9 @@ def _compare_table(
     rows_a, rows_b = _rows(a, table, names), _rows(b, table, names)
     if len(rows_a) != len(rows_b):
         return [f"{table}: {len(rows_a)} rows against {len(rows_b)}"]
-    digits = max(0, min(12, int(-math.log10(rel_tol)) - 3))
+    # rows sorted with floats rounded to 3 digits fewer than the tolerance (12 at most);
+    # --rel-tol 0 (exact equality) sorts on the exact floats (log10(0) raised)
+    digits = None if rel_tol == 0 else max(0, min(12, int(-math.log10(rel_tol)) - 3))
     rows_a.sort(key=lambda r: _sort_key(r, float_cols, digits))
     rows_b.sort(key=lambda r: _sort_key(r, float_cols, digits))
     out: list[str] = []
@@ -156,6 +169,8 @@ def compare_warehouses(
     ignore_columns: Iterable[str] = (),
 ) -> Comparison:
     """Compare every table of schema main in two DuckDB files (opened read-only)."""
+    if not (rel_tol >= 0 and abs_tol >= 0):
+        raise ValueError(f"tolerances are numbers >= 0, not rel_tol {rel_tol}, abs_tol {abs_tol}")
     skip_tables, skip_cols = set(ignore_tables), set(ignore_columns)
     result = Comparison()
     a = duckdb.connect(str(path_a), read_only=True)
@@ -191,8 +206,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("a", type=Path)
     p.add_argument("b", type=Path)
-    p.add_argument("--rel-tol", type=float, default=REL_TOL)
-    p.add_argument("--abs-tol", type=float, default=ABS_TOL)
+    p.add_argument("--rel-tol", type=_tolerance, default=REL_TOL)
+    p.add_argument("--abs-tol", type=_tolerance, default=ABS_TOL)
     p.add_argument("--ignore-table", action="append", default=[])
     p.add_argument("--ignore-column", action="append", default=[])
     args = p.parse_args(argv)

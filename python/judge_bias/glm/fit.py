@@ -290,6 +290,19 @@ def folded_ess(fit: Fit) -> np.ndarray:
     return np.array([mcmc_stats.ess_folded(draws[:, :, j]) for j in range(draws.shape[2])])
 
 
+def shown_beyond(value: float, limit: float, digits: int, above: bool = True) -> str:
+    """``value`` with ``digits`` decimals, or more until the text reads beyond ``limit``
+    (above it, or below it when ``above`` is false): an R-hat of 1.0103 over 1.01
+    showed as "1.010 (> 1.01", an ESS of 399.6 under 400 as "400 (< 400" (new-user
+    pass, session 20); at most 8 decimals."""
+    text = f"{value:.{digits}f}"
+    for d in range(digits, 9):
+        text = f"{value:.{d}f}"
+        if (float(text) > limit) if above else (float(text) < limit):
+            break
+    return text
+
+
 def diagnostics(fit: Fit, table) -> dict[str, object]:
     """Fit-level diagnostics and the status they give: ok, or warning with why."""
     r_hat_max = float(np.nanmax(table["r_hat"])) if len(table) else float("nan")
@@ -305,14 +318,16 @@ def diagnostics(fit: Fit, table) -> dict[str, object]:
             table["ess_bulk"].to_numpy(), folded_ess(fit), fit.settings.chains, fit.settings.draws
         )
         problems.append(
-            f"r_hat up to {r_hat_max:.3f} (> {R_HAT_MAX} on {over} of {len(table)} "
-            f"parameters; {chance:.1f} expected by chance at their ESS if every chain mixed)"
+            f"r_hat up to {shown_beyond(r_hat_max, R_HAT_MAX, 3)} (> {R_HAT_MAX} on {over} "
+            f"of {len(table)} parameters; {chance:.1f} expected by chance at their ESS if "
+            "every chain mixed)"
         )
     ess_floor = ESS_MIN_PER_CHAIN * fit.settings.chains
     if min(ess_bulk_min, ess_tail_min) < ess_floor:
-        problems.append(f"ESS down to {min(ess_bulk_min, ess_tail_min):.0f} (< {ess_floor})")
+        ess_min = min(ess_bulk_min, ess_tail_min)
+        problems.append(f"ESS down to {shown_beyond(ess_min, ess_floor, 0, False)} (< {ess_floor})")
     if bfmi_min < BFMI_MIN:
-        problems.append(f"BFMI {bfmi_min:.2f} (< {BFMI_MIN})")
+        problems.append(f"BFMI {shown_beyond(bfmi_min, BFMI_MIN, 2, False)} (< {BFMI_MIN})")
     return {
         "divergences": fit.divergences,
         "bfmi_min": bfmi_min,

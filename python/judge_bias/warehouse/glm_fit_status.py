@@ -15,7 +15,9 @@ from pathlib import Path
 import duckdb
 
 PROBLEM_STATUSES = ("error", "warning")
-NOTE_WIDTH = 160  # a longer note (a traceback's message) is cut
+# a longer note (a traceback's message) is cut, at a word: a warning's notes hold the
+# fit's notes, then its diagnostics (an R-hat sentence alone is ~130 characters)
+NOTE_WIDTH = 240
 
 
 @dataclass(frozen=True)
@@ -29,9 +31,12 @@ class FitProblem:
 
     @property
     def note(self) -> str:
-        """The notes on one line, cut to NOTE_WIDTH."""
+        """The notes on one line, cut to NOTE_WIDTH at the last space before it."""
         note = " ".join(self.notes.split())
-        return note if len(note) <= NOTE_WIDTH else note[: NOTE_WIDTH - 3] + "..."
+        if len(note) <= NOTE_WIDTH:
+            return note
+        head = note[: NOTE_WIDTH - 3]
+        return (head.rsplit(" ", 1)[0] if " " in head else head).rstrip(",;:") + "..."
 
     def describe(self) -> str:
         """``model on dimension: failed (note)`` or ``...: warning (note)``."""

@@ -9,7 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from judge_bias.bench.profile import attribute, format_profile, profile_build, stage_windows
+from judge_bias.bench.profile import (
+    attribute,
+    format_profile,
+    profile_build,
+    scale_target,
+    stage_windows,
+)
 from judge_bias.bench.runs import write_agreement_bench_data
 
 
@@ -174,3 +180,13 @@ def test_step_table_puts_the_append_beside_the_full_build():
                           "| BI snapshot | 1.0 | 1.5 |"]  # fmt: skip
     assert "| python model int_glm_results | 2.0 | 0.0 |" in lines
     assert lines[-2].endswith("| 3.0 | 1.5 |") and lines[-1] == "| **all steps** | 6.0 | 14.5 |"
+
+
+def test_each_size_is_held_to_its_own_target():
+    """Issue 34's targets: 90 s and 3 GB up to 10M ratings, 15 minutes and 6 GB at
+    100M (a 100M run printed "target < 90 s at 10M")."""
+    assert scale_target(1_000_000) == (10_000_000, 90.0, 3.0)
+    assert scale_target(10_000_000) == (10_000_000, 90.0, 3.0)
+    assert scale_target(10_000_001) == (100_000_000, 900.0, 6.0)
+    assert scale_target(100_000_000) == (100_000_000, 900.0, 6.0)
+    assert scale_target(300_000_000) == (100_000_000, 900.0, 6.0)

@@ -331,7 +331,20 @@ def ratings_floor(ratings: Path) -> dict:
         return pool.apply(steps.ratings_floor, (str(ratings), ""))
 
 
-def run_profile_bench(n_ratings: int, seconds: float = 90.0, gb: float = 3.0) -> int:
+# issue 34's targets for a whole build: (ratings, wall seconds, GB of the largest process)
+SCALE_TARGETS = ((10_000_000, 90.0, 3.0), (100_000_000, 900.0, 6.0))
+
+
+def scale_target(n_ratings: int) -> tuple[int, float, float]:
+    """The target of the size nearest ``n_ratings`` from above (the largest past 100M):
+    a 100M run was told "target < 90 s at 10M" (session 20)."""
+    for target in SCALE_TARGETS:
+        if n_ratings <= target[0]:
+            return target
+    return SCALE_TARGETS[-1]
+
+
+def run_profile_bench(n_ratings: int) -> int:
     """`judge-bias bench --scale-build --rows N`: one build of N simulated ratings (and
     one human label per completion) profiled step by step, then the floor (one DuckDB
     scan of the ratings computing the bias sufficient statistics) and the ratio."""
@@ -340,6 +353,7 @@ def run_profile_bench(n_ratings: int, seconds: float = 90.0, gb: float = 3.0) ->
     from judge_bias.bench.runs import write_agreement_bench_data
 
     glms = os.environ.get("JUDGE_BIAS_GLM_MODELS", "the default set")
+    rows, seconds, gb = scale_target(n_ratings)
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
         write_agreement_bench_data(tmp_path / "data", n_ratings, n_ratings // 6)
@@ -364,8 +378,9 @@ def run_profile_bench(n_ratings: int, seconds: float = 90.0, gb: float = 3.0) ->
         f"build / floor: {profile.wall / floor['seconds']:.0f}x wall, "
         f"{profile.cpu / max(floor['cpu'], 1e-3):.0f}x CPU, "
         f"{profile.peak_mb / floor['peak_mb']:.1f}x memory; build {profile.wall:.0f} s "
-        f"(target < {seconds:.0f} s at 10M), peak {profile.peak_mb / 1024:.2f} GB for the "
-        f"process tree, {profile.largest_process_mb / 1024:.2f} GB its largest process "
-        f"(target < {gb:.0f} GB at 10M)"
+        f"(target < {seconds:.0f} s at {rows // 1_000_000}M), peak "
+        f"{profile.peak_mb / 1024:.2f} GB for the process tree, "
+        f"{profile.largest_process_mb / 1024:.2f} GB its largest process "
+        f"(target < {gb:.0f} GB at {rows // 1_000_000}M)"
     )
     return 0

@@ -248,6 +248,62 @@ def test_missing_and_empty_tables_are_explained(demo_build: BuildResult, tmp_pat
     assert "No validation record (copy.validation.json)" in html
 
 
+def test_panels_with_every_value_null_are_explained_not_drawn(
+    demo_build: BuildResult, tmp_path: Path
+) -> None:
+    """Constant scores (valid data) leave every correlation and counterfactual alpha
+    null, with the mart's notes saying why (newuser20: the report drew two empty
+    figures, with no text, and matplotlib warned 'No artists with labels found to put
+    in legend' on the terminal). Each panel is now listed as unsupported with the
+    notes, and the report warns about nothing."""
+    import warnings
+
+    db = _copy_db(demo_build, tmp_path)
+    con = duckdb.connect(str(db))
+    con.execute(
+        "update agreement_judge_human set spearman = null, pearson = null, "
+        "kendall_tau_b = null, notes = 'correlations null: the judge''s scores are constant'"
+    )
+    con.execute(
+        "update agreement_counterfactual set alpha_observed = null, alpha_calibrated = null, "
+        "notes = 'alpha_observed null: every rating one value'"
+    )
+    con.close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        html = write_report(db, tmp_path / "r.html").read_text(encoding="utf-8")
+    unsupported = re.search(r'<p class="unsupported">(.*?)</p>', html, re.S).group(1)
+    images = _parse(html).images
+    for key, note in (
+        ("agreement_judge_human", "the judge&#x27;s scores are constant"),
+        ("agreement_counterfactual", "alpha_observed null: every rating one value"),
+    ):
+        assert f'<section id="{key}">' not in html, key
+        assert key not in images, key
+        assert f"no row of {key} has a value of" in unsupported, key
+        assert note in unsupported, key
+    # a panel with a value is still drawn
+    assert "self_vs_peer" in images and "heatmap" in images
+
+
+def test_empty_self_vs_peer_says_what_it_needs(demo_build: BuildResult, tmp_path: Path) -> None:
+    """One judge, or judges never rating their own model (newuser20), leave
+    self_vs_peer_tests empty: the report says what the test needs, not only that the
+    table has no rows."""
+    db = _copy_db(demo_build, tmp_path)
+    con = duckdb.connect(str(db))
+    con.execute("delete from self_vs_peer_tests")
+    con.close()
+    html = write_report(db, tmp_path / "r.html").read_text(encoding="utf-8")
+    unsupported = re.search(r'<p class="unsupported">(.*?)</p>', html, re.S).group(1)
+    assert (
+        "Self versus peers (paired t-tests) (table self_vs_peer_tests has no rows; it needs a "
+        "judge that rates its own model&#x27;s completions and another judge that rates the "
+        "same completions)" in unsupported
+    )
+    assert "self_vs_peer" not in _parse(html).images
+
+
 def test_pairwise_and_perturbation_panels_when_tables_exist(
     demo_build: BuildResult, tmp_path: Path
 ) -> None:
@@ -493,3 +549,29 @@ def test_report_on_the_bi_snapshot_shows_its_validation(
         v = demo_build.validation
         assert f"Validation passed: {sum(f.success for f in v.findings)} of" in page
         assert f"BI snapshot of <code>{demo_build.db_path}</code>" in page
+
+
+def test_overview_counts_agree_in_number() -> None:
+    """One judge (newuser20: '240 judge ratings by 1 judges'): singular for 1, plural
+    otherwise, on an in-memory fact table counted independently here."""
+    from judge_bias.report.base import Warehouse
+    from judge_bias.report.summary import overview_html
+
+    con = duckdb.connect()
+    rows = [("j1", "p1", "m1", "d1", 0.5)] + [
+        ("j2", f"p{i}", f"m{i % 2}", "d2", 0.5) for i in range(1, 1201)
+    ]
+    con.execute(
+        "create table fct_judge_ratings (judge varchar, prompt_id varchar, model varchar, "
+        "dimension varchar, human_score_norm double)"
+    )
+    con.executemany("insert into fct_judge_ratings values (?, ?, ?, ?, ?)", rows[:1])
+    text = overview_html(Warehouse(con))
+    assert "1 judge rating by 1 judge of 1 model on 1 prompt and 1 dimension;" in text
+    con.executemany("insert into fct_judge_ratings values (?, ?, ?, ?, ?)", rows[1:])
+    text = overview_html(Warehouse(con))
+    n_models = len({r[2] for r in rows})
+    assert (
+        f"{len(rows):,} judge ratings by 2 judges of {n_models} models on 1,200 prompts "
+        "and 2 dimensions;" in text
+    )

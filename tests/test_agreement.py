@@ -530,8 +530,8 @@ def test_interval_alpha_is_exact_at_a_mean_far_from_zero() -> None:
 def test_undefined_alpha_has_a_note_naming_why() -> None:
     """Annotators who all give one value (valid data: constant scores) leave alpha
     undefined, 0 / 0: the krippendorff package refuses such a domain. The mart's row
-    says why in notes (newuser20: alpha was null with notes null), and a dimension
-    whose labels vary gets no such note."""
+    says why in notes (newuser20: alpha was null with notes null); a dimension whose
+    labels vary, or with no item labelled twice (its own note), gets no such note."""
     from judge_bias.agreement.measures import annotator_agreement_table
 
     rng = np.random.default_rng(20)
@@ -541,6 +541,8 @@ def test_undefined_alpha_has_a_note_naming_why() -> None:
             rows.append((f"p{item}", "m", "constant", f"a{a}", "annotator", 1, 3.0))
             rows.append((f"p{item}", "m", "varied", f"a{a}", "annotator", 1,
                          float(rng.integers(0, 5))))  # fmt: skip
+        # one annotator per item: no pair, n_items == 0, which has its own note
+        rows.append((f"p{item}", "m", "unpaired", f"a{item}", "annotator", 1, 2.0))
     labels = pd.DataFrame(
         rows,
         columns=["prompt_id", "model", "dimension", "annotator_id", "role", "n_aggregated",
@@ -563,3 +565,8 @@ def test_undefined_alpha_has_a_note_naming_why() -> None:
         assert np.isfinite(got.loc[dimension, "alpha_interval"])
         note = got.loc[dimension, "notes"]
         assert pd.isna(note) or "alpha undefined" not in note
+    # alpha is null where no item has two labels, but that is said otherwise, once
+    unpaired = got.loc["unpaired"]
+    assert unpaired["n_items"] == 0 and pd.isna(unpaired["alpha_interval"])
+    assert "no item has two per-annotator labels" in unpaired["notes"]
+    assert "alpha undefined" not in unpaired["notes"]

@@ -189,3 +189,11 @@ def test_undefined_glm_alpha_has_a_note() -> None:
     assert got.loc["posterior", "n_draws"] == 3
     assert got.loc["posterior", "notes"].startswith("alpha undefined on 1 of 4 draws")
     assert pd.isna(got.loc["counterfactual", "notes"])
+    # only NaN is undefined (what _alpha returns): an infinite draw, which _alpha cannot
+    # give, is summarised as main did (nanmean: inf) and gets no note
+    draws = {"posterior": np.array([0.2, np.inf])}
+    with np.errstate(invalid="ignore"):  # numpy's quantile interpolates inf - inf
+        inf = summarise_alphas(0.1, draws, pd.DataFrame({"unit": units}), "ordinal")
+    inf = inf.set_index("kind")
+    assert inf.loc["posterior", "mean"] == pd.Series([0.2, np.inf]).mean() == np.inf
+    assert pd.isna(inf.loc["posterior", "notes"])

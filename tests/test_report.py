@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from judge_bias.agreement import SELF_VS_PEER_NEEDS
 from judge_bias.cli import main
 from judge_bias.report import (
     HUMAN,
@@ -294,14 +295,65 @@ def test_empty_self_vs_peer_says_what_it_needs(demo_build: BuildResult, tmp_path
     con = duckdb.connect(str(db))
     con.execute("delete from self_vs_peer_tests")
     con.close()
-    html = write_report(db, tmp_path / "r.html").read_text(encoding="utf-8")
-    unsupported = re.search(r'<p class="unsupported">(.*?)</p>', html, re.S).group(1)
+    page = write_report(db, tmp_path / "r.html").read_text(encoding="utf-8")
+    unsupported = re.search(r'<p class="unsupported">(.*?)</p>', page, re.S).group(1)
     assert (
-        "Self versus peers (paired t-tests) (table self_vs_peer_tests has no rows; it needs a "
-        "judge that rates its own model&#x27;s completions and another judge that rates the "
-        "same completions)" in unsupported
+        "Self versus peers (paired t-tests) (table self_vs_peer_tests has no rows; it needs "
+        f"{html.escape(SELF_VS_PEER_NEEDS)})" in unsupported
     )
-    assert "self_vs_peer" not in _parse(html).images
+    # the need as int_self_vs_peer_items' SQL has it: S (the judge's own model, by name),
+    # G (other models, same prompt, dimension and frame), R (another judge, positive frame)
+    for part in ("name equals a model", "(S)", "same frame, other models", "(G)",
+                 "another judge", "positive frame (R)"):  # fmt: skip
+        assert part in SELF_VS_PEER_NEEDS, part
+    assert "self_vs_peer" not in _parse(page).images
+
+
+def test_a_panel_with_one_null_row_is_still_drawn(demo_build: BuildResult, tmp_path: Path) -> None:
+    """A panel is unsupported only when every value is null (no_value_reason): one
+    judge's row nulled leaves the other judges' values, and both panels are drawn."""
+    from judge_bias.report.agreement import panel_counterfactual, panel_judge_human
+
+    db = _copy_db(demo_build, tmp_path)
+    con = duckdb.connect(str(db))
+    try:
+        judge = con.execute(
+            "select min(judge) from agreement_judge_human where dimension = 'all'"
+        ).fetchone()[0]
+        con.execute(
+            "update agreement_judge_human set spearman = null, pearson = null, "
+            "kendall_tau_b = null where judge = ?",
+            [judge],
+        )
+        con.execute(
+            "update agreement_counterfactual set alpha_observed = null, alpha_calibrated = null "
+            "where judge = ?",
+            [judge],
+        )
+        for table, col in (("agreement_judge_human where dimension = 'all'", "spearman"),
+                           ("agreement_counterfactual", "alpha_observed")):  # fmt: skip
+            n_null, n_value = con.execute(
+                f"select count(*) filter (where {col} is null), count({col}) from {table}"
+            ).fetchone()
+            assert n_null > 0 and n_value > 0, table  # one judge null, the others not
+        wh = Warehouse(con)
+        for make in (panel_judge_human, panel_counterfactual):
+            p = make(wh)
+            assert p.absent is None and p.figure is not None, p.key
+    finally:
+        con.close()
+
+
+def test_no_value_reason_without_its_columns() -> None:
+    """A table that has none of the panel's columns (a warehouse older than them) is
+    said so, not 'no row of t has a value of ' with an empty list."""
+    from judge_bias.report.base import no_value_reason
+
+    df = pd.DataFrame({"judge": ["a"], "notes": ["x"]})
+    assert no_value_reason("t", df, ("spearman", "pearson")) == (
+        "t has none of the columns spearman, pearson"
+    )
+    assert no_value_reason("t", df.assign(spearman=[0.5]), ("spearman", "pearson")) is None
 
 
 def test_pairwise_and_perturbation_panels_when_tables_exist(

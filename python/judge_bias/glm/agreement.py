@@ -144,24 +144,27 @@ def summarise_alphas(
             "mean": observed,
             **{f"q{int(q * 100):02d}": observed for q in QUANTILES},
             "n_draws": 0,
-            "notes": None if np.isfinite(observed) else f"alpha undefined: {UNDEFINED_ALPHA}",
+            "notes": f"alpha undefined: {UNDEFINED_ALPHA}" if np.isnan(observed) else None,
         }
     ]
     for kind, v in by_kind.items():
-        finite = np.isfinite(v)
+        # NaN is _alpha's undefined alpha; n_draws, mean and quantiles stay main's
+        # (n_draws the finite draws, nanmean and nanquantile: identical numbers)
+        undefined = np.isnan(v)
+        defined = not undefined.all()
         rows_out.append(
             {
                 "kind": kind,
-                "mean": float(np.nanmean(v)) if finite.any() else float("nan"),
+                "mean": float(np.nanmean(v)) if defined else float("nan"),
                 **{
-                    f"q{int(q * 100):02d}": float(np.nanquantile(v, q)) if finite.any() else np.nan
+                    f"q{int(q * 100):02d}": float(np.nanquantile(v, q)) if defined else np.nan
                     for q in QUANTILES
                 },
-                "n_draws": int(finite.sum()),
-                "notes": None
-                if finite.all()
-                else f"alpha undefined on {int((~finite).sum())} of {len(v)} draws, left out "
-                f"of the mean and quantiles: {UNDEFINED_ALPHA}",
+                "n_draws": int(np.isfinite(v).sum()),
+                "notes": f"alpha undefined on {int(undefined.sum())} of {len(v)} draws, left out "
+                f"of the mean and quantiles: {UNDEFINED_ALPHA}"
+                if undefined.any()
+                else None,
             }
         )
     frame = pd.DataFrame(rows_out)

@@ -8,6 +8,7 @@ import pandas as pd
 
 if TYPE_CHECKING:
     pass
+from judge_bias.agreement import SELF_VS_PEER_NEEDS
 from judge_bias.report.base import (
     UNIT,
     Panel,
@@ -135,10 +136,7 @@ def panel_self_vs_peer(wh: Warehouse) -> Panel:
         # a new user with one judge, or judges that never rate their own model, saw
         # only "has no rows" (newuser20)
         p.absent = reason + (
-            "; it needs a judge that rates its own model's completions and another judge "
-            "that rates the same completions"
-            if reason.endswith("has no rows")
-            else ""
+            f"; it needs {SELF_VS_PEER_NEEDS}" if reason.endswith("has no rows") else ""
         )
         return p
     df = wh.df("select * from self_vs_peer_tests")

@@ -525,3 +525,48 @@ def test_interval_alpha_is_exact_at_a_mean_far_from_zero() -> None:
         labels.assign(score=labels["score"] + 1e15), ["prompt_id", "model", "dimension"]
     )
     assert far["alpha_interval"] == pytest.approx(near["alpha_interval"], rel=1e-13)
+
+
+def test_undefined_alpha_has_a_note_naming_why() -> None:
+    """Annotators who all give one value (valid data: constant scores) leave alpha
+    undefined, 0 / 0: the krippendorff package refuses such a domain. The mart's row
+    says why in notes (newuser20: alpha was null with notes null); a dimension whose
+    labels vary, or with no item labelled twice (its own note), gets no such note."""
+    from judge_bias.agreement.measures import annotator_agreement_table
+
+    rng = np.random.default_rng(20)
+    rows = []
+    for item in range(30):
+        for a in range(2):
+            rows.append((f"p{item}", "m", "constant", f"a{a}", "annotator", 1, 3.0))
+            rows.append((f"p{item}", "m", "varied", f"a{a}", "annotator", 1,
+                         float(rng.integers(0, 5))))  # fmt: skip
+        # one annotator per item: no pair, n_items == 0, which has its own note
+        rows.append((f"p{item}", "m", "unpaired", f"a{item}", "annotator", 1, 2.0))
+    labels = pd.DataFrame(
+        rows,
+        columns=["prompt_id", "model", "dimension", "annotator_id", "role", "n_aggregated",
+                 "human_score"],
+    )  # fmt: skip
+    labels["scale_min"], labels["scale_max"] = 0.0, 4.0
+    got = annotator_agreement_table(labels).set_index("dimension")
+    constant = labels[labels["dimension"] == "constant"].pivot(
+        index="annotator_id", columns="prompt_id", values="human_score"
+    )
+    with pytest.raises(ValueError, match="more than one value"):
+        krippendorff.alpha(reliability_data=constant.to_numpy(), level_of_measurement="interval")
+    row = got.loc["constant"]
+    assert row["n_items"] == 30 and row["observed_agreement"] == 1.0
+    for level in ("nominal", "ordinal", "interval"):
+        assert pd.isna(row[f"alpha_{level}"])
+        assert f"alpha_{level}" in row["notes"]
+    assert "alpha undefined" in row["notes"] and "do not vary" in row["notes"]
+    for dimension in ("varied", "all"):
+        assert np.isfinite(got.loc[dimension, "alpha_interval"])
+        note = got.loc[dimension, "notes"]
+        assert pd.isna(note) or "alpha undefined" not in note
+    # alpha is null where no item has two labels, but that is said otherwise, once
+    unpaired = got.loc["unpaired"]
+    assert unpaired["n_items"] == 0 and pd.isna(unpaired["alpha_interval"])
+    assert "no item has two per-annotator labels" in unpaired["notes"]
+    assert "alpha undefined" not in unpaired["notes"]

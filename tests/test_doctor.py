@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from judge_bias.agreement import SELF_VS_PEER_NEEDS
 from judge_bias.cli import main
 from judge_bias.doctor import diagnose, render, settings
 from tests.conftest import SHARED_DATA, needs_shared
@@ -121,6 +122,8 @@ def test_one_judge_and_constant_scores(tmp_path: Path) -> None:
     assert "glm_effects, glm_fits, glm_agreement: needs two or more judges' scores" in d.cannot
     regression = "bias_estimates, bias_fits, debiased_scores, debiased_leaderboard"
     assert f"{regression}: no human labels: no bias regression" in d.cannot
+    # the need worded once, as the report's empty self_vs_peer_tests panel says it
+    assert f"self_vs_peer_tests: needs {SELF_VS_PEER_NEEDS}" in d.cannot
     assert d.budget.human_only == 385  # sd 0.5 assumed: ceil((1.959964 * 0.5 / 0.05)^2)
     assert "PPI++ if the judge's correlation with humans is 0.9" in render(d)
 

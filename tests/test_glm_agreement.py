@@ -160,3 +160,40 @@ def test_glm_agreement_quantiles_are_those_of_its_draws(lenient):
             want = np.nanquantile(alphas, q)
             assert summary.loc[kind, f"q{int(q * 100):02d}"] == pytest.approx(want, abs=1e-12)
     assert summary.loc["observed", "n_units"] == rows["unit"].nunique() == 160
+
+
+def test_undefined_glm_alpha_has_a_note() -> None:
+    """Constant scores (valid data; newuser20) leave the observed alpha undefined
+    (0 / 0; the krippendorff package refuses a one-value domain) and glm_agreement
+    showed it null with nothing saying why: the row's notes now say it; a kind with
+    some undefined draws says how many were left out of its mean (pandas' mean of
+    the finite draws), and a kind with every draw defined has no note."""
+    from judge_bias.glm.agreement import summarise_alphas
+
+    units = np.repeat(np.arange(50), 3)
+    constant = np.full(len(units), 2)
+    with pytest.raises(ValueError, match="more than one value"):
+        krippendorff.alpha(reliability_data=constant.reshape(50, 3).T.astype(float))
+    observed = agreement_module._alpha(units, constant, 5, "ordinal")
+    posterior = np.array([0.5, np.nan, 0.3, 0.1])
+    counterfactual = np.array([0.4, 0.2, 0.1, 0.0])
+    got = summarise_alphas(
+        observed,
+        {"posterior": posterior, "counterfactual": counterfactual},
+        pd.DataFrame({"unit": units}),
+        "ordinal",
+    ).set_index("kind")
+    assert np.isnan(got.loc["observed", "mean"])
+    assert got.loc["observed", "notes"].startswith("alpha undefined: the scores of the units")
+    assert got.loc["posterior", "mean"] == pytest.approx(pd.Series(posterior).mean())
+    assert got.loc["posterior", "n_draws"] == 3
+    assert got.loc["posterior", "notes"].startswith("alpha undefined on 1 of 4 draws")
+    assert pd.isna(got.loc["counterfactual", "notes"])
+    # only NaN is undefined (what _alpha returns): an infinite draw, which _alpha cannot
+    # give, is summarised as main did (nanmean: inf) and gets no note
+    draws = {"posterior": np.array([0.2, np.inf])}
+    with np.errstate(invalid="ignore"):  # numpy's quantile interpolates inf - inf
+        inf = summarise_alphas(0.1, draws, pd.DataFrame({"unit": units}), "ordinal")
+    inf = inf.set_index("kind")
+    assert inf.loc["posterior", "mean"] == pd.Series([0.2, np.inf]).mean() == np.inf
+    assert pd.isna(inf.loc["posterior", "notes"])

@@ -179,3 +179,22 @@ def test_effects_figure_has_no_empty_row_for_terms_no_dimension_has():
         "helpfulness: grader effects",
         "helpfulness: model effects",
     ]
+
+
+def test_agreement_table_shows_why_an_alpha_is_null(warehouse):
+    """newuser20: constant scores left the observed GLM alpha blank in the report's
+    table; glm_agreement's notes now say why and the table carries them, only when a
+    row has one (a demo-like warehouse keeps its columns)."""
+    con = warehouse.con
+    con.execute("alter table glm_agreement add column notes varchar")
+    p = panel_glm_agreement(Warehouse(con))
+    # no column, and not "Not in this data (no value in any row): notes" in the caption
+    # (attach_table's word for an empty column)
+    assert "notes" not in p.frames[0].columns and "notes" not in p.caption
+    con.execute(
+        "update glm_agreement set mean = null, notes = 'alpha undefined: one value' "
+        "where kind = 'observed'"
+    )
+    table = panel_glm_agreement(Warehouse(con)).frames[0].set_index("kind")
+    assert table.loc["observed", "notes"] == "alpha undefined: one value"
+    assert table.loc[["posterior", "counterfactual"], "notes"].isna().all()

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from judge_bias.agreement import SELF_VS_PEER_NEEDS
 from judge_bias.cli import main
 from judge_bias.report import (
     HUMAN,
@@ -246,6 +247,113 @@ def test_missing_and_empty_tables_are_explained(demo_build: BuildResult, tmp_pat
     # the marts that are left still speak in "What is significant"
     assert "Agreement between human annotators" in html.split('id="heatmap"')[0]
     assert "No validation record (copy.validation.json)" in html
+
+
+def test_panels_with_every_value_null_are_explained_not_drawn(
+    demo_build: BuildResult, tmp_path: Path
+) -> None:
+    """Constant scores (valid data) leave every correlation and counterfactual alpha
+    null, with the mart's notes saying why (newuser20: the report drew two empty
+    figures, with no text, and matplotlib warned 'No artists with labels found to put
+    in legend' on the terminal). Each panel is now listed as unsupported with the
+    notes, and the report warns about nothing."""
+    import warnings
+
+    db = _copy_db(demo_build, tmp_path)
+    con = duckdb.connect(str(db))
+    con.execute(
+        "update agreement_judge_human set spearman = null, pearson = null, "
+        "kendall_tau_b = null, notes = 'correlations null: the judge''s scores are constant'"
+    )
+    con.execute(
+        "update agreement_counterfactual set alpha_observed = null, alpha_calibrated = null, "
+        "notes = 'alpha_observed null: every rating one value'"
+    )
+    con.close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        html = write_report(db, tmp_path / "r.html").read_text(encoding="utf-8")
+    unsupported = re.search(r'<p class="unsupported">(.*?)</p>', html, re.S).group(1)
+    images = _parse(html).images
+    for key, note in (
+        ("agreement_judge_human", "the judge&#x27;s scores are constant"),
+        ("agreement_counterfactual", "alpha_observed null: every rating one value"),
+    ):
+        assert f'<section id="{key}">' not in html, key
+        assert key not in images, key
+        assert f"no row of {key} has a value of" in unsupported, key
+        assert note in unsupported, key
+    # a panel with a value is still drawn
+    assert "self_vs_peer" in images and "heatmap" in images
+
+
+def test_empty_self_vs_peer_says_what_it_needs(demo_build: BuildResult, tmp_path: Path) -> None:
+    """One judge, or judges never rating their own model (newuser20), leave
+    self_vs_peer_tests empty: the report says what the test needs, not only that the
+    table has no rows."""
+    db = _copy_db(demo_build, tmp_path)
+    con = duckdb.connect(str(db))
+    con.execute("delete from self_vs_peer_tests")
+    con.close()
+    page = write_report(db, tmp_path / "r.html").read_text(encoding="utf-8")
+    unsupported = re.search(r'<p class="unsupported">(.*?)</p>', page, re.S).group(1)
+    assert (
+        "Self versus peers (paired t-tests) (table self_vs_peer_tests has no rows; it needs "
+        f"{html.escape(SELF_VS_PEER_NEEDS)})" in unsupported
+    )
+    # the need as int_self_vs_peer_items' SQL has it: S (the judge's own model, by name),
+    # G (other models, same prompt, dimension and frame), R (another judge, positive frame)
+    for part in ("name equals a model", "(S)", "same frame, other models", "(G)",
+                 "another judge", "positive frame (R)"):  # fmt: skip
+        assert part in SELF_VS_PEER_NEEDS, part
+    assert "self_vs_peer" not in _parse(page).images
+
+
+def test_a_panel_with_one_null_row_is_still_drawn(demo_build: BuildResult, tmp_path: Path) -> None:
+    """A panel is unsupported only when every value is null (no_value_reason): one
+    judge's row nulled leaves the other judges' values, and both panels are drawn."""
+    from judge_bias.report.agreement import panel_counterfactual, panel_judge_human
+
+    db = _copy_db(demo_build, tmp_path)
+    con = duckdb.connect(str(db))
+    try:
+        judge = con.execute(
+            "select min(judge) from agreement_judge_human where dimension = 'all'"
+        ).fetchone()[0]
+        con.execute(
+            "update agreement_judge_human set spearman = null, pearson = null, "
+            "kendall_tau_b = null where judge = ?",
+            [judge],
+        )
+        con.execute(
+            "update agreement_counterfactual set alpha_observed = null, alpha_calibrated = null "
+            "where judge = ?",
+            [judge],
+        )
+        for table, col in (("agreement_judge_human where dimension = 'all'", "spearman"),
+                           ("agreement_counterfactual", "alpha_observed")):  # fmt: skip
+            n_null, n_value = con.execute(
+                f"select count(*) filter (where {col} is null), count({col}) from {table}"
+            ).fetchone()
+            assert n_null > 0 and n_value > 0, table  # one judge null, the others not
+        wh = Warehouse(con)
+        for make in (panel_judge_human, panel_counterfactual):
+            p = make(wh)
+            assert p.absent is None and p.figure is not None, p.key
+    finally:
+        con.close()
+
+
+def test_no_value_reason_without_its_columns() -> None:
+    """A table that has none of the panel's columns (a warehouse older than them) is
+    said so, not 'no row of t has a value of ' with an empty list."""
+    from judge_bias.report.base import no_value_reason
+
+    df = pd.DataFrame({"judge": ["a"], "notes": ["x"]})
+    assert no_value_reason("t", df, ("spearman", "pearson")) == (
+        "t has none of the columns spearman, pearson"
+    )
+    assert no_value_reason("t", df.assign(spearman=[0.5]), ("spearman", "pearson")) is None
 
 
 def test_pairwise_and_perturbation_panels_when_tables_exist(
@@ -493,3 +601,29 @@ def test_report_on_the_bi_snapshot_shows_its_validation(
         v = demo_build.validation
         assert f"Validation passed: {sum(f.success for f in v.findings)} of" in page
         assert f"BI snapshot of <code>{demo_build.db_path}</code>" in page
+
+
+def test_overview_counts_agree_in_number() -> None:
+    """One judge (newuser20: '240 judge ratings by 1 judges'): singular for 1, plural
+    otherwise, on an in-memory fact table counted independently here."""
+    from judge_bias.report.base import Warehouse
+    from judge_bias.report.summary import overview_html
+
+    con = duckdb.connect()
+    rows = [("j1", "p1", "m1", "d1", 0.5)] + [
+        ("j2", f"p{i}", f"m{i % 2}", "d2", 0.5) for i in range(1, 1201)
+    ]
+    con.execute(
+        "create table fct_judge_ratings (judge varchar, prompt_id varchar, model varchar, "
+        "dimension varchar, human_score_norm double)"
+    )
+    con.executemany("insert into fct_judge_ratings values (?, ?, ?, ?, ?)", rows[:1])
+    text = overview_html(Warehouse(con))
+    assert "1 judge rating by 1 judge of 1 model on 1 prompt and 1 dimension;" in text
+    con.executemany("insert into fct_judge_ratings values (?, ?, ?, ?, ?)", rows[1:])
+    text = overview_html(Warehouse(con))
+    n_models = len({r[2] for r in rows})
+    assert (
+        f"{len(rows):,} judge ratings by 2 judges of {n_models} models on 1,200 prompts "
+        "and 2 dimensions;" in text
+    )

@@ -21,7 +21,8 @@ final as (
         n_draws,
         n_units,
         n_ratings,
-        level
+        level,
+        notes
     from results
 )
 

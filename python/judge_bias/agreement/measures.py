@@ -514,6 +514,11 @@ ANNOTATOR_COUNT_KEYS = [
 ]  # fmt: skip
 
 
+def _is_number(value: object) -> bool:
+    """A finite alpha (not None, not NaN)."""
+    return value is not None and bool(np.isfinite(float(value)))  # type: ignore[arg-type]
+
+
 def annotator_label_counts(labels: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """From accepted label rows, what the SQL models int_annotator_label_counts and
     int_annotator_ids compute: labels per (item, flags, score, scale) in
@@ -606,6 +611,12 @@ def annotator_agreement_from_counts(
             )
         if row["n_items"] == 0:
             notes.append("no item has two per-annotator labels: agreement cannot be computed")
+        elif undefined := [lvl for lvl in LEVELS if not _is_number(row[f"alpha_{lvl}"])]:
+            notes.append(
+                f"alpha undefined ({', '.join(f'alpha_{lvl}' for lvl in undefined)} null): "
+                "the paired labels do not vary (one value), so no disagreement is expected by "
+                "chance (0 / 0); observed_agreement says how often the annotators agreed"
+            )
         row["notes"] = "; ".join(notes) or None
         rows.append(row)
     out = pd.DataFrame(rows)

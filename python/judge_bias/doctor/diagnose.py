@@ -9,6 +9,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from judge_bias.agreement import SELF_VS_PEER_NEEDS
 from judge_bias.doctor import budget, settings
 from judge_bias.doctor.columns import Column, as_number, is_scored, profile
 from judge_bias.doctor.formats import Format, detect
@@ -117,7 +118,7 @@ def marts(holds: dict[str, bool], n_judges: int) -> tuple[list[str], list[str]]:
     need(scores and n_judges > 1, "glm_effects, glm_fits, glm_agreement",
          "needs two or more judges' scores")  # fmt: skip
     need(scores and holds["self"] and n_judges > 1, "self_vs_peer_tests",
-         "needs judges that rate each other's outputs")  # fmt: skip
+         f"needs {SELF_VS_PEER_NEEDS}")  # fmt: skip
     need(holds["repeats"], "judge_stability", "no rerun (run id) column")
     if holds["pairwise"]:
         fills.append("pairwise_bias, pairwise_joint_bias (first-slot rate)")

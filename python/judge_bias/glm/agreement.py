@@ -30,6 +30,11 @@ else:
     krippendorff = module("krippendorff")
 
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
+# why an alpha is NaN (``_alpha``): no expected disagreement to divide by
+UNDEFINED_ALPHA = (
+    "the scores of the units rated by two or more graders take fewer than two values "
+    "(or no unit has two graders), so no disagreement is expected by chance (0 / 0)"
+)
 # Krippendorff's levels of measurement (the krippendorff package's names).
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 
@@ -129,22 +134,37 @@ def agreement(
 def summarise_alphas(
     observed: float, by_kind: dict[str, np.ndarray], rows: pd.DataFrame, level: Level
 ) -> pd.DataFrame:
-    """One row per kind: the mean and quantiles of its alphas over draws."""
+    """One row per kind: the mean and quantiles of its alphas over draws, and notes
+    when an alpha is undefined (0 / 0: the scores of the units with two or more
+    graders take one value; newuser20: constant scores left the observed alpha null
+    with nothing saying why)."""
     rows_out = [
         {
             "kind": "observed",
             "mean": observed,
             **{f"q{int(q * 100):02d}": observed for q in QUANTILES},
             "n_draws": 0,
+            "notes": f"alpha undefined: {UNDEFINED_ALPHA}" if np.isnan(observed) else None,
         }
     ]
     for kind, v in by_kind.items():
+        # NaN is _alpha's undefined alpha; n_draws, mean and quantiles stay main's
+        # (n_draws the finite draws, nanmean and nanquantile: identical numbers)
+        undefined = np.isnan(v)
+        defined = not undefined.all()
         rows_out.append(
             {
                 "kind": kind,
-                "mean": float(np.nanmean(v)),
-                **{f"q{int(q * 100):02d}": float(np.nanquantile(v, q)) for q in QUANTILES},
+                "mean": float(np.nanmean(v)) if defined else float("nan"),
+                **{
+                    f"q{int(q * 100):02d}": float(np.nanquantile(v, q)) if defined else np.nan
+                    for q in QUANTILES
+                },
                 "n_draws": int(np.isfinite(v).sum()),
+                "notes": f"alpha undefined on {int(undefined.sum())} of {len(v)} draws, left out "
+                f"of the mean and quantiles: {UNDEFINED_ALPHA}"
+                if undefined.any()
+                else None,
             }
         )
     frame = pd.DataFrame(rows_out)

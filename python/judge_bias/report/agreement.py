@@ -8,6 +8,7 @@ import pandas as pd
 
 if TYPE_CHECKING:
     pass
+from judge_bias.agreement import SELF_VS_PEER_NEEDS
 from judge_bias.report.base import (
     UNIT,
     Panel,
@@ -16,6 +17,7 @@ from judge_bias.report.base import (
     dodged_intervals,
     judge_families,
     new_figure,
+    no_value_reason,
     panel,
     tab10_colours,
     zero_line,
@@ -89,6 +91,11 @@ def panel_judge_human(wh: Warehouse) -> Panel:
     if df.empty:
         p.absent = "agreement_judge_human has no pooled (dimension = 'all') rows"
         return p
+    if reason := no_value_reason(
+        "agreement_judge_human", df, ("spearman", "pearson", "kendall_tau_b")
+    ):
+        p.absent = reason
+        return p
     judges = [j for j in judge_families(wh)["judge"] if j in set(df.judge)]
     judges += sorted(set(df.judge) - set(judges))
     series = [
@@ -126,7 +133,11 @@ def panel_self_vs_peer(wh: Warehouse) -> Panel:
         ),
     )
     if reason := wh.missing("self_vs_peer_tests"):
-        p.absent = reason
+        # a new user with one judge, or judges that never rate their own model, saw
+        # only "has no rows" (newuser20)
+        p.absent = reason + (
+            f"; it needs {SELF_VS_PEER_NEEDS}" if reason.endswith("has no rows") else ""
+        )
         return p
     df = wh.df("select * from self_vs_peer_tests")
     judges = [j for j in judge_families(wh)["judge"] if j in set(df.judge)]
@@ -176,6 +187,11 @@ def panel_counterfactual(wh: Warehouse) -> Panel:
         p.absent = reason
         return p
     df = wh.df("select * from agreement_counterfactual")
+    if reason := no_value_reason(
+        "agreement_counterfactual", df, ("alpha_observed", "alpha_calibrated")
+    ):
+        p.absent = reason
+        return p
     judges = [j for j in judge_families(wh)["judge"] if j in set(df.judge)]
     judges += sorted(set(df.judge) - set(judges))
     fig = new_figure(9, 1.5 + 0.45 * len(judges))

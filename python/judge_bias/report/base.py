@@ -297,6 +297,20 @@ def significance_legend(
     )
 
 
+def no_value_reason(table: str, df: pd.DataFrame, columns: Sequence[str]) -> str | None:
+    """Why a panel over ``columns`` of ``df`` has nothing to draw (None when a value
+    exists): every value null, with the table's distinct notes (valid data such as
+    constant scores leaves a statistic undefined; an empty plot would say nothing)."""
+    present = [c for c in columns if c in df.columns]
+    if not present:  # a warehouse older than the columns
+        return f"{table} has none of the columns {', '.join(columns)}"
+    if any(df[c].notna().any() for c in present):
+        return None
+    notes = sorted({str(n) for n in df.get("notes", pd.Series(dtype=object)).dropna() if n})
+    why = f": {'; '.join(notes)}" if notes else ""
+    return f"no row of {table} has a value of {', '.join(present)}{why}"
+
+
 def dodged_intervals(
     ax: Axes,
     names: list[str],

@@ -210,7 +210,10 @@ def panel_glm_agreement(wh: Warehouse) -> Panel:
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # beside: clear of the lines
     p.figure = fig
-    attach_table(p, df[["dimension", "kind", "model", "mean", "q05", "q50", "q95", "n_units"]])
+    cols = ["dimension", "kind", "model", "mean", "q05", "q50", "q95", "n_units"]
+    # why an alpha is null (constant scores), when a row says (older warehouses: no column)
+    cols += ["notes"] if "notes" in df and df["notes"].notna().any() else []
+    attach_table(p, df[cols])
     return p
 
 

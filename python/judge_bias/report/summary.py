@@ -359,6 +359,11 @@ def provenance_html(wh: Warehouse, db_path: Path) -> str:
     return "".join(parts)
 
 
+def _count(n: int, noun: str) -> str:
+    """'1 judge', '2 judges', '16,137 judge ratings' (newuser20: '1 judges')."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def overview_html(wh: Warehouse) -> str:
     if reason := wh.missing("fct_judge_ratings"):
         if wh.missing("input_row_counts"):
@@ -385,8 +390,8 @@ def overview_html(wh: Warehouse) -> str:
         "dimensions, count(human_score_norm) as with_human from fct_judge_ratings"
     ).iloc[0]
     return (
-        f"<p>{r.ratings:,} judge ratings by {r.judges} judges of {r.models} models on "
-        f"{r.prompts} prompts and {r.dimensions} dimension{'s' if r.dimensions != 1 else ''}; "
-        f"{r.with_human:,} of them have a "
+        f"<p>{_count(r.ratings, 'judge rating')} by {_count(r.judges, 'judge')} of "
+        f"{_count(r.models, 'model')} on {_count(r.prompts, 'prompt')} and "
+        f"{_count(r.dimensions, 'dimension')}; {r.with_human:,} of them have a "
         "human reference score. Scores are normalised to 0-1 (0 = worst label, 1 = best).</p>"
     )

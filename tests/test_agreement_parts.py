@@ -6,6 +6,7 @@ judge-human sums to rounding)."""
 from __future__ import annotations
 
 import duckdb
+import krippendorff
 import numpy as np
 import pandas as pd
 import pytest
@@ -15,10 +16,13 @@ from judge_bias.agreement.counterfactual import counterfactual_from_prompt_sums
 from judge_bias.agreement.judge_human_sums import judge_human_from_sums
 from judge_bias.agreement.marts import (
     COUNTERFACTUAL_SUMS,
+    agreement_annotators,
     agreement_counterfactual,
     agreement_judge_human,
+    label_counts,
     self_vs_peer_tests,
 )
+from judge_bias.agreement.measures import annotator_agreement_from_counts, annotator_label_counts
 from judge_bias.agreement.self_vs_peer import self_vs_peer_tests as svp_from_items
 from judge_bias.limits import Budget
 
@@ -232,3 +236,107 @@ def test_judge_human_parts_bound_the_score_cells_of_one_prompt() -> None:
     whole = judge_human_from_sums(_nocase(pairs), Budget(bytes=10**9))
     small = Budget(bytes=int(cells.sum()) // 2 * 4 * judge_human_sums.SUM_BYTES)
     pd.testing.assert_frame_equal(judge_human_from_sums(_nocase(pairs), small), whole, rtol=1e-12)
+
+
+# dimensions and prompts whose pandas order is not the nocase order of _nocase
+DIMENSIONS = {"b": (1.0, 5.0, "ordinal"), "A": (0.0, 2.0, "interval")}
+
+
+def _human_labels(seed: int = 11) -> pd.DataFrame:
+    """Four annotators label most items (some NA: no score), an expert some."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for dim, (low, high, _) in DIMENSIONS.items():
+        for p in ("c", "B", "a", "d e"):
+            for model in ("m2", "M1"):
+                truth = rng.integers(int(low), int(high) + 1)
+                for who in ("ann1", "Ann2", "ann3", "ann4", "exp"):
+                    if rng.random() < 0.2:
+                        continue
+                    score = float(np.clip(truth + rng.integers(-1, 2), low, high))
+                    score = np.nan if rng.random() < 0.05 else score
+                    role = "expert" if who == "exp" else "annotator"
+                    rows.append((dim, p, model, who, role, score, low, high))
+    cols = ["dimension", "prompt_id", "model", "annotator_id", "role", "human_score",
+            "scale_min", "scale_max"]  # fmt: skip
+    return pd.DataFrame(rows, columns=cols).assign(n_aggregated=1)
+
+
+def _annotator_refs(labels: pd.DataFrame):
+    counts, annotators = annotator_label_counts(labels)
+    scales = pd.DataFrame(
+        [(d, level) for d, (_, _, level) in DIMENSIONS.items()],
+        columns=["dimension", "level_of_measurement"],
+    )
+    refs = {
+        "int_annotator_label_counts": _nocase(counts),
+        "int_annotator_ids": annotators,
+        "int_dimension_scales": scales,
+    }
+    return refs, counts, annotators
+
+
+def test_annotators_fit_a_budget_that_strings_exceeded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A budget of 400 bytes a label-count row: main's reader (9 Python objects a
+    row, 720 bytes charged) skipped the mart; the coded reader (the one whose bytes
+    a row LABEL_COUNT_BYTES measures) computes it, equal to the strings'
+    computation and to the krippendorff package (per dimension on the scores,
+    'all' on the normalised scores, items across dimensions)."""
+    labels = _human_labels()
+    refs, counts, annotators = _annotator_refs(labels)
+    reads: list[int] = []
+
+    def spy(relation: object) -> pd.DataFrame:
+        reads.append(1)
+        return label_counts(relation)
+
+    monkeypatch.setattr("judge_bias.agreement.marts.label_counts", spy)
+    budget = {"memory_budget": f"{2 * len(counts) * 400}B"}.get
+    got = agreement_annotators(refs.__getitem__, budget).set_index("dimension")
+    assert reads == [1]
+    assert not got["notes"].fillna("").str.contains("skipped").any()
+    levels = {d: level for d, (_, _, level) in DIMENSIONS.items()}
+    strings = annotator_agreement_from_counts(counts, annotators, levels).set_index("dimension")
+    pd.testing.assert_frame_equal(got, strings, check_exact=False, rtol=0, atol=1e-12)
+
+    humans = labels[labels["role"] == "annotator"]
+    span = humans["scale_max"] - humans["scale_min"]
+    pooled = humans.assign(human_score=(humans["human_score"] - humans["scale_min"]) / span)
+    for dimension, part in [*humans.groupby("dimension"), ("all", pooled)]:
+        data = part.pivot(
+            index="annotator_id", columns=["dimension", "prompt_id", "model"], values="human_score"
+        ).to_numpy(dtype=float)
+        for level in ("nominal", "ordinal", "interval"):
+            ref = krippendorff.alpha(reliability_data=data, level_of_measurement=level)
+            assert got.loc[dimension, f"alpha_{level}"] == pytest.approx(ref, abs=1e-12)
+    assert got.loc["all", "n_labels"] == humans["human_score"].notna().sum()
+
+
+def test_annotators_past_the_budget_get_the_note(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Label counts past the budget are never read: one row per dimension with the
+    note and no statistics."""
+    refs, counts, _ = _annotator_refs(_human_labels())
+
+    def refuse(relation: object) -> pd.DataFrame:
+        raise AssertionError("read past the budget")
+
+    monkeypatch.setattr("judge_bias.agreement.marts.label_counts", refuse)
+    got = agreement_annotators(refs.__getitem__, {"memory_budget": f"{len(counts) * 400}B"}.get)
+    assert sorted(got["dimension"]) == sorted(DIMENSIONS)
+    assert got["notes"].str.startswith(f"skipped: reading {len(counts):,} human label counts").all()
+    assert got[["n_items", "alpha_nominal", "alpha"]].isna().all().all()
+
+
+def test_label_counts_codes_group_as_the_strings() -> None:
+    """The coded reader's prompt and model codes follow pandas' order of the strings
+    (not the relation's nocase collation): the items' sorted order is the same."""
+    refs, counts, _ = _annotator_refs(_human_labels())
+    coded_counts = label_counts(refs["int_annotator_label_counts"])
+    keys = ["dimension", "prompt_id", "model", "is_expert", "human_score"]
+    by_codes = coded_counts.sort_values(keys, na_position="last").reset_index(drop=True)
+    by_strings = counts.sort_values(keys, na_position="last").reset_index(drop=True)
+    for column in ("prompt_id", "model"):
+        names = sorted(counts[column].unique())
+        decoded = by_codes[column].map(dict(enumerate(names)))
+        assert decoded.tolist() == by_strings[column].tolist()
+    assert by_codes["n_labels"].tolist() == by_strings["n_labels"].tolist()

@@ -58,7 +58,12 @@ ANNOTATOR_COLUMNS: dict[str, str] = {
 
 
 LABEL_BYTES = 9 * 80  # a human label pulled into pandas (9 columns as objects)
-LABEL_COUNT_BYTES = 9 * 80  # a row of int_annotator_label_counts in pandas (9 columns)
+# a row of int_annotator_label_counts as marts.label_counts reads it (integer codes for
+# the keys: ~52 bytes) through annotator_agreement_from_counts; Budget.rows charges it
+# twice. Measured peak (RSS growth of the read and the mart): 279 bytes a row at 10M
+# (1,666,656 rows), 347 on 855,293 rows of 3 annotators an item (alpha computed):
+# 2 x 240 = 480 leaves 38% over the larger (the strings as objects needed 790)
+LABEL_COUNT_BYTES = 240
 
 
 COUNTERFACTUAL_COLUMNS: dict[str, str] = {

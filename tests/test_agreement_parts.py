@@ -340,3 +340,25 @@ def test_label_counts_codes_group_as_the_strings() -> None:
         decoded = by_codes[column].map(dict(enumerate(names)))
         assert decoded.tolist() == by_strings[column].tolist()
     assert by_codes["n_labels"].tolist() == by_strings["n_labels"].tolist()
+
+
+def test_annotators_from_a_frame_that_is_not_duckdb(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Spark frame (a pandas frame stands in) is read as it is, with its strings,
+    and charged as strings (main's 9 x 80 bytes a row, not the coded reader's); it
+    computes what the DuckDB route computes."""
+    labels = _human_labels()
+    refs, counts, _ = _annotator_refs(labels)
+    frames = refs | {"int_annotator_label_counts": counts}
+    charged: list[float] = []
+    real = Budget.rows
+
+    def spy(self: Budget, what: str, n_rows: int, bytes_per_row: float) -> str | None:
+        charged.append(bytes_per_row)
+        return real(self, what, n_rows, bytes_per_row)
+
+    monkeypatch.setattr(Budget, "rows", spy)
+    large = {"memory_budget": "1GB"}.get
+    got = agreement_annotators(frames.__getitem__, large).set_index("dimension")
+    duck = agreement_annotators(refs.__getitem__, large).set_index("dimension")
+    pd.testing.assert_frame_equal(got, duck, check_exact=False, rtol=0, atol=1e-12)
+    assert charged[0] == 9 * 80 and charged[1] < charged[0]

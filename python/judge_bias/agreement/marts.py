@@ -18,6 +18,7 @@ from judge_bias.agreement.judge_human_sums import judge_human_from_sums
 from judge_bias.agreement.measures import (
     ANNOTATOR_COLUMNS,
     LABEL_COUNT_BYTES,
+    LABEL_COUNT_STRING_BYTES,
     annotator_agreement_from_counts,
 )
 from judge_bias.agreement.self_vs_peer import (
@@ -41,10 +42,14 @@ def agreement_annotators(ref: Ref, get: Get, session: object = None) -> pd.DataF
     annotators = to_pandas(ref("int_annotator_ids"))
     scales = to_pandas(ref("int_dimension_scales"))
     levels = dict(zip(scales["dimension"], scales["level_of_measurement"], strict=True))
+    relation = ref("int_annotator_label_counts")
+    # a Spark frame (Databricks) is read as it is: its strings cost what main charged
+    coded = isinstance(relation, duckdb.DuckDBPyRelation)
     return within_budget(
-        ref("int_annotator_label_counts"), budget, "human label counts", LABEL_COUNT_BYTES,
+        relation, budget, "human label counts",
+        LABEL_COUNT_BYTES if coded else LABEL_COUNT_STRING_BYTES,
         lambda counts: annotator_agreement_from_counts(counts, annotators, levels),
-        "dimension", ANNOTATOR_COLUMNS, read=label_counts,
+        "dimension", ANNOTATOR_COLUMNS, read=label_counts if coded else None,
     )  # fmt: skip
 
 

@@ -64,6 +64,7 @@ LABEL_BYTES = 9 * 80  # a human label pulled into pandas (9 columns as objects)
 # (1,666,656 rows), 347 on 855,293 rows of 3 annotators an item (alpha computed):
 # 2 x 240 = 480 leaves 38% over the larger (the strings as objects needed 790)
 LABEL_COUNT_BYTES = 240
+LABEL_COUNT_STRING_BYTES = 9 * 80  # the same rows with their strings (a Spark frame)
 
 
 COUNTERFACTUAL_COLUMNS: dict[str, str] = {

@@ -19,10 +19,17 @@ from judge_bias.agreement.marts import (
     agreement_annotators,
     agreement_counterfactual,
     agreement_judge_human,
+    label_count_bytes,
     label_counts,
     self_vs_peer_tests,
 )
-from judge_bias.agreement.measures import annotator_agreement_from_counts, annotator_label_counts
+from judge_bias.agreement.measures import (
+    LABEL_COUNT_BYTES,
+    LABEL_KEY_BYTES,
+    LABEL_KEY_CHAR_BYTES,
+    annotator_agreement_from_counts,
+    annotator_label_counts,
+)
 from judge_bias.agreement.self_vs_peer import self_vs_peer_tests as svp_from_items
 from judge_bias.limits import Budget
 
@@ -247,7 +254,7 @@ def _human_labels(seed: int = 11) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     rows = []
     for dim, (low, high, _) in DIMENSIONS.items():
-        for p in ("c", "B", "a", "d e"):
+        for p in ("c", "B", "a", "A", "d e"):  # 'a' and 'A': one value under nocase
             for model in ("m2", "M1"):
                 truth = rng.integers(int(low), int(high) + 1)
                 for who in ("ann1", "Ann2", "ann3", "ann4", "exp"):
@@ -362,3 +369,85 @@ def test_annotators_from_a_frame_that_is_not_duckdb(monkeypatch: pytest.MonkeyPa
     duck = agreement_annotators(refs.__getitem__, large).set_index("dimension")
     pd.testing.assert_frame_equal(got, duck, check_exact=False, rtol=0, atol=1e-12)
     assert charged[0] == 9 * 80 and charged[1] < charged[0]
+
+
+def test_label_count_bytes_is_the_formula_on_distinct_keys() -> None:
+    """The charge: LABEL_COUNT_BYTES a row plus, per distinct prompt_id and model
+    (binary: 'a' and 'A' two values under a nocase collation; null one value),
+    LABEL_KEY_BYTES and LABEL_KEY_CHAR_BYTES a UTF-8 byte, counted here in pandas."""
+    counts = pd.DataFrame({
+        "prompt_id": ["a", "A", "a", None, "é" * 40, "x" * 64, "x" * 64],
+        "model": ["m", "m", "M", "m", None, "mm", "m"],
+        "human_score": [1.0] * 7,
+    })  # fmt: skip
+    keys = 0.0
+    for column in ("prompt_id", "model"):
+        values = counts[column].drop_duplicates()
+        chars = values.dropna().map(lambda v: len(v.encode())).sum()
+        keys += LABEL_KEY_BYTES * len(values) + LABEL_KEY_CHAR_BYTES * chars
+    want = LABEL_COUNT_BYTES + keys / len(counts)
+    assert label_count_bytes(_nocase(counts)) == pytest.approx(want, rel=1e-12)
+
+
+# peak RSS growth a row of marts.label_counts + annotator_agreement_from_counts
+# (sampled every 5 ms), measured on the branch (rows, distinct prompts, id length,
+# models, B/row): the bench's 10M label counts, six labels an item with short and
+# 34-char ids, one row per 32- and 64-char id
+MEASURED = {
+    "10M": (1_666_656, 138_888, 6, 6, 280.7),
+    "six labels, short ids": (360_765, 50_000, 6, 2, 412.4),
+    "six labels, 34-char ids": (360_765, 50_000, 34, 2, 432.7),
+    "one row an id, 32 chars": (600_000, 600_000, 32, 7, 643.8),
+    "one row an id, 64 chars": (600_000, 600_000, 64, 7, 919.4),
+}
+
+
+@pytest.mark.parametrize("shape", MEASURED)
+def test_label_count_charge_covers_the_measured_peaks(shape: str) -> None:
+    """Charged twice (Budget.rows), the bytes a row are at least 1.5 times each
+    measured peak (a relation of the shape, its rows scaled down 1:100, gives the
+    same bytes a row); the 10M ratings' label counts fit the 2 GB default."""
+    n_rows, n_prompts, length, n_models, peak = MEASURED[shape]
+    rows, prompts = n_rows // 100, max(n_prompts // 100, 1)
+    frame = pd.DataFrame({
+        "prompt_id": [str(i % prompts).zfill(length) for i in range(rows)],
+        "model": [f"m{i % n_models}" for i in range(rows)],
+    })  # fmt: skip
+    charged = 2 * label_count_bytes(_nocase(frame))
+    assert charged >= 1.5 * peak
+    if shape == "10M":
+        assert Budget(bytes=2 * 1024**3).rows("label counts", n_rows, charged / 2) is None
+    # a byte of a distinct id: 8.6 bytes measured (the 64- less the 32-char ids)
+    slope = (MEASURED["one row an id, 64 chars"][-1] - MEASURED["one row an id, 32 chars"][-1]) / 32
+    assert 1.5 * slope <= 2 * LABEL_KEY_CHAR_BYTES
+
+
+def test_label_counts_order_is_fixed_by_the_values() -> None:
+    """The coded rows come sorted by every column (codes in pandas' order, nulls
+    first), whatever the order of the relation and of DuckDB's join threads: two
+    reads on 4 threads are equal bit for bit, and so are their marts."""
+    rng = np.random.default_rng(5)
+    n = 300_000  # several row groups: the join runs on several threads
+    counts = pd.DataFrame({
+        "dimension": rng.choice(["b", "A"], n),
+        "prompt_id": (rng.permutation(n) // 6).astype(str),  # six rows a prompt
+        "model": rng.choice(["m2", "M1", "m1"], n),
+        "is_expert": rng.random(n) < 0.2,
+        "is_pre_aggregated": False,
+        "human_score": np.where(rng.random(n) < 0.05, np.nan, rng.integers(1, 6, n)),
+        "scale_min": 1.0,
+        "scale_max": 5.0,
+        "n_labels": rng.integers(1, 4, n),
+    })  # fmt: skip
+    con = duckdb.connect(config={"default_collation": "nocase", "threads": 4})
+    relation = con.from_df(counts)
+    first, second = label_counts(relation), label_counts(relation)
+    pd.testing.assert_frame_equal(first, second, check_exact=True)
+    by_values = first.sort_values(list(first.columns), na_position="first", kind="stable")
+    pd.testing.assert_frame_equal(first, by_values.reset_index(drop=True), check_exact=True)
+    assert len(first) == n
+    assert first["human_score"].isna().sum() == np.isnan(counts["human_score"]).sum() > 0
+    annotators = pd.DataFrame({"dimension": ["b", "A"] * 2, "annotator_id": ["x", "x", "y", "y"]})
+    levels = {"b": "ordinal", "A": "interval"}
+    marts = [annotator_agreement_from_counts(f, annotators, levels) for f in (first, second)]
+    pd.testing.assert_frame_equal(marts[0], marts[1], check_exact=True)

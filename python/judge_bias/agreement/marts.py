@@ -4,6 +4,7 @@ parent relation, ``get(key)`` a config value; every input is aggregated in SQL."
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import duckdb
 import pandas as pd
@@ -19,6 +20,8 @@ from judge_bias.agreement.measures import (
     ANNOTATOR_COLUMNS,
     LABEL_COUNT_BYTES,
     LABEL_COUNT_STRING_BYTES,
+    LABEL_KEY_BYTES,
+    LABEL_KEY_CHAR_BYTES,
     annotator_agreement_from_counts,
 )
 from judge_bias.agreement.self_vs_peer import (
@@ -27,6 +30,7 @@ from judge_bias.agreement.self_vs_peer import (
 )
 from judge_bias.agreement.self_vs_peer import self_vs_peer_tests as tests_from_items
 from judge_bias.limits import Budget, within_budget
+from judge_bias.stats.binary_cells import query
 from judge_bias.warehouse.frames import to_pandas
 
 Ref = Callable[[str], object]
@@ -47,20 +51,40 @@ def agreement_annotators(ref: Ref, get: Get, session: object = None) -> pd.DataF
     coded = isinstance(relation, duckdb.DuckDBPyRelation)
     return within_budget(
         relation, budget, "human label counts",
-        LABEL_COUNT_BYTES if coded else LABEL_COUNT_STRING_BYTES,
+        label_count_bytes(relation) if coded else LABEL_COUNT_STRING_BYTES,
         lambda counts: annotator_agreement_from_counts(counts, annotators, levels),
         "dimension", ANNOTATOR_COLUMNS, read=label_counts if coded else None,
     )  # fmt: skip
 
 
+def label_count_bytes(relation: Any) -> float:
+    """What a row of int_annotator_label_counts costs marts.label_counts and the mart:
+    LABEL_COUNT_BYTES, plus each distinct prompt_id and model value's LABEL_KEY_BYTES
+    and LABEL_KEY_CHAR_BYTES a byte (UTF-8) spread over the rows; counted in DuckDB
+    before anything is read (a DuckDB relation)."""
+    distinct = " union all ".join(
+        f"select count(*) as n, coalesce(sum(strlen(v)), 0) as chars from "
+        f"(select distinct ({c} collate c) as v from r)"
+        for c in ("prompt_id", "model")
+    )
+    n_rows, n_values, chars = query(
+        relation,
+        f"select (select count(*) from r), sum(n), sum(chars) from ({distinct})",
+    ).fetchall()[0]
+    keys = LABEL_KEY_BYTES * int(n_values) + LABEL_KEY_CHAR_BYTES * int(chars)
+    return LABEL_COUNT_BYTES + keys / max(int(n_rows), 1)
+
+
 def label_counts(relation: object) -> pd.DataFrame:
     """int_annotator_label_counts with integer codes for prompt_id and model (numbered
-    in pandas' order of the values, nulls NA, so items group and sort as on the
-    strings) and numeric flags, scores and counts: ~52 bytes a row (the read and
-    the mart: LABEL_COUNT_BYTES), not a Python string per key and row."""
+    in pandas' order of the binary values, nulls NA, so items group and sort as on
+    the strings) and numeric flags, scores and counts, the rows sorted by every
+    column (the mart's last bits do not vary with DuckDB's join threads): ~52 bytes
+    a row held, not a Python string per key and row (what the read and the mart
+    cost: label_count_bytes)."""
     keys = ("dimension", "prompt_id", "model")
     values = ("is_expert", "is_pre_aggregated", "human_score", "scale_min", "scale_max")
-    frame = coded_rows(relation, keys, (*values, "n_labels"))
+    frame = coded_rows(relation, keys, (*values, "n_labels"), ordered=True)
 
     def codes(column: str) -> pd.Series:
         numbers = frame[column].cat.codes

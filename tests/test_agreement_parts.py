@@ -394,7 +394,7 @@ def test_label_count_bytes_is_the_formula_on_distinct_keys() -> None:
 # models, B/row): the bench's 10M label counts, six labels an item with short and
 # 34-char ids, one row per 32- and 64-char id
 MEASURED = {
-    "10M": (1_666_656, 138_888, 6, 6, 280.7),
+    "10M": (1_666_656, 138_888, 6, 6, 295.8),  # 280.7 in another run
     "six labels, short ids": (360_765, 50_000, 6, 2, 412.4),
     "six labels, 34-char ids": (360_765, 50_000, 34, 2, 432.7),
     "one row an id, 32 chars": (600_000, 600_000, 32, 7, 643.8),

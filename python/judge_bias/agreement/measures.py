@@ -64,7 +64,7 @@ LABEL_BYTES = 9 * 80  # a human label pulled into pandas (9 columns as objects)
 # string, and DuckDB's distinct, numbering and join hold copies), LABEL_KEY_BYTES and
 # LABEL_KEY_CHAR_BYTES a byte of the value (marts.label_count_bytes); Budget.rows
 # charges it twice. Measured peak RSS growth of the read and the mart (the table in
-# docs/resources.md): 281 B/row at 10M ratings (6-char ids), 412 and 433 with six
+# docs/resources.md): 281-296 B/row at 10M ratings (6-char ids), 412 and 433 with six
 # labels an item (6- and 34-char ids), 644 and 919 with one row per 32- and 64-char
 # prompt id (8.6 B a byte of a distinct id): charged 1.5 to 2.2 times that (1.86x
 # a byte of a distinct id, so the margin holds for longer ids)

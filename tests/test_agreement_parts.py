@@ -451,3 +451,26 @@ def test_label_counts_order_is_fixed_by_the_values() -> None:
     levels = {"b": "ordinal", "A": "interval"}
     marts = [annotator_agreement_from_counts(f, annotators, levels) for f in (first, second)]
     pd.testing.assert_frame_equal(marts[0], marts[1], check_exact=True)
+
+
+def test_parts_and_codes_keep_case_only_values_apart_and_other_types_work():
+    """Under a nocase default collation a part of judge 'A' holds A's rows only (its
+    filter compared under nocase: both parts held 'a' and 'A', and the marts read in
+    parts listed each judge twice, review20d); keys that are not text (an integer, a
+    NULL-typed column) are coded as before (collate c on them is a binder error)."""
+    con = duckdb.connect()
+    assert coded.coded_rows(con.sql("select 1::int as k, 2.0 as x"), ["k"], ["x"])[
+        "k"
+    ].tolist() == [1]
+    assert coded.coded_rows(con.sql("select null as k, 2.0 as x"), ["k"], ["x"])[
+        "k"
+    ].isna().tolist() == [True]
+    con.execute("set default_collation = 'nocase'")
+    rel = con.sql("select * from (values ('a', 1.0), ('A', 2.0), ('b', 3.0), ('a', 4.0)) t(j, x)")
+    parts = coded.parts_of(rel, "j", 1)
+    held = [sorted(p.df()["j"].tolist()) for p in parts]
+    assert held == [["A"], ["a", "a"], ["b"]]
+    rows = coded.coded_rows(rel, ["j"], ["x"], ordered=True)
+    assert rows["j"].astype(str).tolist() == ["A", "a", "a", "b"]
+    assert rows["x"].tolist() == [2.0, 1.0, 4.0, 3.0]
+    assert label_count_bytes(con.sql("select null as prompt_id, 'm' as model")) > 0

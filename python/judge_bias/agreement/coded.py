@@ -21,12 +21,21 @@ from judge_bias.stats.binary_cells import query
 from judge_bias.warehouse.frames import sql_literal, to_pandas
 
 
-def _numbered(column: str) -> str:
-    # binary collation (collate c): a nocase default would merge 'a' and 'A' in the
-    # distinct and the join; the hash breaks any tie left in the order
+def binary(relation: Any, column: str, prefix: str = "") -> str:
+    """``column`` compared under the binary collation when it is text (collate c: a
+    nocase default would merge 'a' and 'A' in a distinct, a join or a filter); another
+    type as it is (a collation on a non-text column is a DuckDB binder error:
+    review20d)."""
+    types = dict(zip(relation.columns, (str(t) for t in relation.types), strict=True))
+    name = f"{prefix}{column}"
+    return f"({name} collate c)" if types.get(column) == "VARCHAR" else name
+
+
+def _numbered(column: str, expr: str) -> str:
+    # ``expr``: binary(relation, column); the hash breaks any tie left in the order
     return (
         f"k_{column} as (select v, row_number() over (order by v, hash(v)) - 1 as code "
-        f"from (select distinct ({column} collate c) as v from r))"
+        f"from (select distinct {expr} as v from r))"
     )
 
 
@@ -71,15 +80,17 @@ def coded_rows(
     appearance needs a fixed one: bit-reproducible when the rows are distinct)."""
     if not isinstance(relation, duckdb.DuckDBPyRelation):
         return to_pandas(relation)[[*coded, *columns]]
-    ctes = ", ".join(_numbered(c) for c in coded)
+    expr = {c: binary(relation, c) for c in coded}
+    ctes = ", ".join(_numbered(c, expr[c]) for c in coded)
     select = ", ".join([*(f"k_{c}.code as {c}" for c in coded), *(f"r.{c}" for c in columns)])
     joins = " ".join(
-        f"inner join k_{c} on (r.{c} collate c) is not distinct from k_{c}.v" for c in coded
+        f"inner join k_{c} on {binary(relation, c, 'r.')} is not distinct from k_{c}.v"
+        for c in coded
     )
     data = query(relation, f"with {ctes} select {select} from r {joins}").fetchnumpy()
     categories = {}
     for c in coded:
-        values = query(relation, f"with {_numbered(c)} select v from k_{c} order by code")
+        values = query(relation, f"with {_numbered(c, expr[c])} select v from k_{c} order by code")
         names = pd.Index(values.fetchnumpy()["v"].tolist())
         missing = names.isna()
         categories[c] = names[~missing].sort_values()
@@ -102,7 +113,8 @@ def group_parts(relation: Any, by: str, max_rows: int, size: str = "count(*)") -
     value's rows at once reads one part at a time, in the order it would have gone
     through them. ``size``: an aggregate over one value's rows giving the rows the
     mart holds for it (default: the value's rows themselves)."""
-    data = query(relation, f"select {by} as v, {size} as n from r group by all").fetchnumpy()
+    key = binary(relation, by)
+    data = query(relation, f"select {key} as v, {size} as n from r group by all").fetchnumpy()
     values = pd.Series(np.asarray(data["v"], dtype=object).tolist(), dtype=object)
     parts: list[list[Any]] = []
     rows = max_rows  # the first value starts a part
@@ -120,7 +132,8 @@ def part_of(relation: Any, by: str, values: list[Any]) -> Any:
     """The rows of ``relation`` whose ``by`` is one of ``values`` (None: null), a
     filter DuckDB pushes into its scan."""
     listed = [v for v in values if not pd.isna(v)]
-    terms = [f"{by} in ({', '.join(sql_literal(v) for v in listed)})"] if listed else []
+    key = binary(relation, by)  # 'A' alone in a part under a nocase default (review20d)
+    terms = [f"{key} in ({', '.join(sql_literal(v) for v in listed)})"] if listed else []
     if len(listed) < len(values):
         terms.append(f"{by} is null")
     return relation.filter(" or ".join(terms))

@@ -9,7 +9,7 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from judge_bias.agreement.coded import coded_rows, parts_of
+from judge_bias.agreement.coded import binary, coded_rows, parts_of
 from judge_bias.agreement.counterfactual import (
     PROMPT_SUM_BYTES,
     counterfactual_from_parts,
@@ -63,8 +63,8 @@ def label_count_bytes(relation: Any) -> float:
     and LABEL_KEY_CHAR_BYTES a byte (UTF-8) spread over the rows; counted in DuckDB
     before anything is read (a DuckDB relation)."""
     distinct = " union all ".join(
-        f"select count(*) as n, coalesce(sum(strlen(v)), 0) as chars from "
-        f"(select distinct ({c} collate c) as v from r)"
+        f"select count(*) as n, coalesce(sum(strlen(v::varchar)), 0) as chars from "
+        f"(select distinct {binary(relation, c)} as v from r)"
         for c in ("prompt_id", "model")
     )
     n_rows, n_values, chars = query(

@@ -148,6 +148,8 @@ HUMANS = [
     (["news_0000", AL, "correctness", "ann_4", "-inf", "", ""], "score_out_of_range"),
     # accepted: a whole n_aggregated written as a decimal
     (["news_0002", AL, "helpfulness", "ann_6", "3", "", "2.0"], None),
+    # no prompt_id: rejected, so int_annotator_label_counts never has a null prompt key
+    (["", AL, "correctness", "ann_3", "Correct", "", ""], "missing_value"),
 ]
 COMPLETIONS = [
     (["news_0000", "aurora/large-2025-01", "again", ""], "duplicate_key"),

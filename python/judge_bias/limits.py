@@ -22,7 +22,7 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from judge_bias.errors import SettingError
 from judge_bias.settings import is_unset
@@ -227,14 +227,22 @@ def compact_frame(relation) -> pd.DataFrame:
     return pa.table(columns).to_pandas(self_destruct=True, split_blocks=True)
 
 
-def read_rows(relation, budget: Budget, what: str, bytes_per_row: float):
+def read_rows(
+    relation,
+    budget: Budget,
+    what: str,
+    bytes_per_row: float,
+    read: Callable[[Any], pd.DataFrame] | None = None,
+):
     """(DataFrame, None) of a relation whose rows fit the budget, else (None, note):
-    the rows are counted in the database before any is pulled into pandas."""
+    the rows are counted in the database before any is pulled into pandas.
+    ``read``: how the rows are pulled (default ``to_pandas``; ``bytes_per_row`` is
+    what a row costs the way it is read)."""
     from judge_bias.warehouse.frames import count_rows, to_pandas
 
     n_rows = count_rows(relation)
     note = budget.rows(f"reading {n_rows:,} {what}", n_rows, bytes_per_row)
-    return (None, note) if note else (to_pandas(relation), None)
+    return (None, note) if note else ((read or to_pandas)(relation), None)
 
 
 def within_budget(
@@ -246,14 +254,15 @@ def within_budget(
     keys: str,
     schema: dict[str, str],
     keys_relation=None,
+    read: Callable[[Any], pd.DataFrame] | None = None,
 ) -> pd.DataFrame:
     """``compute`` on the relation's rows when they fit the budget; else the mart's
     rows without statistics: one per distinct ``keys`` (a select list, computed in
     the database, on ``keys_relation`` when given), typed by ``schema``, with the
-    note in ``notes``."""
+    note in ``notes``. ``read``: how the rows are pulled (``read_rows``)."""
     from judge_bias.warehouse.frames import distinct_keys
 
-    frame, note = read_rows(relation, budget, what, bytes_per_row)
+    frame, note = read_rows(relation, budget, what, bytes_per_row, read)
     if note is None:
         return compute(frame)
     keyed = relation if keys_relation is None else keys_relation

@@ -21,12 +21,21 @@ from judge_bias.stats.binary_cells import query
 from judge_bias.warehouse.frames import sql_literal, to_pandas
 
 
-def _numbered(column: str) -> str:
-    # a total order: the hash breaks ties of a collation that equates distinct values
+def binary(relation: Any, column: str, prefix: str = "") -> str:
+    """``column`` compared under the binary collation when it is text (collate c: a
+    nocase default would merge 'a' and 'A' in a distinct, a join or a filter); another
+    type as it is (a collation on a non-text column is a DuckDB binder error:
+    review20d)."""
+    types = dict(zip(relation.columns, (str(t) for t in relation.types), strict=True))
+    name = f"{prefix}{column}"
+    return f"({name} collate c)" if types.get(column) == "VARCHAR" else name
+
+
+def _numbered(column: str, expr: str) -> str:
+    # ``expr``: binary(relation, column); the hash breaks any tie left in the order
     return (
-        f"k_{column} as (select {column} as v, row_number() over "
-        f"(order by {column}, hash({column})) - 1 as code "
-        f"from (select distinct {column} from r))"
+        f"k_{column} as (select v, row_number() over (order by v, hash(v)) - 1 as code "
+        f"from (select distinct {expr} as v from r))"
     )
 
 
@@ -41,26 +50,57 @@ def _with_nulls(values: np.ndarray) -> Any:
     return np.ma.filled(values.astype(float), np.nan)
 
 
-def coded_rows(relation: Any, coded: Sequence[str], columns: Sequence[str]) -> pd.DataFrame:
+def _sort_rows(data: dict[str, Any], names: Sequence[str]) -> None:
+    """Sorts the fetched columns (numbers, booleans, codes: pandas' order of the
+    values, null -1) in place by ``names`` in turn, a null (masked) before any value
+    of its column (pandas' ``na_position="first"``): the rows' order is then
+    fixed by their values (numpy's lexsort: an index a row, a key at a time), not
+    by the join's threads (DuckDB's own sort of the rows peaked ~120 bytes a row
+    higher)."""
+    keys = []
+    for c in reversed(names):  # lexsort: the last key is the primary one
+        values = data[c]
+        if isinstance(values, np.ma.MaskedArray):  # the data under a mask is any value
+            keys += [np.ma.filled(values, 0), ~np.ma.getmaskarray(values)]
+        else:
+            keys.append(np.asarray(values))
+    order = np.lexsort(keys)
+    del keys
+    for c in names:
+        data[c] = data[c][order]
+
+
+def coded_rows(
+    relation: Any, coded: Sequence[str], columns: Sequence[str], ordered: bool = False
+) -> pd.DataFrame:
     """The rows of ``relation`` with ``coded`` (categoricals, categories sorted) then
-    ``columns`` (as they are). A pandas or Spark frame: its rows as they are."""
+    ``columns`` (as they are). A pandas or Spark frame: its rows as they are.
+    ``ordered``: the rows sorted by every column in turn (_sort_rows; the join's
+    order varies run to run with DuckDB's threads, and a mart that numbers items by
+    appearance needs a fixed one: bit-reproducible when the rows are distinct)."""
     if not isinstance(relation, duckdb.DuckDBPyRelation):
         return to_pandas(relation)[[*coded, *columns]]
-    ctes = ", ".join(_numbered(c) for c in coded)
+    expr = {c: binary(relation, c) for c in coded}
+    ctes = ", ".join(_numbered(c, expr[c]) for c in coded)
     select = ", ".join([*(f"k_{c}.code as {c}" for c in coded), *(f"r.{c}" for c in columns)])
-    joins = " ".join(f"inner join k_{c} on r.{c} is not distinct from k_{c}.v" for c in coded)
+    joins = " ".join(
+        f"inner join k_{c} on {binary(relation, c, 'r.')} is not distinct from k_{c}.v"
+        for c in coded
+    )
     data = query(relation, f"with {ctes} select {select} from r {joins}").fetchnumpy()
-    out = {}
+    categories = {}
     for c in coded:
-        values = query(relation, f"with {_numbered(c)} select v from k_{c} order by code")
+        values = query(relation, f"with {_numbered(c, expr[c])} select v from k_{c} order by code")
         names = pd.Index(values.fetchnumpy()["v"].tolist())
         missing = names.isna()
-        order = names[~missing].sort_values()
+        categories[c] = names[~missing].sort_values()
         # DuckDB's code -> the position in pandas' order (null: -1, as pandas codes it)
         to_rank = np.full(len(names), -1, dtype=np.int64)
-        to_rank[~missing] = order.get_indexer(names[~missing])
-        codes = to_rank[np.asarray(data[c], dtype=np.int64)]
-        out[c] = pd.Categorical.from_codes(codes, categories=order)
+        to_rank[~missing] = categories[c].get_indexer(names[~missing])
+        data[c] = to_rank[np.asarray(data[c], dtype=np.int64)]
+    if ordered:
+        _sort_rows(data, [*coded, *columns])
+    out = {c: pd.Categorical.from_codes(data[c], categories=categories[c]) for c in coded}
     for c in columns:  # DuckDB sends a column with nulls as a masked array
         out[c] = _with_nulls(data[c])
     return pd.DataFrame(out)
@@ -73,7 +113,8 @@ def group_parts(relation: Any, by: str, max_rows: int, size: str = "count(*)") -
     value's rows at once reads one part at a time, in the order it would have gone
     through them. ``size``: an aggregate over one value's rows giving the rows the
     mart holds for it (default: the value's rows themselves)."""
-    data = query(relation, f"select {by} as v, {size} as n from r group by all").fetchnumpy()
+    key = binary(relation, by)
+    data = query(relation, f"select {key} as v, {size} as n from r group by all").fetchnumpy()
     values = pd.Series(np.asarray(data["v"], dtype=object).tolist(), dtype=object)
     parts: list[list[Any]] = []
     rows = max_rows  # the first value starts a part
@@ -91,7 +132,8 @@ def part_of(relation: Any, by: str, values: list[Any]) -> Any:
     """The rows of ``relation`` whose ``by`` is one of ``values`` (None: null), a
     filter DuckDB pushes into its scan."""
     listed = [v for v in values if not pd.isna(v)]
-    terms = [f"{by} in ({', '.join(sql_literal(v) for v in listed)})"] if listed else []
+    key = binary(relation, by)  # 'A' alone in a part under a nocase default (review20d)
+    terms = [f"{key} in ({', '.join(sql_literal(v) for v in listed)})"] if listed else []
     if len(listed) < len(values):
         terms.append(f"{by} is null")
     return relation.filter(" or ".join(terms))

@@ -4,11 +4,12 @@ parent relation, ``get(key)`` a config value; every input is aggregated in SQL."
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import duckdb
 import pandas as pd
 
-from judge_bias.agreement.coded import coded_rows, parts_of
+from judge_bias.agreement.coded import binary, coded_rows, parts_of
 from judge_bias.agreement.counterfactual import (
     PROMPT_SUM_BYTES,
     counterfactual_from_parts,
@@ -18,6 +19,9 @@ from judge_bias.agreement.judge_human_sums import judge_human_from_sums
 from judge_bias.agreement.measures import (
     ANNOTATOR_COLUMNS,
     LABEL_COUNT_BYTES,
+    LABEL_COUNT_STRING_BYTES,
+    LABEL_KEY_BYTES,
+    LABEL_KEY_CHAR_BYTES,
     annotator_agreement_from_counts,
 )
 from judge_bias.agreement.self_vs_peer import (
@@ -26,6 +30,7 @@ from judge_bias.agreement.self_vs_peer import (
 )
 from judge_bias.agreement.self_vs_peer import self_vs_peer_tests as tests_from_items
 from judge_bias.limits import Budget, within_budget
+from judge_bias.stats.binary_cells import query
 from judge_bias.warehouse.frames import to_pandas
 
 Ref = Callable[[str], object]
@@ -41,11 +46,55 @@ def agreement_annotators(ref: Ref, get: Get, session: object = None) -> pd.DataF
     annotators = to_pandas(ref("int_annotator_ids"))
     scales = to_pandas(ref("int_dimension_scales"))
     levels = dict(zip(scales["dimension"], scales["level_of_measurement"], strict=True))
+    relation = ref("int_annotator_label_counts")
+    # a Spark frame (Databricks) is read as it is: its strings cost what main charged
+    coded = isinstance(relation, duckdb.DuckDBPyRelation)
     return within_budget(
-        ref("int_annotator_label_counts"), budget, "human label counts", LABEL_COUNT_BYTES,
+        relation, budget, "human label counts",
+        label_count_bytes(relation) if coded else LABEL_COUNT_STRING_BYTES,
         lambda counts: annotator_agreement_from_counts(counts, annotators, levels),
-        "dimension", ANNOTATOR_COLUMNS,
+        "dimension", ANNOTATOR_COLUMNS, read=label_counts if coded else None,
     )  # fmt: skip
+
+
+def label_count_bytes(relation: Any) -> float:
+    """What a row of int_annotator_label_counts costs marts.label_counts and the mart:
+    LABEL_COUNT_BYTES, plus each distinct prompt_id and model value's LABEL_KEY_BYTES
+    and LABEL_KEY_CHAR_BYTES a byte (UTF-8) spread over the rows; counted in DuckDB
+    before anything is read (a DuckDB relation)."""
+    distinct = " union all ".join(
+        f"select count(*) as n, coalesce(sum(strlen(v::varchar)), 0) as chars from "
+        f"(select distinct {binary(relation, c)} as v from r)"
+        for c in ("prompt_id", "model")
+    )
+    n_rows, n_values, chars = query(
+        relation,
+        f"select (select count(*) from r), sum(n), sum(chars) from ({distinct})",
+    ).fetchall()[0]
+    keys = LABEL_KEY_BYTES * int(n_values) + LABEL_KEY_CHAR_BYTES * int(chars)
+    return LABEL_COUNT_BYTES + keys / max(int(n_rows), 1)
+
+
+def label_counts(relation: object) -> pd.DataFrame:
+    """int_annotator_label_counts with integer codes for prompt_id and model (numbered
+    in pandas' order of the binary values, nulls NA, so items group and sort as on
+    the strings) and numeric flags, scores and counts, the rows sorted by every
+    column (the mart's last bits do not vary with DuckDB's join threads): ~52 bytes
+    a row held, not a Python string per key and row (what the read and the mart
+    cost: label_count_bytes)."""
+    keys = ("dimension", "prompt_id", "model")
+    values = ("is_expert", "is_pre_aggregated", "human_score", "scale_min", "scale_max")
+    frame = coded_rows(relation, keys, (*values, "n_labels"), ordered=True)
+
+    def codes(column: str) -> pd.Series:
+        numbers = frame[column].cat.codes
+        return numbers.astype("Int32").mask(numbers < 0)
+
+    return frame.assign(
+        dimension=frame["dimension"].astype(object),  # a few strings, one pointer a row
+        prompt_id=codes("prompt_id"),
+        model=codes("model"),
+    )
 
 
 def agreement_counterfactual(ref: Ref, get: Get, session: object = None) -> pd.DataFrame:

@@ -59,7 +59,20 @@ ANNOTATOR_COLUMNS: dict[str, str] = {
 
 
 LABEL_BYTES = 9 * 80  # a human label pulled into pandas (9 columns as objects)
-LABEL_COUNT_BYTES = 9 * 80  # a row of int_annotator_label_counts in pandas (9 columns)
+# int_annotator_label_counts as marts.label_counts reads it (integer codes for the
+# keys: ~52 bytes a row) through annotator_agreement_from_counts: LABEL_COUNT_BYTES a
+# row plus, per DISTINCT prompt_id and model value (the reader holds each as a Python
+# string, and DuckDB's distinct, numbering and join hold copies), LABEL_KEY_BYTES and
+# LABEL_KEY_CHAR_BYTES a byte of the value (marts.label_count_bytes); Budget.rows
+# charges it twice. Measured peak RSS growth of the read and the mart (the table in
+# docs/resources.md): 281-296 B/row at 10M ratings (6-char ids), 412 and 433 with six
+# labels an item (6- and 34-char ids), 644 and 919 with one row per 32- and 64-char
+# prompt id (8.6 B a byte of a distinct id): charged 1.5 to 2.2 times that (1.86x
+# a byte of a distinct id, so the margin holds for longer ids)
+LABEL_COUNT_BYTES = 300
+LABEL_KEY_BYTES = 32
+LABEL_KEY_CHAR_BYTES = 8
+LABEL_COUNT_STRING_BYTES = 9 * 80  # the same rows with their strings (a Spark frame)
 
 
 COUNTERFACTUAL_COLUMNS: dict[str, str] = {

@@ -185,9 +185,11 @@ def annotator_agreement(
     (with ``annotator_id``), or per item and value with the number of labels in
     ``n_labels`` (then ``n_annotators`` is given); a ``score`` column; items are
     identified by ``item_cols``. Labels without a score (not applicable) are left
-    out; ``annotator_agreement_from_counts`` counts them in its notes."""
+    out; ``annotator_agreement_from_counts`` counts them in its notes. Items are
+    numbered in the sorted order of ``item_cols`` (first column first), not by
+    appearance: any order of the same rows gives the same result, bit for bit."""
     labels = labels.dropna(subset=["score"])
-    items = labels.groupby(item_cols, sort=False).ngroup().to_numpy()
+    items = labels.groupby(item_cols, sort=True).ngroup().to_numpy()
     scores = labels["score"].to_numpy(dtype=float)
     weights = _weights(labels)
     counts, domain = value_counts(items, scores, weights)
@@ -570,6 +572,7 @@ def annotator_agreement_from_counts(
     ``levels`` (dimension -> level of measurement) chooses the headline ``alpha``
     (``with_headline_alpha``)."""
     item = ["prompt_id", "model", "dimension"]
+    by_dimension = ["dimension", "prompt_id", "model"]
     counts = counts.assign(
         is_expert=counts["is_expert"].astype(bool),
         is_pre_aggregated=counts["is_pre_aggregated"].astype(bool),
@@ -604,7 +607,9 @@ def annotator_agreement_from_counts(
         n_na = int(part.loc[part["score"].isna(), "n_labels"].sum())
         n_gold_na = int(gold.loc[gold["score"].isna(), "n_labels"].sum())
         row: dict[str, object] = {"dimension": dimension}
-        row |= annotator_agreement(part, item, n_annotators) if part["score"].notna().any() else {
+        # items numbered dimension first: the order marts.label_counts sorts its rows in
+        scored = part["score"].notna().any()
+        row |= annotator_agreement(part, by_dimension, n_annotators) if scored else {
             "n_items": 0, "n_annotators": 0, "n_labels": 0, "observed_agreement": None,
             **{f"alpha_{lvl}": None for lvl in LEVELS},
         }  # fmt: skip

@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from judge_bias.agreement.measures import annotator_agreement, correlations, goodman_kruskal_gamma
+from judge_bias.agreement.annotator_alpha import annotator_agreement
+from judge_bias.agreement.judge_human import correlations, goodman_kruskal_gamma
 
 
 def _pairs(x, y):
@@ -320,7 +321,7 @@ def test_sql_label_counts_give_the_table_of_the_label_rows() -> None:
     the per-dimension alphas also equal the krippendorff package on those rows."""
     import duckdb
 
-    from judge_bias.agreement.measures import (
+    from judge_bias.agreement.annotator_alpha import (
         annotator_agreement_from_counts,
         annotator_agreement_table,
     )
@@ -357,7 +358,7 @@ def test_gold_spearman_ties_equal_means_whatever_the_float_rounding() -> None:
     not 2/3 + 1/3 + 1/3 in floats). Reference: ranks of the exact fractions."""
     from fractions import Fraction
 
-    from judge_bias.agreement.measures import gold_agreement
+    from judge_bias.agreement.annotator_alpha import gold_agreement
 
     rng = np.random.default_rng(11)
     rows, gold_rows = [], []
@@ -383,7 +384,7 @@ def test_judge_human_agreement_has_every_column_for_a_constant_judge() -> None:
     """A judge that gives one score to everything has no finite Pearson, so no row gets
     the clustered interval's columns; the frame still has them (null): the contracted
     mart selects every column, and the build failed on such data (Binder Error)."""
-    from judge_bias.agreement.measures import JUDGE_HUMAN_COLUMNS, judge_human_agreement
+    from judge_bias.agreement.judge_human import JUDGE_HUMAN_COLUMNS, judge_human_agreement
 
     pairs = pd.DataFrame(
         {
@@ -532,7 +533,7 @@ def test_undefined_alpha_has_a_note_naming_why() -> None:
     undefined, 0 / 0: the krippendorff package refuses such a domain. The mart's row
     says why in notes (newuser20: alpha was null with notes null); a dimension whose
     labels vary, or with no item labelled twice (its own note), gets no such note."""
-    from judge_bias.agreement.measures import annotator_agreement_table
+    from judge_bias.agreement.annotator_alpha import annotator_agreement_table
 
     rng = np.random.default_rng(20)
     rows = []

@@ -12,6 +12,13 @@ import pandas as pd
 import pytest
 
 from judge_bias.agreement import coded, judge_human_sums
+from judge_bias.agreement.annotator_alpha import (
+    LABEL_COUNT_BYTES,
+    LABEL_KEY_BYTES,
+    LABEL_KEY_CHAR_BYTES,
+    annotator_agreement_from_counts,
+    annotator_label_counts,
+)
 from judge_bias.agreement.counterfactual import counterfactual_from_prompt_sums
 from judge_bias.agreement.judge_human_sums import judge_human_from_sums
 from judge_bias.agreement.marts import (
@@ -22,13 +29,6 @@ from judge_bias.agreement.marts import (
     label_count_bytes,
     label_counts,
     self_vs_peer_tests,
-)
-from judge_bias.agreement.measures import (
-    LABEL_COUNT_BYTES,
-    LABEL_KEY_BYTES,
-    LABEL_KEY_CHAR_BYTES,
-    annotator_agreement_from_counts,
-    annotator_label_counts,
 )
 from judge_bias.agreement.self_vs_peer import self_vs_peer_tests as svp_from_items
 from judge_bias.limits import Budget

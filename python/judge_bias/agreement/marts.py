@@ -9,14 +9,7 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from judge_bias.agreement.coded import binary, coded_rows, parts_of
-from judge_bias.agreement.counterfactual import (
-    PROMPT_SUM_BYTES,
-    counterfactual_from_parts,
-    counterfactual_from_prompt_sums,
-)
-from judge_bias.agreement.judge_human_sums import judge_human_from_sums
-from judge_bias.agreement.measures import (
+from judge_bias.agreement.annotator_alpha import (
     ANNOTATOR_COLUMNS,
     LABEL_COUNT_BYTES,
     LABEL_COUNT_STRING_BYTES,
@@ -24,6 +17,13 @@ from judge_bias.agreement.measures import (
     LABEL_KEY_CHAR_BYTES,
     annotator_agreement_from_counts,
 )
+from judge_bias.agreement.coded import binary, coded_rows, parts_of
+from judge_bias.agreement.counterfactual import (
+    PROMPT_SUM_BYTES,
+    counterfactual_from_parts,
+    counterfactual_from_prompt_sums,
+)
+from judge_bias.agreement.judge_human_sums import judge_human_from_sums
 from judge_bias.agreement.self_vs_peer import (
     ITEM_BYTES,
     self_vs_peer_from_parts,

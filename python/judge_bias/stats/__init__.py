@@ -3,6 +3,7 @@ perturbation, bias): nothing here is a topic of its own.
 
 - ``intervals``: Wilson, Newcombe, prompt-clustered (CR1) rates and bootstrap helpers.
 - ``numeric``: coercion of input columns to floats, with the count of values that are not.
+- ``scalars``: one value's checks (a finite number), in plain Python for the importers.
 """
 
-__all__ = ["intervals", "numeric"]
+__all__ = ["intervals", "numeric", "scalars"]

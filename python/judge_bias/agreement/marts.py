@@ -17,7 +17,7 @@ from judge_bias.agreement.annotator_alpha import (
     LABEL_KEY_CHAR_BYTES,
     annotator_agreement_from_counts,
 )
-from judge_bias.agreement.coded import binary, coded_rows, parts_of
+from judge_bias.agreement.coded import binary, coded_rows, parts_of, text_columns
 from judge_bias.agreement.counterfactual import (
     PROMPT_SUM_BYTES,
     counterfactual_from_parts,
@@ -62,9 +62,10 @@ def label_count_bytes(relation: Any) -> float:
     LABEL_COUNT_BYTES, plus each distinct prompt_id and model value's LABEL_KEY_BYTES
     and LABEL_KEY_CHAR_BYTES a byte (UTF-8) spread over the rows; counted in DuckDB
     before anything is read (a DuckDB relation)."""
+    text = text_columns(relation)
     distinct = " union all ".join(
         f"select count(*) as n, coalesce(sum(strlen(v::varchar)), 0) as chars from "
-        f"(select distinct {binary(relation, c)} as v from r)"
+        f"(select distinct {binary(text, c)} as v from r)"
         for c in ("prompt_id", "model")
     )
     n_rows, n_values, chars = query(

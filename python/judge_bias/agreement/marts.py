@@ -68,6 +68,9 @@ def label_count_bytes(relation: Any) -> float:
         f"(select distinct {binary(text, c)} as v from r)"
         for c in ("prompt_id", "model")
     )
+    # the count(*) is no second read (review20, checked in session 21): DuckDB answers
+    # it from the table's row-group counts (EXPLAIN ANALYZE: no table scan), 1.6 of
+    # 304 CPU ms at 2M rows of 32-char ids; each distinct scans its one column once
     n_rows, n_values, chars = query(
         relation,
         f"select (select count(*) from r), sum(n), sum(chars) from ({distinct})",

@@ -103,3 +103,25 @@ def test_an_ordinal_fit_that_fails_says_so_in_its_notes_not_the_log() -> None:
     assert "the optimiser did not converge" in fitted.fit["notes"]
     assert "the Hessian is not invertible" in fitted.fit["notes"]
     assert [str(w.message) for w in caught] == []
+
+
+def test_the_filters_go_ahead_of_another_threads_always() -> None:
+    """Another thread's "always" put first (glm's warnings_to_notes records so) would
+    show a fit's statsmodels warnings: ignore_fit_warnings puts its filters ahead of
+    it (review21b: they were found present behind it, and the fit printed)."""
+    from statsmodels.tools.sm_exceptions import HessianInversionWarning
+
+    from judge_bias.stats.fit_warnings import _decides, ignore_fit_warnings
+
+    with warnings.catch_warnings(record=True) as seen:
+        ignore_fit_warnings()
+        assert _decides(ConvergenceWarning)
+        warnings.simplefilter("always")  # as warnings_to_notes, in the other thread
+        assert not _decides(ConvergenceWarning)
+        ignore_fit_warnings()
+        assert _decides(ConvergenceWarning) and _decides(HessianInversionWarning)
+        warnings.warn_explicit(
+            "from a fit", ConvergenceWarning, "model.py", 1, module="statsmodels.base.model"
+        )
+        warnings.warn_explicit("not a fit's", ConvergenceWarning, "x.py", 1, module="mine")
+    assert [str(w.message) for w in seen] == ["not a fit's"]

@@ -35,8 +35,11 @@ def _decides(category: type[Warning]) -> bool:
             continue
         if module is not None and not module.match("statsmodels.base.model"):
             continue
-        return action == "ignore" and cat is category and module is not None and (
-            module.pattern == MODULE
+        return (
+            action == "ignore"
+            and cat is category
+            and module is not None
+            and (module.pattern == MODULE)
         )
     return False
 

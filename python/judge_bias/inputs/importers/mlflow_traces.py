@@ -52,8 +52,8 @@ from pathlib import Path
 
 from judge_bias.inputs.importers._write import default_family, report_unmapped, write_models
 from judge_bias.inputs.importers.mlflow_sources import Trace, read_source
-from judge_bias.stats.scalars import is_finite_number
 from judge_bias.inputs.writer import csv_text, write_contract_file
+from judge_bias.stats.scalars import is_finite_number
 
 JUDGE_SOURCES = ("LLM_JUDGE", "AI_JUDGE")
 RATING_EXTRAS = ("trace_id", "assessment_id", "span_id", "rationale")

@@ -97,7 +97,7 @@ def scale_rows(dimension: str, values: list[object]) -> list[dict[str, object]]:
         ]
     numbers = [v for v in given if is_finite_number(v)]
     if numbers:
-        ends = sorted({min(numbers), max(numbers)})  # type: ignore[type-var]
+        ends = sorted({min(numbers), max(numbers)})
         return [{"dimension": dimension, "label": n, "score": n} for n in ends]
     return [
         {"dimension": dimension, "label": t, "score": i, "scale_level": "nominal"}

@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from judge_bias.agreement.measures import annotator_agreement, correlations, goodman_kruskal_gamma
+from judge_bias.agreement.annotator_alpha import annotator_agreement
+from judge_bias.agreement.judge_human import correlations, goodman_kruskal_gamma
 
 
 def _pairs(x, y):
@@ -320,7 +321,7 @@ def test_sql_label_counts_give_the_table_of_the_label_rows() -> None:
     the per-dimension alphas also equal the krippendorff package on those rows."""
     import duckdb
 
-    from judge_bias.agreement.measures import (
+    from judge_bias.agreement.annotator_alpha import (
         annotator_agreement_from_counts,
         annotator_agreement_table,
     )
@@ -357,7 +358,7 @@ def test_gold_spearman_ties_equal_means_whatever_the_float_rounding() -> None:
     not 2/3 + 1/3 + 1/3 in floats). Reference: ranks of the exact fractions."""
     from fractions import Fraction
 
-    from judge_bias.agreement.measures import gold_agreement
+    from judge_bias.agreement.annotator_alpha import gold_agreement
 
     rng = np.random.default_rng(11)
     rows, gold_rows = [], []
@@ -383,7 +384,7 @@ def test_judge_human_agreement_has_every_column_for_a_constant_judge() -> None:
     """A judge that gives one score to everything has no finite Pearson, so no row gets
     the clustered interval's columns; the frame still has them (null): the contracted
     mart selects every column, and the build failed on such data (Binder Error)."""
-    from judge_bias.agreement.measures import JUDGE_HUMAN_COLUMNS, judge_human_agreement
+    from judge_bias.agreement.judge_human import JUDGE_HUMAN_COLUMNS, judge_human_agreement
 
     pairs = pd.DataFrame(
         {
@@ -532,7 +533,7 @@ def test_undefined_alpha_has_a_note_naming_why() -> None:
     undefined, 0 / 0: the krippendorff package refuses such a domain. The mart's row
     says why in notes (newuser20: alpha was null with notes null); a dimension whose
     labels vary, or with no item labelled twice (its own note), gets no such note."""
-    from judge_bias.agreement.measures import annotator_agreement_table
+    from judge_bias.agreement.annotator_alpha import annotator_agreement_table
 
     rng = np.random.default_rng(20)
     rows = []
@@ -570,3 +571,35 @@ def test_undefined_alpha_has_a_note_naming_why() -> None:
     assert unpaired["n_items"] == 0 and pd.isna(unpaired["alpha_interval"])
     assert "no item has two per-annotator labels" in unpaired["notes"]
     assert "alpha undefined" not in unpaired["notes"]
+
+
+def test_alpha_does_not_depend_on_the_row_order_of_the_label_counts() -> None:
+    """annotator_agreement numbers items in sorted key order, not by appearance: the
+    same label counts in any row order (DuckDB's join threads vary it) give the same
+    alphas bit for bit, equal to the krippendorff package on the labels."""
+    rng = np.random.default_rng(21)
+    rows = []
+    for item in range(2000):  # a few levels: each coincidence sums many items' 1/(m-1)
+        centre = rng.integers(1, 8)
+        for a in range(rng.integers(2, 8)):
+            score = float(np.clip(centre + rng.integers(-2, 3), 1, 7))
+            rows.append((f"p{item}", f"m{item % 4}", "d", f"a{a}", score))
+    labels = pd.DataFrame(
+        rows, columns=["prompt_id", "model", "dimension", "annotator_id", "score"]
+    )
+    counts = (
+        labels.groupby(["prompt_id", "model", "dimension", "score"]).size().rename("n_labels")
+    ).reset_index()
+    results = [
+        annotator_agreement(
+            counts.sample(frac=1.0, random_state=seed), ["prompt_id", "model", "dimension"], 7
+        )
+        for seed in range(6)
+    ]
+    assert all(r == results[0] for r in results[1:])
+    reliability = labels.pivot(index="annotator_id", columns=["prompt_id", "model"], values="score")
+    for level in ("nominal", "ordinal", "interval"):
+        ref = krippendorff.alpha(
+            reliability_data=reliability.to_numpy(dtype=float), level_of_measurement=level
+        )
+        assert results[0][f"alpha_{level}"] == pytest.approx(ref, abs=1e-12)

@@ -11,13 +11,13 @@ import pandas as pd
 import pytest
 
 from judge_bias.agreement.counterfactual import counterfactual_from_prompt_sums
+from judge_bias.agreement.judge_human import judge_human_agreement
 from judge_bias.agreement.judge_human_sums import judge_human_from_sums
 from judge_bias.agreement.marts import (
     agreement_counterfactual,
     agreement_judge_human,
     self_vs_peer_tests,
 )
-from judge_bias.agreement.measures import judge_human_agreement
 from judge_bias.agreement.self_vs_peer import self_vs_peer_tests as svp_from_items
 from judge_bias.stats.binary_agreement import BINARY_COLUMNS, agreement_binary_mart
 from judge_bias.stats.binary_cells import bootstrap_products, labelled_sums

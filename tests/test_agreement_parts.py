@@ -12,6 +12,13 @@ import pandas as pd
 import pytest
 
 from judge_bias.agreement import coded, judge_human_sums
+from judge_bias.agreement.annotator_alpha import (
+    LABEL_COUNT_BYTES,
+    LABEL_KEY_BYTES,
+    LABEL_KEY_CHAR_BYTES,
+    annotator_agreement_from_counts,
+    annotator_label_counts,
+)
 from judge_bias.agreement.counterfactual import counterfactual_from_prompt_sums
 from judge_bias.agreement.judge_human_sums import judge_human_from_sums
 from judge_bias.agreement.marts import (
@@ -22,13 +29,6 @@ from judge_bias.agreement.marts import (
     label_count_bytes,
     label_counts,
     self_vs_peer_tests,
-)
-from judge_bias.agreement.measures import (
-    LABEL_COUNT_BYTES,
-    LABEL_KEY_BYTES,
-    LABEL_KEY_CHAR_BYTES,
-    annotator_agreement_from_counts,
-    annotator_label_counts,
 )
 from judge_bias.agreement.self_vs_peer import self_vs_peer_tests as svp_from_items
 from judge_bias.limits import Budget
@@ -474,3 +474,17 @@ def test_parts_and_codes_keep_case_only_values_apart_and_other_types_work():
     assert rows["j"].astype(str).tolist() == ["A", "a", "a", "b"]
     assert rows["x"].tolist() == [2.0, 1.0, 4.0, 3.0]
     assert label_count_bytes(con.sql("select null as prompt_id, 'm' as model")) > 0
+
+
+def test_binary_collates_the_text_keys_only_from_one_look_at_the_types():
+    """coded.text_columns reads a relation's types once (binary then asks a set, not
+    the relation, per key): collate c on the VARCHAR key, an INTEGER and a NULL-typed
+    key as they are, with and without the join's prefix (the SQL the per-call type map
+    wrote)."""
+    con = duckdb.connect()
+    rel = con.sql("select 'a' as v, 1::int as i, null as n, 2.0 as x")
+    assert [str(t) for t in rel.types] == ["VARCHAR", "INTEGER", '"NULL"', "DECIMAL(2,1)"]
+    text = coded.text_columns(rel)
+    assert text == {"v"}
+    got = [coded.binary(text, c, p) for p in ("", "r.") for c in ("v", "i", "n")]
+    assert got == ["(v collate c)", "i", "n", "(r.v collate c)", "r.i", "r.n"]

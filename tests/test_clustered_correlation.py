@@ -15,7 +15,7 @@ from judge_bias.agreement.clustered_correlation import (
     pearson_design_effect,
     spearman_design_effect,
 )
-from judge_bias.agreement.measures import correlations, judge_human_agreement
+from judge_bias.agreement.judge_human import correlations, judge_human_agreement
 
 RHO = 0.5  # planted Pearson correlation of the (bivariate normal) margins
 SPEARMAN = 6 / np.pi * np.arcsin(RHO / 2)  # Spearman's rho of a bivariate normal

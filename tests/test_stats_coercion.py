@@ -71,3 +71,30 @@ def test_newcombe_refuses_a_missing_correlation() -> None:
     # 0 is independence: the interval of the two Wilson intervals combined in quadrature
     low, high = newcombe_difference(*args, 0.0)
     assert (low, high) == pytest.approx((0.2 - np.hypot(0.1, 0.1), 0.2 + np.hypot(0.1, 0.1)))
+
+
+@pytest.mark.parametrize(
+    ("value", "finite"),
+    [
+        (1, True),
+        (-2.5, True),
+        (np.float64(3.0), True),  # an alpha as the mart computes it
+        (True, False),  # a bool is no score
+        (False, False),
+        (None, False),  # an alpha left null
+        (float("nan"), False),
+        (np.float64("nan"), False),
+        (float("inf"), False),
+        (-float("inf"), False),
+        ("1", False),  # text: mapping asks its own question
+    ],
+)
+def test_is_finite_number_the_one_check_of_alpha_and_the_importers(
+    value: object, finite: bool
+) -> None:
+    """stats.scalars.is_finite_number, which annotator_alpha (a defined alpha), the
+    Inspect importer (a score on a numeric scale) and the Langfuse importer (a
+    boolean score's value) share."""
+    from judge_bias.stats.scalars import is_finite_number
+
+    assert is_finite_number(value) is finite

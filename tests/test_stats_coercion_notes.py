@@ -11,11 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from judge_bias.agreement.annotator_alpha import annotator_agreement_table
 from judge_bias.agreement.counterfactual import (
     counterfactual_from_prompt_sums,
     interval_alpha_two_coders,
 )
-from judge_bias.agreement.measures import annotator_agreement_table
 from judge_bias.agreement.self_vs_peer import FRAME_DIFFERENCE, self_vs_peer_tests
 
 # annotators x items; NaN = a label "NA: ..." (accepted, no score)

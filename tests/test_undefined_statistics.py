@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from judge_bias.agreement.measures import judge_human_agreement
+from judge_bias.agreement.judge_human import judge_human_agreement
 from judge_bias.agreement.self_vs_peer import self_vs_peer_tests
 from judge_bias.bias.regression import support_notes, wald_table
 from judge_bias.bias.sufficient import Term

@@ -1,5 +1,7 @@
 """Agreement between judges and humans (marts in models/marts/agreement/):
-``measures`` (Krippendorff's alpha, judge-human correlations and agreement),
+``annotator_alpha`` (Krippendorff's alpha between annotators, gold agreement),
+``judge_human`` (judge-human correlations on rows or pair counts),
+``judge_human_sums`` (the same correlations from sums DuckDB computes),
 ``headline_alpha`` (the alpha a scale's level of measurement picks),
 ``clustered_correlation`` (prompt-level design effects of the correlations),
 ``correlation_notes`` (why a judge-human statistic is null),

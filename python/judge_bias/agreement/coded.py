@@ -10,7 +10,7 @@ may differ: its numbering is mapped to pandas' order), so sorting, grouping and
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from typing import Any
 
 import duckdb
@@ -21,18 +21,25 @@ from judge_bias.stats.binary_cells import query
 from judge_bias.warehouse.frames import sql_literal, to_pandas
 
 
-def binary(relation: Any, column: str, prefix: str = "") -> str:
-    """``column`` compared under the binary collation when it is text (collate c: a
-    nocase default would merge 'a' and 'A' in a distinct, a join or a filter); another
-    type as it is (a collation on a non-text column is a DuckDB binder error:
-    review20d)."""
-    types = dict(zip(relation.columns, (str(t) for t in relation.types), strict=True))
+def text_columns(relation: Any) -> frozenset[str]:
+    """The columns of a DuckDB relation that are text (VARCHAR): ``binary``'s
+    question, asked of the relation once per query built, not once per column."""
+    return frozenset(
+        c for c, t in zip(relation.columns, relation.types, strict=True) if str(t) == "VARCHAR"
+    )
+
+
+def binary(text: Set[str], column: str, prefix: str = "") -> str:
+    """``column`` compared under the binary collation when it is text (one of
+    ``text``: ``text_columns`` of its relation; collate c: a nocase default would
+    merge 'a' and 'A' in a distinct, a join or a filter); another type as it is (a
+    collation on a non-text column is a DuckDB binder error: review20d)."""
     name = f"{prefix}{column}"
-    return f"({name} collate c)" if types.get(column) == "VARCHAR" else name
+    return f"({name} collate c)" if column in text else name
 
 
 def _numbered(column: str, expr: str) -> str:
-    # ``expr``: binary(relation, column); the hash breaks any tie left in the order
+    # ``expr``: binary(text_columns(relation), column); the hash breaks any tie left in the order
     return (
         f"k_{column} as (select v, row_number() over (order by v, hash(v)) - 1 as code "
         f"from (select distinct {expr} as v from r))"
@@ -80,12 +87,12 @@ def coded_rows(
     appearance needs a fixed one: bit-reproducible when the rows are distinct)."""
     if not isinstance(relation, duckdb.DuckDBPyRelation):
         return to_pandas(relation)[[*coded, *columns]]
-    expr = {c: binary(relation, c) for c in coded}
+    text = text_columns(relation)
+    expr = {c: binary(text, c) for c in coded}
     ctes = ", ".join(_numbered(c, expr[c]) for c in coded)
     select = ", ".join([*(f"k_{c}.code as {c}" for c in coded), *(f"r.{c}" for c in columns)])
     joins = " ".join(
-        f"inner join k_{c} on {binary(relation, c, 'r.')} is not distinct from k_{c}.v"
-        for c in coded
+        f"inner join k_{c} on {binary(text, c, 'r.')} is not distinct from k_{c}.v" for c in coded
     )
     data = query(relation, f"with {ctes} select {select} from r {joins}").fetchnumpy()
     categories = {}
@@ -113,7 +120,7 @@ def group_parts(relation: Any, by: str, max_rows: int, size: str = "count(*)") -
     value's rows at once reads one part at a time, in the order it would have gone
     through them. ``size``: an aggregate over one value's rows giving the rows the
     mart holds for it (default: the value's rows themselves)."""
-    key = binary(relation, by)
+    key = binary(text_columns(relation), by)
     data = query(relation, f"select {key} as v, {size} as n from r group by all").fetchnumpy()
     values = pd.Series(np.asarray(data["v"], dtype=object).tolist(), dtype=object)
     parts: list[list[Any]] = []
@@ -128,11 +135,13 @@ def group_parts(relation: Any, by: str, max_rows: int, size: str = "count(*)") -
     return parts
 
 
-def part_of(relation: Any, by: str, values: list[Any]) -> Any:
+def part_of(relation: Any, by: str, values: list[Any], text: Set[str] | None = None) -> Any:
     """The rows of ``relation`` whose ``by`` is one of ``values`` (None: null), a
-    filter DuckDB pushes into its scan."""
+    filter DuckDB pushes into its scan. ``text``: the relation's ``text_columns``,
+    when the caller has them (parts_of, once for all its parts)."""
     listed = [v for v in values if not pd.isna(v)]
-    key = binary(relation, by)  # 'A' alone in a part under a nocase default (review20d)
+    text = text_columns(relation) if text is None else text
+    key = binary(text, by)  # 'A' alone in a part under a nocase default (review20d)
     terms = [f"{key} in ({', '.join(sql_literal(v) for v in listed)})"] if listed else []
     if len(listed) < len(values):
         terms.append(f"{by} is null")
@@ -152,4 +161,5 @@ def parts_of(relation: Any, by: str, max_rows: int, size: str | None = None) -> 
     parts = group_parts(relation, by, max_rows, size)
     if len(parts) <= 1:
         return [relation]
-    return [part_of(relation, by, values) for values in parts]
+    text = text_columns(relation)
+    return [part_of(relation, by, values, text) for values in parts]

@@ -31,7 +31,7 @@ def correlation_notes(
         else:
             reason = "undefined on these data"
         return f"correlations null: {reason}"
-    skipped = stats_.get("_table_skipped")  # measures.TABLE_SKIPPED
+    skipped = stats_.get("_table_skipped")  # judge_human.TABLE_SKIPPED
     notes = [skipped] if skipped else []
     no_ci = [nm for nm in names if not np.isfinite(stats_.get(f"{nm}_ci_low", np.nan))]
     if skipped:

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from judge_bias.agreement.measures import COUNTERFACTUAL_COLUMNS, frame, segments
+from judge_bias.agreement.judge_human import frame, segments
 from judge_bias.limits import Budget
 
 # a spread (sum of squared deviations) at most this share of the sum of squares is
@@ -21,6 +21,22 @@ NO_SPREAD = 1e-12
 # at 10M the process grew by 745 MB over 1.67M rows): agreement_counterfactual reads
 # whole judges in parts of a quarter of the budget by it
 PROMPT_SUM_BYTES = 450
+
+
+COUNTERFACTUAL_COLUMNS: dict[str, str] = {
+    "judge": "str",
+    "n_items": "int64",
+    "n_prompts": "int64",
+    "alpha_observed": "float64",
+    "alpha_observed_ci_low": "float64",
+    "alpha_observed_ci_high": "float64",
+    "alpha_calibrated": "float64",
+    "alpha_calibrated_ci_low": "float64",
+    "alpha_calibrated_ci_high": "float64",
+    "correctable_share": "float64",
+    "n_boot": "int64",
+    "notes": "string",
+}
 
 
 def interval_alpha_two_coders(a: np.ndarray, b: np.ndarray) -> float:

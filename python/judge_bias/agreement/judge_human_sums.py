@@ -1,6 +1,6 @@
 """agreement_judge_human from sums computed by DuckDB, never one row per score pair.
 
-Every statistic of ``measures.judge_human_agreement`` is a function of two small
+Every statistic of ``judge_human.judge_human_agreement`` is a function of two small
 things per judge x dimension (and per judge, the ``all`` row):
 
 - the contingency table of (judge score, human score) with the ratings in each
@@ -28,7 +28,7 @@ import pandas as pd
 from judge_bias.agreement.clustered_correlation import fisher_interval, linearised
 from judge_bias.agreement.coded import parts_of
 from judge_bias.agreement.correlation_notes import correlation_notes
-from judge_bias.agreement.measures import (
+from judge_bias.agreement.judge_human import (
     CORRELATIONS,
     JUDGE_HUMAN_COLUMNS,
     MIN_TABLE_CELLS,

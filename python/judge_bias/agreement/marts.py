@@ -9,14 +9,7 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from judge_bias.agreement.coded import binary, coded_rows, parts_of
-from judge_bias.agreement.counterfactual import (
-    PROMPT_SUM_BYTES,
-    counterfactual_from_parts,
-    counterfactual_from_prompt_sums,
-)
-from judge_bias.agreement.judge_human_sums import judge_human_from_sums
-from judge_bias.agreement.measures import (
+from judge_bias.agreement.annotator_alpha import (
     ANNOTATOR_COLUMNS,
     LABEL_COUNT_BYTES,
     LABEL_COUNT_STRING_BYTES,
@@ -24,6 +17,13 @@ from judge_bias.agreement.measures import (
     LABEL_KEY_CHAR_BYTES,
     annotator_agreement_from_counts,
 )
+from judge_bias.agreement.coded import binary, coded_rows, parts_of, text_columns
+from judge_bias.agreement.counterfactual import (
+    PROMPT_SUM_BYTES,
+    counterfactual_from_parts,
+    counterfactual_from_prompt_sums,
+)
+from judge_bias.agreement.judge_human_sums import judge_human_from_sums
 from judge_bias.agreement.self_vs_peer import (
     ITEM_BYTES,
     self_vs_peer_from_parts,
@@ -62,11 +62,15 @@ def label_count_bytes(relation: Any) -> float:
     LABEL_COUNT_BYTES, plus each distinct prompt_id and model value's LABEL_KEY_BYTES
     and LABEL_KEY_CHAR_BYTES a byte (UTF-8) spread over the rows; counted in DuckDB
     before anything is read (a DuckDB relation)."""
+    text = text_columns(relation)
     distinct = " union all ".join(
         f"select count(*) as n, coalesce(sum(strlen(v::varchar)), 0) as chars from "
-        f"(select distinct {binary(relation, c)} as v from r)"
+        f"(select distinct {binary(text, c)} as v from r)"
         for c in ("prompt_id", "model")
     )
+    # the count(*) is no second read (review20, checked in session 21): DuckDB answers
+    # it from the table's row-group counts (EXPLAIN ANALYZE: no table scan), 1.6 of
+    # 304 CPU ms at 2M rows of 32-char ids; each distinct scans its one column once
     n_rows, n_values, chars = query(
         relation,
         f"select (select count(*) from r), sum(n), sum(chars) from ({distinct})",

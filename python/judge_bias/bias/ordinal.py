@@ -19,7 +19,6 @@ that is the optimum for every practical purpose): the remaining Newton step,
 
 from __future__ import annotations
 
-import warnings
 from functools import cache
 from typing import Any
 
@@ -36,6 +35,7 @@ from judge_bias.bias.regression import (
 )
 from judge_bias.bias.sufficient import design_size
 from judge_bias.limits import Budget
+from judge_bias.stats.fit_warnings import ignore_fit_warnings
 
 # A fit is converged when one more Newton step would move no parameter by more
 # than this many of its standard errors.
@@ -171,8 +171,12 @@ def fit_ordinal(
     from statsmodels.genmod import families
     from statsmodels.genmod.generalized_linear_model import GLM
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    # convergence and a singular Hessian are read from the results into the notes:
+    # statsmodels' warnings of them ignored by a filter installed once, numpy's
+    # floating-point ones for this thread only (never catch_warnings: it swapped the
+    # filters of the process, and dbt's other Python model lost its warnings)
+    ignore_fit_warnings()
+    with np.errstate(all="ignore"):
         yc, Xc, freq = compress(y, X, weights)
         if len(levels) == 2:
             exog = np.column_stack([np.ones(len(yc)), Xc])

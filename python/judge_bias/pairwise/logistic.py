@@ -34,7 +34,6 @@ estimate null.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,6 +44,7 @@ from statsmodels.genmod import families
 from statsmodels.genmod.generalized_linear_model import GLM
 
 from judge_bias.errors import NumericalError
+from judge_bias.stats.fit_warnings import ignore_fit_warnings
 
 # margin s_j x_j'b above which a row counts as separated (module docstring)
 _MARGIN = 1e-6
@@ -136,9 +136,12 @@ def maximum_likelihood(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, bool]:
     halves the rows, else Logit on the rows."""
     distinct, index = np.unique(x, axis=0, return_inverse=True)
     index = index.ravel()
-    with warnings.catch_warnings():
-        # separation is checked before; convergence is read from the results
-        warnings.simplefilter("ignore")
+    # separation is checked before, convergence read from the results: statsmodels'
+    # warnings of them ignored by a filter installed once, numpy's floating-point ones
+    # (overflow in exp) for this thread only (catch_warnings swapped the process's
+    # filters: dbt's other Python model lost its warnings while this one fitted)
+    ignore_fit_warnings()
+    with np.errstate(all="ignore"):
         if 2 * len(distinct) <= len(x):
             trials = np.bincount(index).astype(float)
             successes = np.bincount(index, weights=y)

@@ -32,16 +32,15 @@ Every score of every sample becomes one judge_ratings row:
 
 from __future__ import annotations
 
-import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TypeGuard
 
 from judge_bias.errors import InputError
 from judge_bias.inputs.importers._extras import require
 from judge_bias.inputs.importers._write import default_family, report_unmapped, write_models
 from judge_bias.inputs.writer import csv_text, write_contract_file
+from judge_bias.stats.scalars import is_finite_number
 
 LETTER_GRADES = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
 RATING_EXTRAS = ("task", "sample_id", "scorer", "answer", "explanation")
@@ -84,13 +83,9 @@ def _scale_rows(dimension: str, values: list[object]) -> list[dict[str, object]]
         return [
             {"dimension": dimension, "label": k, "score": s} for k, s in (("true", 1), ("false", 0))
         ]
-    numbers = [v for v in values if _is_number(v)]
+    numbers = [v for v in values if is_finite_number(v)]
     ends = sorted({min(numbers), max(numbers)}) if numbers else []
     return [{"dimension": dimension, "label": n, "score": n} for n in ends]
-
-
-def _is_number(value: object) -> TypeGuard[int | float]:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def import_inspect(
@@ -154,10 +149,10 @@ def import_inspect(
                   + ", ".join(unscored[:10]), file=sys.stderr)  # fmt: skip
     scales = [row for dim, vals in values.items() for row in _scale_rows(dim, vals)]
     on_scale = {(str(r["dimension"]), csv_text(r["label"])) for r in scales}
-    numeric = {str(r["dimension"]) for r in scales if _is_number(r["label"])}
+    numeric = {str(r["dimension"]) for r in scales if is_finite_number(r["label"])}
     off_scale = sum(
         (str(r["dimension"]), csv_text(r["label"])) not in on_scale
-        and not (r["dimension"] in numeric and _is_number(r["label"]))
+        and not (r["dimension"] in numeric and is_finite_number(r["label"]))
         for r in ratings
     )
     report_unmapped("inspect logs", off_scale, "score value(s) off every scale")

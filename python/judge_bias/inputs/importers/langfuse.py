@@ -50,11 +50,11 @@ import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TypeGuard
 
 from judge_bias.errors import InputError
 from judge_bias.inputs.importers._write import parse_json, read_text, write_models
 from judge_bias.inputs.writer import csv_text, write_contract_file
+from judge_bias.stats.scalars import is_finite_number
 
 WHAT = "a Langfuse export (scores, traces or observations: API JSON pages, UI CSV/JSON/JSONL)"
 JUDGE_SOURCES = ("EVAL", "API")
@@ -129,12 +129,9 @@ def _label(score: dict) -> object:
         if text in ("True", "False"):
             return text
         value = score.get("value")
-        return BOOLEAN_LABELS.get(float(value), value) if _is_number(value) else value
+        # NaN and infinities name no label: as before, the value as it is
+        return BOOLEAN_LABELS.get(float(value), value) if is_finite_number(value) else value
     return score.get("stringValue")
-
-
-def _is_number(value: object) -> TypeGuard[int | float]:
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 class _Traces:

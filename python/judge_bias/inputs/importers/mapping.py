@@ -103,6 +103,8 @@ def _value(spec: Spec, ctx: dict, where: str, tally: _Tally) -> object:
 
 
 def _is_number(value: object) -> bool:
+    # a string of a number counts (a CSV cell is text), NaN and inf too: not
+    # stats.scalars.is_finite_number's question
     if isinstance(value, bool):
         return False
     if isinstance(value, int | float):

@@ -44,7 +44,6 @@ by its source type:
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 import sys
 from collections import Counter
@@ -54,6 +53,7 @@ from pathlib import Path
 from judge_bias.inputs.importers._write import default_family, report_unmapped, write_models
 from judge_bias.inputs.importers.mlflow_sources import Trace, read_source
 from judge_bias.inputs.writer import csv_text, write_contract_file
+from judge_bias.stats.scalars import is_finite_number
 
 JUDGE_SOURCES = ("LLM_JUDGE", "AI_JUDGE")
 RATING_EXTRAS = ("trace_id", "assessment_id", "span_id", "rationale")
@@ -83,10 +83,6 @@ def traced_model(trace: Trace, model_tag: str | None) -> str:
     return trace.models[0] if len(trace.models) == 1 else ""
 
 
-def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def scale_rows(dimension: str, values: list[object]) -> list[dict[str, object]]:
     """A dimension's rating scale from the values given on it (module docstring)."""
     given = [v for v in values if v is not None]
@@ -99,9 +95,9 @@ def scale_rows(dimension: str, values: list[object]) -> list[dict[str, object]]:
         return [
             {"dimension": dimension, "label": t, "score": YES_NO[t.lower()]} for t in sorted(texts)
         ]
-    numbers = [v for v in given if _is_number(v)]
+    numbers = [v for v in given if is_finite_number(v)]
     if numbers:
-        ends = sorted({min(numbers), max(numbers)})  # type: ignore[type-var]
+        ends = sorted({min(numbers), max(numbers)})
         return [{"dimension": dimension, "label": n, "score": n} for n in ends]
     return [
         {"dimension": dimension, "label": t, "score": i, "scale_level": "nominal"}
@@ -113,8 +109,8 @@ def _on_scale(value: object, scale: list[dict[str, object]]) -> bool:
     labels = {csv_text(r["label"]) for r in scale}
     if csv_text(value) in labels:
         return True
-    numbers = [r["score"] for r in scale if _is_number(r["label"])]
-    return _is_number(value) and bool(numbers) and min(numbers) <= value <= max(numbers)  # type: ignore[type-var,operator]
+    numbers = [r["score"] for r in scale if is_finite_number(r["label"])]
+    return is_finite_number(value) and bool(numbers) and min(numbers) <= value <= max(numbers)  # type: ignore[type-var,operator]
 
 
 def import_mlflow(

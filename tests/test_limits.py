@@ -220,6 +220,7 @@ def test_bad_duckdb_threads_stop_the_build_before_dbt(value, tmp_path, monkeypat
     """JUDGE_BIAS_DUCKDB_THREADS not a positive integer: a SettingError naming the
     variable before dbt starts (the hook's compilation error named the hook)."""
     from judge_bias.errors import SettingError
+    from judge_bias.glm import dbt as glm_dbt
     from judge_bias.limits import duckdb_threads
     from judge_bias.warehouse import build
 
@@ -228,8 +229,10 @@ def test_bad_duckdb_threads_stop_the_build_before_dbt(value, tmp_path, monkeypat
         build.build(tmp_path, tmp_path / "w.duckdb")
     monkeypatch.setenv("JUDGE_BIAS_DUCKDB_THREADS", " 3 ")
     assert duckdb_threads() == "3"
+    assert glm_dbt._threads() == {"threads": 3}  # the GLM units' own connection
     monkeypatch.delenv("JUDGE_BIAS_DUCKDB_THREADS")
     assert duckdb_threads() is None
+    assert glm_dbt._threads() == {}
 
 
 def test_profiles_default_duckdb_memory_is_the_checks():

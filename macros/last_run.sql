@@ -64,8 +64,9 @@
         (a positive integer); nothing otherwise (DuckDB's default: every core).
         judge-bias build sets 1 for its second phase, where dbt's two threads keep
         both cores busy with two nodes at a time: a query on one thread spends
-        ~14% fewer CPU seconds than on two (10M ratings: the build 191 -> 165 CPU
-        s), while the first phase's narrow DAG keeps its queries on every core. -#}
+        ~14% fewer CPU seconds than on two (10M ratings, two threads then one:
+        the build 191 -> 165 CPU s), while the first phase's narrow DAG keeps
+        its queries on every core. -#}
     {%- set threads = env_var('JUDGE_BIAS_DUCKDB_THREADS', '') | trim -%}
     {%- if threads and target.type == 'duckdb' -%}
         {%- if not (threads is string and threads.isdigit() and threads | int > 0) -%}

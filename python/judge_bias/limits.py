@@ -95,7 +95,7 @@ def duckdb_threads() -> str | None:
     text = os.environ.get(DUCKDB_THREADS_ENV, "").strip()
     if not text:
         return None
-    if not (text.isdigit() and int(text) > 0):
+    if not (text.isdecimal() and text.isascii() and int(text) > 0):
         raise SettingError(
             f"{DUCKDB_THREADS_ENV}={text!r}: DuckDB's threads must be a positive integer "
             "(unset: every core, and one in judge-bias build's second phase)"

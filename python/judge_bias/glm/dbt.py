@@ -154,7 +154,7 @@ def _positions(counts: pd.DataFrame, max_units: int, seed: int, spark: bool = Fa
     return " or ".join(conditions) or "false"
 
 
-def _threads() -> dict[str, int]:
+def _threads() -> dict[str, str | bool | int | float | list[str]]:
     """DuckDB's threads of the build (JUDGE_BIAS_DUCKDB_THREADS) as a connection
     config, or none: DuckDB's default."""
     threads = duckdb_threads()
@@ -187,10 +187,11 @@ def sampled_units(ratings, max_units: int, seed: int) -> pd.DataFrame:
         # the build's memory limit (JUDGE_BIAS_DUCKDB_MEMORY), not DuckDB's default
         # of 80% of the machine, and a spill folder removed after it (review18a); the
         # build's threads when set (JUDGE_BIAS_DUCKDB_THREADS: one in its second phase)
-        config = {"memory_limit": duckdb_memory_limit()}
         with (
             tempfile.TemporaryDirectory(prefix="judge-bias-glm-") as spill,
-            duckdb.connect(config=config | {"temp_directory": spill} | _threads()) as con,
+            duckdb.connect(
+                config={"memory_limit": duckdb_memory_limit(), "temp_directory": spill} | _threads()
+            ) as con,
         ):
             con.register(name, table)
             counts = con.sql(UNIT_COUNTS_SQL.format(units=name)).df()

@@ -29,8 +29,8 @@ import os
 import shutil
 import sys
 import threading
-from pathlib import Path
 from collections.abc import MutableMapping
+from pathlib import Path
 from typing import Any, NoReturn
 
 from judge_bias.limits import DUCKDB_THREADS_ENV
@@ -225,8 +225,9 @@ def second_phase_threads(env: MutableMapping[str, str]) -> None:
     """DuckDB on one thread in the second phase, unless ``env`` names the threads
     (macros/last_run.sql duckdb_threads: the on-run-start hook reads DUCKDB_THREADS_ENV).
     dbt runs two nodes at a time there, so both cores stay busy, and a query on one
-    thread spends fewer CPU seconds than on two (10M ratings: 191 -> 165 CPU s for
-    the build, the largest process 2.6 -> 2.0 GB, on a loaded machine); the first
+    thread spends fewer CPU seconds than on two (10M ratings, two threads then one in
+    both phases on a loaded machine: 191 -> 165 CPU s for the build, the largest
+    process 2.65 -> 2.0 GB); the first
     phase, whose nodes mostly wait on one another, keeps every core per query."""
     env.setdefault(DUCKDB_THREADS_ENV, "1")
 

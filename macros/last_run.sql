@@ -24,6 +24,9 @@
             '{{ data_dir | replace("'", "''") }}' as data_dir,
             {{ sql_string(relations | join(',')) }} as input_relations,
             {{ sql_string(tojson(cli_vars, sort_keys=true)) }} as dbt_vars
+            {%- if target.type == 'duckdb' %},
+            cast(current_setting('threads') as integer) as duckdb_threads
+            {%- endif %}
     {%- else -%}
         select 1
     {%- endif %}
@@ -53,4 +56,22 @@
 
 {% macro spark__timestamp_tz_type() -%}
     timestamp
+{%- endmacro %}
+
+{% macro duckdb_threads() -%}
+    {#- on-run-start hook, before record_last_run: DuckDB's threads for this dbt
+        command when the environment variable JUDGE_BIAS_DUCKDB_THREADS names them
+        (a positive integer); nothing otherwise (DuckDB's default: every core).
+        judge-bias build sets 1 for its second phase, where dbt's two threads keep
+        both cores busy with two nodes at a time: a query on one thread spends
+        ~14% fewer CPU seconds than on two (10M ratings, two threads then one:
+        the build 191 -> 165 CPU s), while the first phase's narrow DAG keeps
+        its queries on every core. -#}
+    {%- set threads = env_var('JUDGE_BIAS_DUCKDB_THREADS', '') | trim -%}
+    {%- if threads and target.type == 'duckdb' -%}
+        {%- if not (threads is string and threads.isdigit() and threads | int > 0) -%}
+            {{ exceptions.raise_compiler_error("JUDGE_BIAS_DUCKDB_THREADS must be a positive integer, not '" ~ threads ~ "'") }}
+        {%- endif -%}
+        set threads = {{ threads | int }}
+    {%- endif -%}
 {%- endmacro %}

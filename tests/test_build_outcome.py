@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import html
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -201,6 +202,15 @@ def test_two_phases_run_every_node_once(demo_build: BuildResult) -> None:
     assert first | second == expected
     assert any(uid.endswith(".input_row_counts") for uid in first)
     assert not any(uid.endswith(".bias_estimates") for uid in first)
+
+
+def test_second_phase_runs_duckdb_on_one_thread(demo_build: BuildResult) -> None:
+    """The second phase (the last dbt command: dbt_last_run) ran DuckDB on one thread
+    (dbt_parse.second_phase_threads, the duckdb_threads hook); the test's environment
+    names none, so without the hook it would be DuckDB's default, every core."""
+    assert "JUDGE_BIAS_DUCKDB_THREADS" not in os.environ
+    last = query(demo_build.db_path, "select command, duckdb_threads from dbt_last_run")
+    assert last.to_dict("records") == [{"command": "build", "duckdb_threads": 1}]
 
 
 def test_last_line_names_the_file_and_top_reason(gated: dict, gated_run: dict) -> None:

@@ -16,6 +16,7 @@ import pytest
 from judge_bias.cli import main
 from judge_bias.errors import InputError
 from judge_bias.warehouse import build as build_mod
+from judge_bias.warehouse import dbt_parse
 from judge_bias.warehouse.dbt_child import dbt_failure
 from judge_bias.warehouse.provenance import (
     BuildRecord,
@@ -263,3 +264,14 @@ def test_dbt_runs_numpys_blas_on_one_thread_unless_set(
     assert build_mod.dbt_env(tmp_path / "w.duckdb")["OPENBLAS_NUM_THREADS"] == "1"
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "4")
     assert build_mod.dbt_env(tmp_path / "w.duckdb")["OPENBLAS_NUM_THREADS"] == "4"
+
+
+def test_second_phase_runs_duckdb_on_one_thread_unless_set() -> None:
+    """judge-bias build's second phase runs DuckDB on one thread; a user's
+    JUDGE_BIAS_DUCKDB_THREADS is kept (the hook applies it to both phases)."""
+    env: dict[str, str] = {}
+    dbt_parse.second_phase_threads(env)
+    assert env == {"JUDGE_BIAS_DUCKDB_THREADS": "1"}
+    env = {"JUDGE_BIAS_DUCKDB_THREADS": "2"}
+    dbt_parse.second_phase_threads(env)
+    assert env == {"JUDGE_BIAS_DUCKDB_THREADS": "2"}

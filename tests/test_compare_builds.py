@@ -47,6 +47,21 @@ def test_the_input_folders_path_is_volatile(tmp_path: Path) -> None:
     assert compare_warehouses(a, c).differences == ["r: 1 rows against 2"]
 
 
+def test_the_threads_a_build_ran_with_are_volatile(tmp_path: Path) -> None:
+    """dbt_last_run.duckdb_threads records how a build ran (JUDGE_BIAS_DUCKDB_THREADS):
+    builds with other threads, or one from before the column, compare equal."""
+    a = _db(tmp_path / "a.duckdb", ROWS, "create table r as select 'x' as command")
+    b = _db(
+        tmp_path / "b.duckdb", ROWS, "create table r as select 'x' as command, 1 as duckdb_threads"
+    )
+    c = _db(
+        tmp_path / "c.duckdb", ROWS, "create table r as select 'x' as command, 2 as duckdb_threads"
+    )
+    for x, y in ((a, b), (b, c)):
+        res = compare_warehouses(x, y)
+        assert res.equal, res.differences
+
+
 @pytest.mark.parametrize(
     ("rows", "extra", "expect"),
     [

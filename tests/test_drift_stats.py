@@ -362,3 +362,40 @@ def test_agreement_binary_mart_draws_the_bootstrap_once_per_prompt_count(monkeyp
         )
         for key in ("gwet_ac1_ci_low", "gwet_ac1_ci_high", "qwk_ci_low", "qwk_ci_high"):
             assert row[key] == pytest.approx(alone[key], rel=1e-12, abs=1e-12), key
+
+
+@pytest.mark.parametrize(
+    ("runs", "collation", "n_runs"),
+    [
+        (["1", "1"], None, None),  # one run: the pass is skipped, nothing kept
+        (["1", "2"], None, 2),
+        (["Run1", "run1"], "nocase", 2),  # case-only runs stay two (review21a)
+        ([None, "1"], None, 2),  # a null run is a run of its own
+    ],
+)
+def test_stability_items_gate_on_runs(runs, collation, n_runs) -> None:
+    """int_stability_items skips its pass when the facts hold one run, telling runs
+    apart by their hashes: under a nocase default collation too, as the duplicate
+    check of the facts does; an item rated in two runs is kept with n_runs 2."""
+    import duckdb
+
+    from tests.sql_models import run_model
+
+    con = duckdb.connect()
+    if collation:
+        con.execute(f"set default_collation = '{collation}'")
+    fct = pd.DataFrame(
+        {
+            "judge": "j",
+            "dimension": "d",
+            "prompt_id": "p1",
+            "model": "m",
+            "framing": "positive",
+            "run_id": runs,
+            "judge_score_norm": [0.25, 0.75],
+        }  # fmt: skip
+    )
+    if runs == ["1", "1"]:  # one run: two items rated once each
+        fct["prompt_id"] = ["p1", "p2"]
+    items = run_model(con, "int_stability_items", fct_judge_ratings=fct).df()
+    assert items["n_runs"].tolist() == ([] if n_runs is None else [n_runs])

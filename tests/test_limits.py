@@ -215,6 +215,26 @@ def test_a_bad_duckdb_memory_limit_stops_the_build_before_dbt(tmp_path, monkeypa
         build.build(tmp_path, tmp_path / "w.duckdb")
 
 
+@pytest.mark.parametrize("value", ["x", "0", "-2", "1.5", "two"])
+def test_bad_duckdb_threads_stop_the_build_before_dbt(value, tmp_path, monkeypatch):
+    """JUDGE_BIAS_DUCKDB_THREADS not a positive integer: a SettingError naming the
+    variable before dbt starts (the hook's compilation error named the hook)."""
+    from judge_bias.errors import SettingError
+    from judge_bias.glm import dbt as glm_dbt
+    from judge_bias.limits import duckdb_threads
+    from judge_bias.warehouse import build
+
+    monkeypatch.setenv("JUDGE_BIAS_DUCKDB_THREADS", value)
+    with pytest.raises(SettingError, match=f"JUDGE_BIAS_DUCKDB_THREADS='{value}'"):
+        build.build(tmp_path, tmp_path / "w.duckdb")
+    monkeypatch.setenv("JUDGE_BIAS_DUCKDB_THREADS", " 3 ")
+    assert duckdb_threads() == "3"
+    assert glm_dbt._threads() == {"threads": 3}  # the GLM units' own connection
+    monkeypatch.delenv("JUDGE_BIAS_DUCKDB_THREADS")
+    assert duckdb_threads() is None
+    assert glm_dbt._threads() == {}
+
+
 def test_profiles_default_duckdb_memory_is_the_checks():
     """profiles.yml's memory_limit default (dbt run by hand) is limits'
     DEFAULT_DUCKDB_MEMORY (judge-bias build sets the variable from it)."""

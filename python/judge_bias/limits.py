@@ -83,6 +83,26 @@ def duckdb_memory_limit() -> str:
     return text
 
 
+# the environment variable that sets DuckDB's threads for a build's dbt commands
+# (macros/last_run.sql duckdb_threads; judge-bias build's second phase: 1 unless set)
+DUCKDB_THREADS_ENV = "JUDGE_BIAS_DUCKDB_THREADS"
+
+
+def duckdb_threads() -> str | None:
+    """JUDGE_BIAS_DUCKDB_THREADS as given (a positive integer), None when unset; any
+    other value is a SettingError naming the variable (the dbt hook refuses it too,
+    in a compilation error)."""
+    text = os.environ.get(DUCKDB_THREADS_ENV, "").strip()
+    if not text:
+        return None
+    if not (text.isdecimal() and text.isascii() and int(text) > 0):
+        raise SettingError(
+            f"{DUCKDB_THREADS_ENV}={text!r}: DuckDB's threads must be a positive integer "
+            "(unset: every core, and one in judge-bias build's second phase)"
+        )
+    return text
+
+
 def _size(n_bytes: float) -> str:
     """A size for a note: 1.5 GB, 980 MB, 64 kB."""
     for unit, scale in (("GB", 1e9), ("MB", 1e6)):

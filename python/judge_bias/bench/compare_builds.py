@@ -31,12 +31,12 @@ import duckdb
 
 REL_TOL = 1e-9
 ABS_TOL = 1e-12
-# column names that record when, where or how long a build ran (data_dir: the input
+# column names that record when, where, how or how long a build ran (data_dir: the input
 # folder's path, dbt_last_run's: two builds of copies of one folder differ there)
 VOLATILE = re.compile(
     r"(^|_)(built_at|started_at|finished_at|loaded_at|created_at|run_at|generated_at|"
     r"timestamp|seconds|elapsed|duration|wall|path|db_path|data_dir|source_file|invocation_id|"
-    r"hostname)($|_)"
+    r"hostname|threads)($|_)"
 )
 FLOAT_TYPES = ("DOUBLE", "FLOAT", "REAL", "DECIMAL")
 

@@ -13,7 +13,7 @@ import pandas as pd
 from judge_bias.errors import SettingError
 from judge_bias.glm.agreement import unit_sample
 from judge_bias.glm.runner import AGREEMENT_MODELS, GlmConfig, Inputs, fit_bytes, run_glms
-from judge_bias.limits import duckdb_memory_limit
+from judge_bias.limits import duckdb_memory_limit, duckdb_threads
 from judge_bias.warehouse.frames import distinct_keys, sql_literal, to_pandas
 
 ITEM_COUNT_COLUMNS = ["dimension", "grader", "grader_type", "model", "item", "score", "n"]
@@ -154,6 +154,13 @@ def _positions(counts: pd.DataFrame, max_units: int, seed: int, spark: bool = Fa
     return " or ".join(conditions) or "false"
 
 
+def _threads() -> dict[str, str | bool | int | float | list[str]]:
+    """DuckDB's threads of the build (JUDGE_BIAS_DUCKDB_THREADS) as a connection
+    config, or none: DuckDB's default."""
+    threads = duckdb_threads()
+    return {"threads": int(threads)} if threads else {}
+
+
 def sampled_units(ratings, max_units: int, seed: int) -> pd.DataFrame:
     """unit_sample's (dimension, unit) pairs of ``ratings`` (int_glm_ratings), without
     sorting every unit in Python: the units are counted per dimension and, when over
@@ -178,11 +185,12 @@ def sampled_units(ratings, max_units: int, seed: int) -> pd.DataFrame:
 
         table = ratings.query(name, DISTINCT_UNITS_SQL.format(ratings=name)).to_arrow_table()
         # the build's memory limit (JUDGE_BIAS_DUCKDB_MEMORY), not DuckDB's default
-        # of 80% of the machine, and a spill folder removed after it (review18a)
+        # of 80% of the machine, and a spill folder removed after it (review18a); the
+        # build's threads when set (JUDGE_BIAS_DUCKDB_THREADS: one in its second phase)
         with (
             tempfile.TemporaryDirectory(prefix="judge-bias-glm-") as spill,
             duckdb.connect(
-                config={"memory_limit": duckdb_memory_limit(), "temp_directory": spill}
+                config={"memory_limit": duckdb_memory_limit(), "temp_directory": spill} | _threads()
             ) as con,
         ):
             con.register(name, table)

@@ -122,7 +122,6 @@ select g.key, p.code, s.* exclude (judge, dimension, prompt_id)
 from s
 inner join groups as g on s.judge = g.judge and s.dimension = g.dimension
 inner join prompts as p on s.prompt_id is not distinct from p.prompt_id
-order by g.key, p.code
 """
 
 
@@ -186,11 +185,15 @@ def prompt_cells(relation: Any, threshold: float) -> tuple[pd.DataFrame, dict[st
     groups = query(rel, f"with {GROUPS} select * from groups order by key").df()
     out = {c: np.asarray(cells[c]) for c in ("key", "code", *CELL_COLUMNS)}
     ranks = string_ranks(np.asarray(prompts.fetchnumpy()["prompt_id"], dtype=object))
+    duckdb_code = out["code"]
     if out["code"].size and not np.array_equal(ranks, np.arange(ranks.size)):
         out["code"] = ranks[out["code"]]
-        order = np.lexsort((out["code"], out["key"]))
-        out = {c: v[order] for c, v in out.items()}
-    return groups, out
+    # sorted here, not by the query: by key, code and then DuckDB's code (a NULL prompt
+    # and "None" share a code: review21a), the order an `order by key, code` then the
+    # stable sort on the mapped codes gave, at ~0.2 CPU s for 1.7M cells where
+    # DuckDB's sort of the fetched columns took ~2 CPU s and ~5 s of wall (10M ratings)
+    order = np.lexsort((duckdb_code, out["code"], out["key"]))
+    return groups, {c: v[order] for c, v in out.items()}
 
 
 def pooled(cells: dict[str, np.ndarray], rows: np.ndarray) -> dict[str, np.ndarray]:

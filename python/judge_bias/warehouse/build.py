@@ -25,7 +25,7 @@ import duckdb
 from judge_bias.errors import InputError
 from judge_bias.inputs import loading
 from judge_bias.inputs.summary import FileCounts, gate_failures, summarise_inputs
-from judge_bias.limits import DUCKDB_MEMORY_ENV, duckdb_memory_limit
+from judge_bias.limits import DUCKDB_MEMORY_ENV, duckdb_memory_limit, duckdb_threads
 from judge_bias.warehouse import dbt_parse
 from judge_bias.warehouse.dbt_child import (
     PHASES_FLAG,
@@ -417,6 +417,7 @@ def build(
     # here, naming the variable, not in dbt's traceback
     if os.environ.get(DUCKDB_MEMORY_ENV):
         os.environ[DUCKDB_MEMORY_ENV] = duckdb_memory_limit()
+    duckdb_threads()  # likewise DuckDB's threads
     data_dir, extra = split_data_dir(data_dir, dbt_vars or {})
     extra = incremental_vars(extra, incremental)
     if input_relations(extra):

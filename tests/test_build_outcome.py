@@ -175,8 +175,9 @@ def test_gates_stop_the_build_before_the_fits(gated: dict, gated_run: dict) -> N
     tables = set(
         query(gated["db"], "select table_name from information_schema.tables")["table_name"]
     )
+    # the facts are the first phase's too (built on the new inputs: build.FIRST_PHASE_MODELS)
     assert {"input_row_counts", "rejected_rows", "base_inputs__judge_ratings"} <= tables
-    assert not tables & {"bias_estimates", "bias_fits", "pairwise_bias", "fct_judge_ratings"}
+    assert not tables & {"bias_estimates", "bias_fits", "pairwise_bias", "agg_judge_model_scores"}
 
 
 def test_two_phases_run_every_node_once(demo_build: BuildResult) -> None:
@@ -201,6 +202,8 @@ def test_two_phases_run_every_node_once(demo_build: BuildResult) -> None:
     assert not first & second
     assert first | second == expected
     assert any(uid.endswith(".input_row_counts") for uid in first)
+    # the facts too, on every core (build.FIRST_PHASE_MODELS): all the rest waits on them
+    assert any(uid.endswith(".fct_judge_ratings") for uid in first)
     assert not any(uid.endswith(".bias_estimates") for uid in first)
 
 

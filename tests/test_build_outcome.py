@@ -177,6 +177,12 @@ def test_gates_stop_the_build_before_the_fits(gated: dict, gated_run: dict) -> N
     )
     # the facts are the first phase's too (built on the new inputs: build.FIRST_PHASE_MODELS)
     assert {"input_row_counts", "rejected_rows", "base_inputs__judge_ratings"} <= tables
+    accepted = query(
+        gated["db"],
+        "select (select count(*) from fct_judge_ratings) as facts, rows_accepted "
+        "from input_row_counts where source = 'judge_ratings'",
+    ).iloc[0]
+    assert accepted["facts"] == accepted["rows_accepted"] > 0
     assert not tables & {"bias_estimates", "bias_fits", "pairwise_bias", "agg_judge_model_scores"}
 
 
@@ -252,6 +258,8 @@ def test_report_names_all_rejected_and_the_failed_validation(gated_run: dict) ->
     assert "pairwise_judgments rows read, all rejected" in html.unescape(unsupported)
     assert "no pairwise_judgments input" not in unsupported
     assert "Validation passed" not in page
+    # the facts, kept from the first phase, are not shown as a whole build's
+    assert "The build stopped at the input gates" in page
 
 
 # ------------------------------------------------- a failed build changes nothing

@@ -175,8 +175,15 @@ def test_gates_stop_the_build_before_the_fits(gated: dict, gated_run: dict) -> N
     tables = set(
         query(gated["db"], "select table_name from information_schema.tables")["table_name"]
     )
+    # the facts are the first phase's too (built on the new inputs: build.FIRST_PHASE_MODELS)
     assert {"input_row_counts", "rejected_rows", "base_inputs__judge_ratings"} <= tables
-    assert not tables & {"bias_estimates", "bias_fits", "pairwise_bias", "fct_judge_ratings"}
+    accepted = query(
+        gated["db"],
+        "select (select count(*) from fct_judge_ratings) as facts, rows_accepted "
+        "from input_row_counts where source = 'judge_ratings'",
+    ).iloc[0]
+    assert accepted["facts"] == accepted["rows_accepted"] > 0
+    assert not tables & {"bias_estimates", "bias_fits", "pairwise_bias", "agg_judge_model_scores"}
 
 
 def test_two_phases_run_every_node_once(demo_build: BuildResult) -> None:
@@ -201,6 +208,8 @@ def test_two_phases_run_every_node_once(demo_build: BuildResult) -> None:
     assert not first & second
     assert first | second == expected
     assert any(uid.endswith(".input_row_counts") for uid in first)
+    # the facts too, on every core (build.FIRST_PHASE_MODELS): all the rest waits on them
+    assert any(uid.endswith(".fct_judge_ratings") for uid in first)
     assert not any(uid.endswith(".bias_estimates") for uid in first)
 
 
@@ -249,6 +258,8 @@ def test_report_names_all_rejected_and_the_failed_validation(gated_run: dict) ->
     assert "pairwise_judgments rows read, all rejected" in html.unescape(unsupported)
     assert "no pairwise_judgments input" not in unsupported
     assert "Validation passed" not in page
+    # the facts, kept from the first phase, are not shown as a whole build's
+    assert "The build stopped at the input gates" in page
 
 
 # ------------------------------------------------- a failed build changes nothing

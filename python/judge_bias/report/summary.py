@@ -389,9 +389,18 @@ def overview_html(wh: Warehouse) -> str:
         "as models, count(distinct prompt_id) as prompts, count(distinct dimension) as "
         "dimensions, count(human_score_norm) as with_human from fct_judge_ratings"
     ).iloc[0]
+    # the facts are built before the input gates (build.FIRST_PHASE_MODELS): a build
+    # stopped there keeps them, on this folder's accepted rows, and drops the rest
+    stopped = (
+        " The build stopped at the input gates: the tables built on these ratings are "
+        "missing; the analyses below are those of the tables present."
+        if "agg_judge_model_scores" not in wh.tables
+        else ""
+    )
     return (
         f"<p>{_count(r.ratings, 'judge rating')} by {_count(r.judges, 'judge')} of "
         f"{_count(r.models, 'model')} on {_count(r.prompts, 'prompt')} and "
         f"{_count(r.dimensions, 'dimension')}; {r.with_human:,} of them have a "
-        "human reference score. Scores are normalised to 0-1 (0 = worst label, 1 = best).</p>"
+        "human reference score. Scores are normalised to 0-1 (0 = worst label, 1 = best)."
+        f"{stopped}</p>"
     )

@@ -123,3 +123,53 @@ def test_empty_aggregates_give_empty_typed_marts() -> None:
     _equal(bias, pairwise_bias_with_human(rows))
     _equal(joint_bias_from_cells(agg["int_pairwise_logit_cells"]), joint_bias(rows))
     assert perplexity_bins_from_cells(agg["int_pairwise_perplexity_cells"]).empty
+
+
+def test_self_preference_with_ties_one_half_equals_a_hand_count() -> None:
+    """self_preference_rate_ties_half (AlpacaEval's rule: a tie half a win) on seven
+    judgments counted by hand, both routes: judge J's own pairs hold 2 own picks,
+    1 loss and 2 ties (an invalid verdict and a pair without J's model left out):
+    (2 + 2/2) / 5 = 0.6, where self_preference_rate (ties out) is 2/3."""
+    judgments = [  # prompt, first, second, verdict
+        ("p1", "J", "O", "first"),  # own pick
+        ("p1", "O", "J", "tie"),
+        ("p2", "J", "O", "tie"),
+        ("p2", "O", "J", "first"),  # the other's pick
+        ("p3", "O", "J", "second"),  # own pick
+        ("p3", "O", "P", "tie"),  # no own completion: pooled n_ties only
+        ("p4", "J", "O", "invalid"),  # kept as invalid: in no rate here
+    ]
+    rows = pd.DataFrame(
+        [
+            {
+                "judge": "J", "prompt_id": p, "model_first": a, "model_second": b,
+                "run_id": "1", "verdict": "first" if v == "invalid" else v,
+                "p_first": np.nan, "human_verdict": None,
+                "perplexity_first": np.nan, "perplexity_second": np.nan,
+                "length_first": np.nan, "length_second": np.nan,
+                "is_self_first": a == "J", "is_self_second": b == "J",
+                "pair_key": f"J|{p}|{min(a, b)}|{max(a, b)}|1", "has_swapped": False,
+                "reject_code": "invalid_value" if v == "invalid" else None,
+                "kept_as_invalid": v == "invalid",
+            }
+            for p, a, b, v in judgments
+        ]
+    )  # fmt: skip
+    agg = aggregates(rows)
+    listed = rows.assign(verdict=rows["verdict"].where(~rows["kept_as_invalid"], "invalid"))
+    for table in (
+        pairwise_bias_from_aggregates(
+            agg["int_pairwise_prompt_sums"], agg["int_pairwise_logit_cells"],
+            agg["int_pairwise_kappa_counts"],
+        ),
+        pairwise_bias_with_human(listed),
+    ):  # fmt: skip
+        got = table.set_index("opponent")
+        for opponent in ("O", "all"):
+            row = got.loc[opponent]
+            assert row["n_self_judgments"] == 5 and row["n_self_preference_ties"] == 2
+            assert row["self_preference_rate"] == pytest.approx(2 / 3, abs=1e-15)
+            assert row["self_preference_rate_ties_half"] == pytest.approx(0.6, abs=1e-15)
+            low = row["self_preference_rate_ties_half_ci_low"]
+            assert low < 0.6 < row["self_preference_rate_ties_half_ci_high"]
+        assert got.loc["all", "n_ties"] == 3 and got.loc["O", "n_ties"] == 2

@@ -20,6 +20,7 @@ RATES = (
     "first_slot_rate_inconsistent",
     "self_preference_rate",
     "self_preference_prob",
+    "self_preference_rate_ties_half",
 )
 EO_COUNTS = (
     "eo_human_own_judge_own",
@@ -36,6 +37,7 @@ PAIRWISE_BIAS_COLUMNS: dict[str, str] = {
     "n_swapped_pairs": "Int64",
     "n_inconsistent_pairs": "Int64",
     "n_self_judgments": "Int64",
+    "n_self_preference_ties": "Int64",
     **{f"{rate}{suffix}": "float64" for rate in RATES for suffix in ("", "_ci_low", "_ci_high")},
     **dict.fromkeys(EO_COUNTS, "Int64"),
     "eo_recall_own": "float64",

@@ -173,3 +173,32 @@ def test_self_preference_with_ties_one_half_equals_a_hand_count() -> None:
             low = row["self_preference_rate_ties_half_ci_low"]
             assert low < 0.6 < row["self_preference_rate_ties_half_ci_high"]
         assert got.loc["all", "n_ties"] == 3 and got.loc["O", "n_ties"] == 2
+
+
+def test_a_null_human_verdict_term_says_why_in_the_joint_notes() -> None:
+    """pairwise_joint_bias.human_verdict_logodds is null when the term is left out
+    (uses_human_verdict false): notes says why, both routes. A judge without any
+    human verdict gets "no human verdicts"; with human verdicts on some judgments,
+    the count; with one on every judgment, the term and neither note."""
+    rows = checked_rows(4, n_rows=2000)
+    rows = rows[rows["judge"] != "judge-t"]  # every judge below has decisive verdicts
+    judges = sorted(rows["judge"].unique())
+    none, every = judges[0], judges[1]
+    rows.loc[rows["judge"] == none, "human_verdict"] = None
+    mine = rows["judge"] == every
+    rows.loc[mine, "human_verdict"] = rows.loc[mine, "human_verdict"].fillna("first")
+    accepted = rows[rows["reject_code"].isna()]
+    cells = aggregates(rows)["int_pairwise_logit_cells"]
+    no_human = "no human verdicts: no human-verdict term"
+    for table in (joint_bias_from_cells(cells), joint_bias(accepted)):
+        got = table.set_index("judge")
+        assert not got.loc[none, "uses_human_verdict"]
+        assert pd.isna(got.loc[none, "human_verdict_logodds"])
+        assert no_human in got.loc[none, "notes"].split("; ")
+        assert got.loc[every, "uses_human_verdict"]
+        assert pd.notna(got.loc[every, "human_verdict_logodds"])
+        assert pd.isna(got.loc[every, "notes"]) or "human" not in got.loc[every, "notes"]
+        for judge in judges[2:]:
+            assert not got.loc[judge, "uses_human_verdict"]
+            assert "term left out" in got.loc[judge, "notes"]
+            assert no_human not in got.loc[judge, "notes"]

@@ -124,5 +124,8 @@ JOINT_COLUMNS: dict[str, str] = {
     "ci_method": "string",
     "notes": "string",
 }
+# pairwise_joint_bias.notes when no judgment of the judge has a human verdict: the
+# reason human_verdict_logodds is null (uses_human_verdict false)
+NO_HUMAN_VERDICT_NOTE = "no human verdicts: no human-verdict term"
 GIVEN_HUMAN_NOTE = "given_human_note"  # the conditional fit's note, joined into notes
 JOINT_CI = "Wald, prompt-clustered sandwich (CR1, statsmodels' small-sample factor)"

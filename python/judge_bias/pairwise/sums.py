@@ -33,6 +33,7 @@ from judge_bias.pairwise.columns import (
     JOINT_CI,
     JOINT_COLUMNS,
     N_PERPLEXITY_BINS,
+    NO_HUMAN_VERDICT_NOTE,
     PERPLEXITY_BIN_COLUMNS,
     PERPLEXITY_CI,
     WITH_HUMAN_CI,
@@ -345,6 +346,8 @@ def joint_bias_from_cells(
             notes.append(
                 f"human verdicts on {int(human_any.sum())} of {human_any.size}: term left out"
             )
+        elif not human_any.any():
+            notes.append(NO_HUMAN_VERDICT_NOTE)
         names, cols = ["position_logodds"], [np.ones(len(rows))]
         for flag, name, col in (
             (use_own, "self_preference_logodds", o),

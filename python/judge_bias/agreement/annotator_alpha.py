@@ -180,7 +180,7 @@ def gold_agreement(labels: pd.DataFrame, gold: pd.DataFrame, item: list[str]) ->
     # sums) tie, whatever order their float sums were added in
     spearman = (
         float(stats.spearmanr(means["annotators"].round(12), means["gold"].round(12)).statistic)
-        if len(means) > 2
+        if len(means) >= GOLD_SPEARMAN_ITEMS
         else None
     )
     return {
@@ -188,6 +188,31 @@ def gold_agreement(labels: pd.DataFrame, gold: pd.DataFrame, item: list[str]) ->
         "gold_accuracy": float((inside * weights).sum() / weights.sum()) if len(joined) else None,
         "gold_spearman": spearman,
     }
+
+
+GOLD_SPEARMAN_ITEMS = 3  # gold_agreement's Spearman needs more than two items
+
+
+def _gold_note(row: Mapping[str, object], gold: pd.DataFrame) -> str | None:
+    """Why gold_accuracy or gold_spearman is null on an agreement_annotators row
+    (gold_agreement's row, ``gold`` the dimension's expert labels), None when both
+    are numbers."""
+    n_gold = int(row["n_gold_items"])  # type: ignore[call-overload]
+    if n_gold == 0:
+        if not gold["score"].notna().any():
+            return "no expert (gold) labels: gold_accuracy and gold_spearman null"
+        return (
+            "no item has both expert (gold) and annotator labels: "
+            "gold_accuracy and gold_spearman null"
+        )
+    if n_gold < GOLD_SPEARMAN_ITEMS:
+        return (
+            f"gold_spearman needs {GOLD_SPEARMAN_ITEMS} items with expert (gold) labels, "
+            f"{n_gold} here: null"
+        )
+    if not is_finite_number(row["gold_spearman"]):
+        return "gold_spearman undefined: the annotators' or the experts' item means do not vary"
+    return None
 
 
 ANNOTATOR_COUNT_KEYS = [
@@ -297,6 +322,8 @@ def annotator_agreement_from_counts(
                 "the paired labels do not vary (one value), so no disagreement is expected by "
                 "chance (0 / 0); observed_agreement says how often the annotators agreed"
             )
+        if gold_note := _gold_note(row, gold):
+            notes.append(gold_note)
         row["notes"] = "; ".join(notes) or None
         rows.append(row)
     out = pd.DataFrame(rows)

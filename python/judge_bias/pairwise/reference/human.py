@@ -64,6 +64,7 @@ from judge_bias.pairwise.columns import (
     JOINT_CI,
     JOINT_COLUMNS,
     LOGIT_TERMS,
+    NO_HUMAN_VERDICT_NOTE,
     WITH_HUMAN_CI,
     WITH_HUMAN_COLUMNS,
 )
@@ -270,6 +271,8 @@ def joint_bias(rows: pd.DataFrame, marginal: pd.DataFrame | None = None) -> pd.D
             notes.append(
                 f"human verdicts on {int(human_any.sum())} of {human_any.size}: term left out"
             )
+        elif not human_any.any():
+            notes.append(NO_HUMAN_VERDICT_NOTE)
         names, cols = ["position_logodds"], [np.ones(sel.sum())]
         for flag, name, col in (
             (use_own, "self_preference_logodds", o),

@@ -177,28 +177,56 @@ def test_self_preference_with_ties_one_half_equals_a_hand_count() -> None:
 
 def test_a_null_human_verdict_term_says_why_in_the_joint_notes() -> None:
     """pairwise_joint_bias.human_verdict_logodds is null when the term is left out
-    (uses_human_verdict false): notes says why, both routes. A judge without any
-    human verdict gets "no human verdicts"; with human verdicts on some judgments,
-    the count; with one on every judgment, the term and neither note."""
+    (uses_human_verdict false): notes says why, both routes, of the judgments the fit
+    takes (decisive, valid, with lengths). A judge without any human verdict gets
+    "no human verdict on the N judgments fitted"; judge-t, whose judgments are all
+    ties (with human verdicts), "no decisive verdict"; a judge whose human verdicts
+    sit only on judgments left out for missing lengths, the first note, its N the
+    judgments with lengths (review21c D2); with human verdicts on some judgments,
+    the count; with one on every judgment, the term and none of these notes."""
     rows = checked_rows(4, n_rows=2000)
-    rows = rows[rows["judge"] != "judge-t"]  # every judge below has decisive verdicts
-    judges = sorted(rows["judge"].unique())
-    none, every = judges[0], judges[1]
+    judges = sorted(j for j in rows["judge"].unique() if j != "judge-t")
+    none, every, lengthless = judges[:3]
     rows.loc[rows["judge"] == none, "human_verdict"] = None
     mine = rows["judge"] == every
     rows.loc[mine, "human_verdict"] = rows.loc[mine, "human_verdict"].fillna("first")
+    rows.loc[rows["judge"] == "judge-t", "human_verdict"] = "second"
+    mine = rows["judge"] == lengthless
+    no_length = rows["length_first"].isna() | rows["length_second"].isna()
+    rows.loc[mine, "human_verdict"] = np.where(no_length[mine], "first", None)
     accepted = rows[rows["reject_code"].isna()]
+    fitted = accepted[
+        accepted["verdict"].isin(["first", "second"]) & ~accepted["kept_as_invalid"].astype(bool)
+    ]
+    by_judge = fitted.groupby("judge")
+    with_lengths = ~(fitted["length_first"].isna() | fitted["length_second"].isna())
+    n_fitted = {j: int((with_lengths & (fitted["judge"] == j)).sum()) for j in (none, lengthless)}
+    # the premises: judge-t has human verdicts and no decisive one; lengthless has
+    # decisive human verdicts, all on judgments without lengths
+    assert "judge-t" not in by_judge.groups
+    assert accepted.loc[accepted["judge"] == "judge-t", "human_verdict"].notna().all()
+    assert by_judge.get_group(lengthless)["human_verdict"].notna().sum() > 0
+    assert 0 < n_fitted[lengthless] < len(by_judge.get_group(lengthless))
     cells = aggregates(rows)["int_pairwise_logit_cells"]
-    no_human = "no human verdicts: no human-verdict term"
+    no_decisive = "no decisive verdict to fit: no human-verdict term"
     for table in (joint_bias_from_cells(cells), joint_bias(accepted)):
         got = table.set_index("judge")
-        assert not got.loc[none, "uses_human_verdict"]
-        assert pd.isna(got.loc[none, "human_verdict_logodds"])
-        assert no_human in got.loc[none, "notes"].split("; ")
+        for judge in (none, lengthless):
+            notes = got.loc[judge, "notes"].split("; ")
+            assert not got.loc[judge, "uses_human_verdict"]
+            assert pd.isna(got.loc[judge, "human_verdict_logodds"])
+            assert got.loc[judge, "n_judgments"] == n_fitted[judge]
+            assert [n for n in notes if "human" in n] == [
+                f"no human verdict on the {n_fitted[judge]} judgments fitted: no human-verdict term"
+            ], judge
+        ties = got.loc["judge-t"]
+        assert not ties["uses_human_verdict"] and ties["n_judgments"] == 0
+        assert [n for n in ties["notes"].split("; ") if "human" in n] == [no_decisive]
         assert got.loc[every, "uses_human_verdict"]
         assert pd.notna(got.loc[every, "human_verdict_logodds"])
         assert pd.isna(got.loc[every, "notes"]) or "human" not in got.loc[every, "notes"]
-        for judge in judges[2:]:
+        for judge in judges[3:]:
             assert not got.loc[judge, "uses_human_verdict"]
             assert "term left out" in got.loc[judge, "notes"]
-            assert no_human not in got.loc[judge, "notes"]
+            assert "fitted" not in got.loc[judge, "notes"]
+            assert no_decisive not in got.loc[judge, "notes"]

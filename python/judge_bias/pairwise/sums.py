@@ -33,11 +33,11 @@ from judge_bias.pairwise.columns import (
     JOINT_CI,
     JOINT_COLUMNS,
     N_PERPLEXITY_BINS,
-    NO_HUMAN_VERDICT_NOTE,
     PERPLEXITY_BIN_COLUMNS,
     PERPLEXITY_CI,
     WITH_HUMAN_CI,
     WITH_HUMAN_COLUMNS,
+    no_human_verdict_note,
 )
 from judge_bias.pairwise.fits import (
     cohens_kappa_table,
@@ -347,7 +347,7 @@ def joint_bias_from_cells(
                 f"human verdicts on {int(human_any.sum())} of {human_any.size}: term left out"
             )
         elif not human_any.any():
-            notes.append(NO_HUMAN_VERDICT_NOTE)
+            notes.append(no_human_verdict_note(human_any.size))
         names, cols = ["position_logodds"], [np.ones(len(rows))]
         for flag, name, col in (
             (use_own, "self_preference_logodds", o),

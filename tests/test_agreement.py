@@ -613,15 +613,17 @@ def test_alpha_does_not_depend_on_the_row_order_of_the_label_counts() -> None:
 
 def test_null_gold_statistics_say_why_in_notes() -> None:
     """agreement_annotators.gold_* is null when no item has expert labels beside the
-    annotators' (n_gold_items 0) and gold_spearman with fewer than three such items
-    or item means that do not vary: notes says which (session 20's new user found
-    them null with notes null); a dimension with both numbers gets no gold note."""
+    annotators' scored per-annotator labels (n_gold_items 0: no annotator label on
+    the gold items, or only pre-aggregated or NA ones, review21c D3) and
+    gold_spearman with fewer than three such items or item means that do not vary:
+    notes says which (session 20's new user found them null with notes null); a
+    dimension with both numbers gets no gold note."""
     rng = np.random.default_rng(21)
     rows = []
 
-    def label(item: int, dimension: str, who: str, score: float) -> None:
+    def label(item: int, dimension: str, who: str, score: float, n_aggregated: int = 1) -> None:
         role = "expert" if who.startswith("e") else "annotator"
-        rows.append((f"p{item}", "m", dimension, who, role, 1, score))
+        rows.append((f"p{item}", "m", dimension, who, role, n_aggregated, score))
 
     for item in range(8):
         for dimension in ("nogold", "disjoint", "two", "flat", "full"):
@@ -633,14 +635,23 @@ def test_null_gold_statistics_say_why_in_notes() -> None:
             label(item, "two", "e1", float(item))
         label(item, "flat", "e1", float(item % 5))
         label(item, "full", "e1", float(item % 5))
+        # annotator labels on the gold items, none per-annotator and scored
+        label(item, "pregold", "a0", float(item % 5), n_aggregated=3)
+        label(item, "nagold", "a0", np.nan)
+        label(item, "nagold", "a1", np.nan)
+        for dimension in ("pregold", "nagold"):
+            label(item, dimension, "e1", float(item % 5))
     _, got = _labels_and_table(rows, 5.0)
     expected = {
         "nogold": (0, "no expert (gold) labels: gold_accuracy and gold_spearman null"),
-        "disjoint": (
-            0,
-            "no item has both expert (gold) and annotator labels: "
-            "gold_accuracy and gold_spearman null",
-        ),
+        **{
+            dimension: (
+                0,
+                "no item has both expert (gold) labels and scored per-annotator labels: "
+                "gold_accuracy and gold_spearman null",
+            )
+            for dimension in ("disjoint", "pregold", "nagold")
+        },
         "two": (2, "gold_spearman needs 3 items with expert (gold) labels, 2 here: null"),
         "flat": (
             8,
@@ -655,3 +666,6 @@ def test_null_gold_statistics_say_why_in_notes() -> None:
         assert [n for n in notes if "gold" in n] == ([note] if note else []), dimension
         assert pd.isna(row["gold_accuracy"]) == (n_gold == 0), dimension
         assert pd.isna(row["gold_spearman"]) == (note is not None), dimension
+    # the premises: the gold items' annotator labels were there, left out as such
+    assert "8 pre-aggregated labels" in got.loc["pregold", "notes"]
+    assert "16 labels marked not applicable (NA)" in got.loc["nagold", "notes"]

@@ -201,8 +201,10 @@ def _gold_note(row: Mapping[str, object], gold: pd.DataFrame) -> str | None:
     if n_gold == 0:
         if not gold["score"].notna().any():
             return "no expert (gold) labels: gold_accuracy and gold_spearman null"
+        # the annotators' side is the scored per-annotator labels: pre-aggregated
+        # and NA labels on the gold items do not count
         return (
-            "no item has both expert (gold) and annotator labels: "
+            "no item has both expert (gold) labels and scored per-annotator labels: "
             "gold_accuracy and gold_spearman null"
         )
     if n_gold < GOLD_SPEARMAN_ITEMS:

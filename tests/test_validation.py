@@ -294,15 +294,18 @@ def test_a_ratings_table_empty_by_design_says_why_and_an_empty_fact_table_still_
     warnings. With no judge ratings in the folder and judgments of another kind,
     both warnings carry the note; a folder with judge ratings whose facts are empty
     (every row rejected), or a folder with no judgments at all, keeps the bare
-    warning; a met expectation never has a note."""
+    warning; a met expectation never has a note, nor a critical row-count
+    expectation or another expectation not met on the same tables (review21c N3)."""
     import great_expectations.expectations as gxe
 
-    from judge_bias.warehouse.validation import WARNING
+    from judge_bias.warehouse.validation import CRITICAL, WARNING
 
     def count(n: int) -> str:
         return f"select i as judge from range({n}) as r(i)"
 
-    def findings(ratings: int, pairwise: int, facts: int, sub: str) -> list:
+    def findings(
+        ratings: int, pairwise: int, facts: int, sub: str, severity: str = WARNING
+    ) -> list:
         path = tmp_path / sub
         path.mkdir()
         tables = {
@@ -310,8 +313,14 @@ def test_a_ratings_table_empty_by_design_says_why_and_an_empty_fact_table_still_
             "base_inputs__pairwise_judgments": count(pairwise),
             "fct_judge_ratings": count(facts),
         }
-        exp = {"min_value": 1, "severity": WARNING}
+        exp = {"min_value": 1, "severity": severity}
         suite = {t: [gxe.ExpectTableRowCountToBeBetween(**exp)] for t in tables}
+        if severity == CRITICAL:  # another expectation not met, a warning, on the same table
+            suite["fct_judge_ratings"].append(
+                gxe.ExpectTableColumnsToMatchSet(
+                    column_set=["judge", "x"], exact_match=False, severity=WARNING
+                )
+            )
         return validate(_suite_db(path, monkeypatch, tables, suite), ["s"]).findings
 
     note = (
@@ -342,3 +351,12 @@ def test_a_ratings_table_empty_by_design_says_why_and_an_empty_fact_table_still_
     # a met row count has no note, whatever the inputs (facts made up here)
     met = findings(0, 3220, 4, "d")
     assert [(f.table, f.success, f.note) for f in met][2] == ("fct_judge_ratings", True, None)
+    # the same pairwise-only folder, its row counts critical: failures without the
+    # note; a warning of another expectation on a table empty by design: no note
+    critical = findings(0, 3220, 0, "e", CRITICAL)
+    assert [(f.table, f.severity, f.success, f.note) for f in critical] == [
+        ("base_inputs__judge_ratings", CRITICAL, False, None),
+        ("base_inputs__pairwise_judgments", CRITICAL, True, None),
+        ("fct_judge_ratings", CRITICAL, False, None),
+        ("fct_judge_ratings", WARNING, False, None),
+    ]

@@ -358,6 +358,12 @@ def empty_by_design_note(
     )
 
 
+def _is_row_count_warning(exp: gxe.Expectation) -> bool:
+    """Whether ``exp`` is a warning-severity row-count expectation: the only finding
+    empty_by_design_note explains (never a critical one, nor another expectation)."""
+    return isinstance(exp, gxe.ExpectTableRowCountToBeBetween) and exp.severity == _WARN
+
+
 # Columns that name an offending row in a finding's examples, per table.
 EXAMPLE_KEYS: dict[str, list[str]] = {"input_row_counts": ["source"]}
 
@@ -650,8 +656,7 @@ def _validate(
                             examples=_examples(res.result, keys),
                             unexpected_count=res.result.get("unexpected_count"),
                             note=None
-                            if res.success
-                            or not isinstance(exp, gxe.ExpectTableRowCountToBeBetween)
+                            if res.success or not _is_row_count_warning(exp)
                             else empty_by_design_note(con, tables, table),
                         )
                     )

@@ -43,7 +43,7 @@ def raw_figures(path: Path) -> dict[str, float]:
     }
 
 
-def leaderboard_win_rate(path: Path) -> float:
+def discrete_win_rate(path: Path) -> float:
     """AlpacaEval's discrete win rate of generator_2, in pandas on the JSON as its
     own code defines it (tatsu-lab/alpaca_eval, src/alpaca_eval/metrics/helpers.py,
     ZeroOneScoringRule.describe_head2head): a preference of 1.5 (or 0) is a draw and
@@ -106,10 +106,10 @@ def test_own_preference_is_one_minus_win_rate(alpaca, path: Path) -> None:
     assert got["self_preference_prob"] == pytest.approx(1 - raw["win_rate"], abs=1e-12)
     assert got["self_preference_rate"] == pytest.approx(raw["own_decisive_share"], abs=1e-12)
     assert got["first_slot_rate"] == pytest.approx(raw["first_slot_share"], abs=1e-12)
-    # the leaderboard's rule (a tie one half) from the verdicts, not from p_first
+    # AlpacaEval's discrete_win_rate rule (a tie one half) from the verdicts, not from p_first
     assert got["n_self_preference_ties"] == raw["ties"] > 0
     assert got["self_preference_rate_ties_half"] == pytest.approx(
-        1 - leaderboard_win_rate(path), abs=1e-12
+        1 - discrete_win_rate(path), abs=1e-12
     )
     if raw["generator"] == "alpaca-7b":  # 784 own wins, 3 ties, 18 losses (session 20)
         assert got["self_preference_rate_ties_half"] == pytest.approx(785.5 / 805, abs=1e-12)

@@ -24,8 +24,9 @@ Definitions (ties are a verdict, never dropped silently; n_ties counts them):
   over those judgments that have p_first, ties included.
   self_preference_rate_ties_half: the same judgments as self_preference_rate
   with ties in: (own picks + ties / 2) / judgments of own pairs, a tie counting
-  one half as in AlpacaEval's leaderboard win rate (its own-model baseline's
-  side: 1 - win_rate); n_self_preference_ties counts those ties.
+  one half as in AlpacaEval's ``discrete_win_rate`` (ZeroOneScoringRule; its
+  own-model baseline's side: 1 - discrete_win_rate); n_self_preference_ties
+  counts those ties.
 - eo_bias (Definition 3.1 of self_preference_equal_opportunity.txt): with
   the human's preferred completion as y1, P(judge picks y1 | own = y1) -
   P(judge picks y1 | own = y0) = recall when humans prefer the own completion

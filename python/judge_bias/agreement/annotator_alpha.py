@@ -163,11 +163,14 @@ def gold_agreement(labels: pd.DataFrame, gold: pd.DataFrame, item: list[str]) ->
     Spearman correlation pairs the annotators' and the experts' mean per item.
     Rows are labels, or values with their counts in ``n_labels``."""
     gold = gold.dropna(subset=["score"])
-    if gold.empty:
+    scored = labels.dropna(subset=["score"])
+    # no scored label (all pre-aggregated or NA): pandas' join of an empty frame
+    # keeps the keys as an index level too, which _weighted_mean cannot group by
+    if gold.empty or scored.empty:
         return {"n_gold_items": 0, "gold_accuracy": None, "gold_spearman": None}
     ranges = gold.groupby(item)["score"].agg(["min", "max"])
     ranges["mean"] = _weighted_mean(gold, item, "score")
-    joined = labels.dropna(subset=["score"]).join(ranges, on=item, how="inner")
+    joined = scored.join(ranges, on=item, how="inner")
     inside = (joined["score"] >= joined["min"]) & (joined["score"] <= joined["max"])
     weights = _weights(joined)
     means = pd.DataFrame(

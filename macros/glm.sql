@@ -1,7 +1,8 @@
 {% macro glm_posterior_columns() -%}
     {#- The posterior summary columns shared by glm_effects and
         glm_pairwise_effects (mean, sd, HDI at ci_level, MCSE, ESS, R-hat,
-        P(> 0), the fit's status), in mart order. -#}
+        P(> 0), the fit's status, the notes saying why an R-hat is null), in
+        mart order. -#}
     mean,
     sd,
     hdi_low,
@@ -12,7 +13,8 @@
     ess_tail,
     r_hat,
     prob_positive,
-    fit_status
+    fit_status,
+    notes
 {%- endmacro %}
 
 {% macro glm_input_needed(models) -%}

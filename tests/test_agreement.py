@@ -528,13 +528,25 @@ def test_interval_alpha_is_exact_at_a_mean_far_from_zero() -> None:
     assert far["alpha_interval"] == pytest.approx(near["alpha_interval"], rel=1e-13)
 
 
+def _labels_and_table(rows: list[tuple], top: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Label rows (prompt_id, model, dimension, annotator_id, role, n_aggregated,
+    human_score) on a 0..top scale, and their agreement_annotators by dimension."""
+    from judge_bias.agreement.annotator_alpha import annotator_agreement_table
+
+    labels = pd.DataFrame(
+        rows,
+        columns=["prompt_id", "model", "dimension", "annotator_id", "role", "n_aggregated",
+                 "human_score"],
+    )  # fmt: skip
+    labels["scale_min"], labels["scale_max"] = 0.0, top
+    return labels, annotator_agreement_table(labels).set_index("dimension")
+
+
 def test_undefined_alpha_has_a_note_naming_why() -> None:
     """Annotators who all give one value (valid data: constant scores) leave alpha
     undefined, 0 / 0: the krippendorff package refuses such a domain. The mart's row
     says why in notes (newuser20: alpha was null with notes null); a dimension whose
     labels vary, or with no item labelled twice (its own note), gets no such note."""
-    from judge_bias.agreement.annotator_alpha import annotator_agreement_table
-
     rng = np.random.default_rng(20)
     rows = []
     for item in range(30):
@@ -544,13 +556,7 @@ def test_undefined_alpha_has_a_note_naming_why() -> None:
                          float(rng.integers(0, 5))))  # fmt: skip
         # one annotator per item: no pair, n_items == 0, which has its own note
         rows.append((f"p{item}", "m", "unpaired", f"a{item}", "annotator", 1, 2.0))
-    labels = pd.DataFrame(
-        rows,
-        columns=["prompt_id", "model", "dimension", "annotator_id", "role", "n_aggregated",
-                 "human_score"],
-    )  # fmt: skip
-    labels["scale_min"], labels["scale_max"] = 0.0, 4.0
-    got = annotator_agreement_table(labels).set_index("dimension")
+    labels, got = _labels_and_table(rows, 4.0)
     constant = labels[labels["dimension"] == "constant"].pivot(
         index="annotator_id", columns="prompt_id", values="human_score"
     )
@@ -603,3 +609,63 @@ def test_alpha_does_not_depend_on_the_row_order_of_the_label_counts() -> None:
             reliability_data=reliability.to_numpy(dtype=float), level_of_measurement=level
         )
         assert results[0][f"alpha_{level}"] == pytest.approx(ref, abs=1e-12)
+
+
+def test_null_gold_statistics_say_why_in_notes() -> None:
+    """agreement_annotators.gold_* is null when no item has expert labels beside the
+    annotators' scored per-annotator labels (n_gold_items 0: no annotator label on
+    the gold items, or only pre-aggregated or NA ones, review21c D3) and
+    gold_spearman with fewer than three such items or item means that do not vary:
+    notes says which (session 20's new user found them null with notes null); a
+    dimension with both numbers gets no gold note."""
+    rng = np.random.default_rng(21)
+    rows = []
+
+    def label(item: int, dimension: str, who: str, score: float, n_aggregated: int = 1) -> None:
+        role = "expert" if who.startswith("e") else "annotator"
+        rows.append((f"p{item}", "m", dimension, who, role, n_aggregated, score))
+
+    for item in range(8):
+        for dimension in ("nogold", "disjoint", "two", "flat", "full"):
+            base = 3.0 if dimension == "flat" else float(rng.integers(0, 5))
+            for a in range(2):
+                label(item, dimension, f"a{a}", base if dimension == "flat" else base + a % 2)
+        label(item + 100, "disjoint", "e1", 2.0)  # experts on items no annotator labelled
+        if item < 2:
+            label(item, "two", "e1", float(item))
+        label(item, "flat", "e1", float(item % 5))
+        label(item, "full", "e1", float(item % 5))
+        # annotator labels on the gold items, none per-annotator and scored
+        label(item, "pregold", "a0", float(item % 5), n_aggregated=3)
+        label(item, "nagold", "a0", np.nan)
+        label(item, "nagold", "a1", np.nan)
+        for dimension in ("pregold", "nagold"):
+            label(item, dimension, "e1", float(item % 5))
+    _, got = _labels_and_table(rows, 5.0)
+    expected = {
+        "nogold": (0, "no expert (gold) labels: gold_accuracy and gold_spearman null"),
+        **{
+            dimension: (
+                0,
+                "no item has both expert (gold) labels and scored per-annotator labels: "
+                "gold_accuracy and gold_spearman null",
+            )
+            for dimension in ("disjoint", "pregold", "nagold")
+        },
+        "two": (2, "gold_spearman needs 3 items with expert (gold) labels, 2 here: null"),
+        "flat": (
+            8,
+            "gold_spearman undefined: the annotators' or the experts' item means do not vary",
+        ),
+        "full": (8, None),
+    }
+    for dimension, (n_gold, note) in expected.items():
+        row = got.loc[dimension]
+        assert row["n_gold_items"] == n_gold, dimension
+        notes = [] if pd.isna(row["notes"]) else row["notes"].split("; ")
+        assert [n for n in notes if "gold" in n] == ([note] if note else []), dimension
+        assert pd.isna(row["gold_accuracy"]) == (n_gold == 0), dimension
+        assert pd.isna(row["gold_spearman"]) == (note is not None), dimension
+    # the premises: the gold items' annotator labels were there, left out as such
+    assert "8 pre-aggregated labels" in got.loc["pregold", "notes"]
+    assert "16 labels marked not applicable (NA)" in got.loc["nagold", "notes"]

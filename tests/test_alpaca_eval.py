@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from judge_bias.inputs.importers.alpaca_eval import pairwise_row, shown_first
@@ -40,6 +41,19 @@ def raw_figures(path: Path) -> dict[str, float]:
         "own_decisive_share": sum(float(r["preference"]) == 1.0 for r in decisive) / len(decisive),
         "first_slot_share": first_wins / len(decisive),
     }
+
+
+def discrete_win_rate(path: Path) -> float:
+    """AlpacaEval's discrete win rate of generator_2, in pandas on the JSON as its
+    own code defines it (tatsu-lab/alpaca_eval, src/alpaca_eval/metrics/helpers.py,
+    ZeroOneScoringRule.describe_head2head): a preference of 1.5 (or 0) is a draw and
+    counts 1.5, the others are rounded to 1 or 2, non-preferences (null) are dropped,
+    and the win rate is the mean of preference - 1: a tie is half a win."""
+    prefs = pd.Series([r["preference"] for r in json.loads(path.read_text())], dtype=float)
+    draw = (prefs == 1.5) | (prefs == 0)
+    scored = prefs.round().where(~draw, 1.5)
+    scored = scored[scored.isin([1.0, 1.5, 2.0])]
+    return float((scored - 1).mean())
 
 
 @pytest.fixture(scope="module")
@@ -92,6 +106,14 @@ def test_own_preference_is_one_minus_win_rate(alpaca, path: Path) -> None:
     assert got["self_preference_prob"] == pytest.approx(1 - raw["win_rate"], abs=1e-12)
     assert got["self_preference_rate"] == pytest.approx(raw["own_decisive_share"], abs=1e-12)
     assert got["first_slot_rate"] == pytest.approx(raw["first_slot_share"], abs=1e-12)
+    # AlpacaEval's discrete_win_rate rule (a tie one half) from the verdicts, not from p_first
+    assert got["n_self_preference_ties"] == raw["ties"] > 0
+    assert got["self_preference_rate_ties_half"] == pytest.approx(
+        1 - discrete_win_rate(path), abs=1e-12
+    )
+    if raw["generator"] == "alpaca-7b":  # 784 own wins, 3 ties, 18 losses (session 20)
+        assert got["self_preference_rate_ties_half"] == pytest.approx(785.5 / 805, abs=1e-12)
+        assert got["self_preference_rate"] == pytest.approx(784 / 802, abs=1e-12)
 
 
 # Records in the schema of AlpacaEval's published annotations (tatsu-lab/alpaca_eval,

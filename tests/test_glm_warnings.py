@@ -88,3 +88,60 @@ def test_a_hook_left_behind_passes_warnings_on() -> None:
             warnings.showwarning = restored
     assert notes == []
     assert [str(w.message) for w in outside] == ["after the summary"]
+
+
+def test_a_null_r_hat_says_why_in_the_notes() -> None:
+    """glm_effects and glm_pairwise_effects: r_hat is null exactly where a scalar is
+    constant over the draws (mcmc_stats.summary, ArviZ's numbers), and notes says
+    why there (session 20's new user: a single grader's effect had r_hat null and no
+    note): a single level of a factor fixed at 0 by the sum-to-zero coding, a cycle
+    indicator with no cycle, else the value (a single level not at 0, two levels
+    at 0); a scalar that varies has no note."""
+    from types import SimpleNamespace
+
+    from judge_bias.glm.summarise import summarise
+
+    rng = np.random.default_rng(1)
+    varying = rng.normal(size=(2, 200, 2))
+    draws = {
+        "intercept": np.full((2, 200, 1), 1.5),  # constant, not a sum-to-zero level
+        "pair_effects": varying,
+        "grader_effects": np.zeros((2, 200, 1)),  # the only grader
+        "grader_model_effects": np.zeros((2, 200, 2)),  # one grader x two models
+        "intransitive_triple": np.zeros((2, 200, 1)),
+        # review21c N2: a single level not at 0 is no sum-to-zero level, and a
+        # factor of two levels constant at 0 is not a single level
+        "grader_type_effects": np.full((2, 200, 1), 0.7),
+        "model_effects": np.zeros((2, 200, 2)),
+    }
+    labels = [
+        {"parameter": "intercept", "term_type": "intercept"},
+        {"parameter": "pair_effects", "term_type": "pair", "pair": "a vs b"},
+        {"parameter": "pair_effects", "term_type": "pair", "pair": "a vs c"},
+        {"parameter": "grader_effects", "term_type": "grader", "grader": "judge-x"},
+        *(
+            {"parameter": "grader_model_effects", "grader": "judge-x", "rated_model": m}
+            for m in ("m1", "m2")
+        ),
+        {"parameter": "intransitive_triple", "pair": "a vs b vs c"},
+        {"parameter": "grader_type_effects", "term_type": "grader_type", "grader_type": "llm"},
+        *({"parameter": "model_effects", "rated_model": m} for m in ("m1", "m2")),
+    ]
+    fit = SimpleNamespace(settings=SimpleNamespace(ci_level=0.9))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # ArviZ's 0 / 0
+        table = summarise(fit, draws, labels)  # type: ignore[arg-type]
+    fixed = "the sum-to-zero coding fixes its effect at 0, not sampled"
+    assert table["notes"].astype(object).where(table["notes"].notna(), None).tolist() == [
+        "constant over the draws (1.5 in every draw): r_hat null (0 / 0)",
+        None,
+        None,
+        f"constant over the draws (a single grader (judge-x): {fixed}): r_hat null (0 / 0)",
+        f"constant over the draws (a single grader (judge-x): {fixed}): r_hat null (0 / 0)",
+        f"constant over the draws (a single grader (judge-x): {fixed}): r_hat null (0 / 0)",
+        "constant over the draws (no cycle in any draw): r_hat null (0 / 0)",
+        "constant over the draws (0.7 in every draw): r_hat null (0 / 0)",
+        "constant over the draws (0 in every draw): r_hat null (0 / 0)",
+        "constant over the draws (0 in every draw): r_hat null (0 / 0)",
+    ]
+    assert (table["notes"].notna() == table["r_hat"].isna()).all()

@@ -165,6 +165,8 @@ def loop_reference(rows: pd.DataFrame) -> dict[tuple[str, str], dict[str, float]
         first = sum(r["verdict"] == "first" for r in decisive)
         inc = [r for r in decisive if r["pair_key"] in inconsistent_keys]
         own = [r for r in decisive if r["is_self_first"] or r["is_self_second"]]
+        own_all = [r for r in rs if r["is_self_first"] or r["is_self_second"]]
+        own_ties = sum(r["verdict"] == "tie" for r in own_all)
 
         def picked_own(r: dict) -> bool:
             return (r["is_self_first"] and r["verdict"] == "first") or (
@@ -194,6 +196,10 @@ def loop_reference(rows: pd.DataFrame) -> dict[tuple[str, str], dict[str, float]
             ),
             "self_preference_rate": sum(map(picked_own, own)) / len(own) if own else np.nan,
             "self_preference_prob": sum(probs) / len(probs) if probs else np.nan,
+            "n_self_preference_ties": own_ties,
+            "self_preference_rate_ties_half": (
+                (sum(map(picked_own, own)) + own_ties / 2) / len(own_all) if own_all else np.nan
+            ),
             "eo_human_own_judge_own": cells["oo"],
             "eo_human_own_judge_other": cells["ox"],
             "eo_human_other_judge_own": cells["xo"],
@@ -221,7 +227,13 @@ def test_counts_and_rates_equal_a_loop_over_the_rows() -> None:
             else:
                 assert actual == pytest.approx(value, abs=1e-12), (key, col)
     # intervals bracket the rates
-    for rate in ("position_consistency", "first_slot_rate", "self_preference_rate", "eo_bias"):
+    for rate in (
+        "position_consistency",
+        "first_slot_rate",
+        "self_preference_rate",
+        "self_preference_rate_ties_half",
+        "eo_bias",
+    ):
         ok = got[rate].notna()
         assert (got.loc[ok, f"{rate}_ci_low"] <= got.loc[ok, rate] + 1e-12).all()
         assert (got.loc[ok, f"{rate}_ci_high"] >= got.loc[ok, rate] - 1e-12).all()

@@ -123,3 +123,110 @@ def test_empty_aggregates_give_empty_typed_marts() -> None:
     _equal(bias, pairwise_bias_with_human(rows))
     _equal(joint_bias_from_cells(agg["int_pairwise_logit_cells"]), joint_bias(rows))
     assert perplexity_bins_from_cells(agg["int_pairwise_perplexity_cells"]).empty
+
+
+def test_self_preference_with_ties_one_half_equals_a_hand_count() -> None:
+    """self_preference_rate_ties_half (AlpacaEval's rule: a tie half a win) on seven
+    judgments counted by hand, both routes: judge J's own pairs hold 2 own picks,
+    1 loss and 2 ties (an invalid verdict and a pair without J's model left out):
+    (2 + 2/2) / 5 = 0.6, where self_preference_rate (ties out) is 2/3."""
+    judgments = [  # prompt, first, second, verdict
+        ("p1", "J", "O", "first"),  # own pick
+        ("p1", "O", "J", "tie"),
+        ("p2", "J", "O", "tie"),
+        ("p2", "O", "J", "first"),  # the other's pick
+        ("p3", "O", "J", "second"),  # own pick
+        ("p3", "O", "P", "tie"),  # no own completion: pooled n_ties only
+        ("p4", "J", "O", "invalid"),  # kept as invalid: in no rate here
+    ]
+    rows = pd.DataFrame(
+        [
+            {
+                "judge": "J", "prompt_id": p, "model_first": a, "model_second": b,
+                "run_id": "1", "verdict": "first" if v == "invalid" else v,
+                "p_first": np.nan, "human_verdict": None,
+                "perplexity_first": np.nan, "perplexity_second": np.nan,
+                "length_first": np.nan, "length_second": np.nan,
+                "is_self_first": a == "J", "is_self_second": b == "J",
+                "pair_key": f"J|{p}|{min(a, b)}|{max(a, b)}|1", "has_swapped": False,
+                "reject_code": "invalid_value" if v == "invalid" else None,
+                "kept_as_invalid": v == "invalid",
+            }
+            for p, a, b, v in judgments
+        ]
+    )  # fmt: skip
+    agg = aggregates(rows)
+    listed = rows.assign(verdict=rows["verdict"].where(~rows["kept_as_invalid"], "invalid"))
+    for table in (
+        pairwise_bias_from_aggregates(
+            agg["int_pairwise_prompt_sums"], agg["int_pairwise_logit_cells"],
+            agg["int_pairwise_kappa_counts"],
+        ),
+        pairwise_bias_with_human(listed),
+    ):  # fmt: skip
+        got = table.set_index("opponent")
+        for opponent in ("O", "all"):
+            row = got.loc[opponent]
+            assert row["n_self_judgments"] == 5 and row["n_self_preference_ties"] == 2
+            assert row["self_preference_rate"] == pytest.approx(2 / 3, abs=1e-15)
+            assert row["self_preference_rate_ties_half"] == pytest.approx(0.6, abs=1e-15)
+            low = row["self_preference_rate_ties_half_ci_low"]
+            assert low < 0.6 < row["self_preference_rate_ties_half_ci_high"]
+        assert got.loc["all", "n_ties"] == 3 and got.loc["O", "n_ties"] == 2
+
+
+def test_a_null_human_verdict_term_says_why_in_the_joint_notes() -> None:
+    """pairwise_joint_bias.human_verdict_logodds is null when the term is left out
+    (uses_human_verdict false): notes says why, both routes, of the judgments the fit
+    takes (decisive, valid, with lengths). A judge without any human verdict gets
+    "no human verdict on the N judgments fitted"; judge-t, whose judgments are all
+    ties (with human verdicts), "no decisive verdict"; a judge whose human verdicts
+    sit only on judgments left out for missing lengths, the first note, its N the
+    judgments with lengths (review21c D2); with human verdicts on some judgments,
+    the count; with one on every judgment, the term and none of these notes."""
+    rows = checked_rows(4, n_rows=2000)
+    judges = sorted(j for j in rows["judge"].unique() if j != "judge-t")
+    none, every, lengthless = judges[:3]
+    rows.loc[rows["judge"] == none, "human_verdict"] = None
+    mine = rows["judge"] == every
+    rows.loc[mine, "human_verdict"] = rows.loc[mine, "human_verdict"].fillna("first")
+    rows.loc[rows["judge"] == "judge-t", "human_verdict"] = "second"
+    mine = rows["judge"] == lengthless
+    no_length = rows["length_first"].isna() | rows["length_second"].isna()
+    rows.loc[mine, "human_verdict"] = np.where(no_length[mine], "first", None)
+    accepted = rows[rows["reject_code"].isna()]
+    fitted = accepted[
+        accepted["verdict"].isin(["first", "second"]) & ~accepted["kept_as_invalid"].astype(bool)
+    ]
+    by_judge = fitted.groupby("judge")
+    with_lengths = ~(fitted["length_first"].isna() | fitted["length_second"].isna())
+    n_fitted = {j: int((with_lengths & (fitted["judge"] == j)).sum()) for j in (none, lengthless)}
+    # the premises: judge-t has human verdicts and no decisive one; lengthless has
+    # decisive human verdicts, all on judgments without lengths
+    assert "judge-t" not in by_judge.groups
+    assert accepted.loc[accepted["judge"] == "judge-t", "human_verdict"].notna().all()
+    assert by_judge.get_group(lengthless)["human_verdict"].notna().sum() > 0
+    assert 0 < n_fitted[lengthless] < len(by_judge.get_group(lengthless))
+    cells = aggregates(rows)["int_pairwise_logit_cells"]
+    no_decisive = "no decisive verdict to fit: no human-verdict term"
+    for table in (joint_bias_from_cells(cells), joint_bias(accepted)):
+        got = table.set_index("judge")
+        for judge in (none, lengthless):
+            notes = got.loc[judge, "notes"].split("; ")
+            assert not got.loc[judge, "uses_human_verdict"]
+            assert pd.isna(got.loc[judge, "human_verdict_logodds"])
+            assert got.loc[judge, "n_judgments"] == n_fitted[judge]
+            assert [n for n in notes if "human" in n] == [
+                f"no human verdict on the {n_fitted[judge]} judgments fitted: no human-verdict term"
+            ], judge
+        ties = got.loc["judge-t"]
+        assert not ties["uses_human_verdict"] and ties["n_judgments"] == 0
+        assert [n for n in ties["notes"].split("; ") if "human" in n] == [no_decisive]
+        assert got.loc[every, "uses_human_verdict"]
+        assert pd.notna(got.loc[every, "human_verdict_logodds"])
+        assert pd.isna(got.loc[every, "notes"]) or "human" not in got.loc[every, "notes"]
+        for judge in judges[3:]:
+            assert not got.loc[judge, "uses_human_verdict"]
+            assert "term left out" in got.loc[judge, "notes"]
+            assert "fitted" not in got.loc[judge, "notes"]
+            assert no_decisive not in got.loc[judge, "notes"]

@@ -135,6 +135,18 @@ def test_builds_green_with_zero_ratings(xsum) -> None:
     assert result.bi_path is not None and Path(result.bi_path).exists()
     counts = query(result.db_path, "select * from input_row_counts").set_index("source")
     assert counts.loc["judge_ratings", "rows_read"] == 0
+    # the two empty ratings tables warn, and say why (session 20's new user)
+    row_counts = [
+        (f.table, f.note)
+        for f in result.validation.warnings
+        if f.expectation == "expect_table_row_count_to_be_between"
+    ]
+    note = (
+        f"no pointwise judge ratings in this folder (judge_ratings has no rows; "
+        f"pairwise_judgments: {counts.loc['pairwise_judgments', 'rows_read']:,} rows): "
+        "the ratings marts are empty by design"
+    )
+    assert row_counts == [("base_inputs__judge_ratings", note), ("fct_judge_ratings", note)]
     assert (counts["rows_read"] == counts["rows_accepted"] + counts["rows_rejected"]).all()
     for mart in ("fct_judge_ratings", "bias_estimates", "agreement_judge_human"):
         assert query(result.db_path, f"select count(*) as n from {mart}")["n"].iloc[0] == 0

@@ -12,7 +12,7 @@ import pytest
 from judge_bias.cli import main
 from judge_bias.warehouse.build import BuildResult
 from judge_bias.warehouse.provenance import validation_record
-from judge_bias.warehouse.validation import validate
+from judge_bias.warehouse.validation import ValidationReport, validate
 from tests.conftest import query
 
 pytestmark = pytest.mark.dbt
@@ -285,3 +285,78 @@ def test_the_fingerprint_threshold_is_the_processes_again_after_the_validation(
     with pytest.raises(RuntimeError), no_fingerprints():
         raise RuntimeError("a failed validation restores it too")
     assert engine.HASH_THRESHOLD == 12345
+
+
+def test_a_ratings_table_empty_by_design_says_why_and_an_empty_fact_table_still_warns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """session 20's new user: a pairwise-only folder printed two bare row-count
+    warnings. With no judge ratings in the folder and judgments of another kind,
+    both warnings carry the note; a folder with judge ratings whose facts are empty
+    (every row rejected), or a folder with no judgments at all, keeps the bare
+    warning; a met expectation never has a note, nor a critical row-count
+    expectation or another expectation not met on the same tables (review21c N3)."""
+    import great_expectations.expectations as gxe
+
+    from judge_bias.warehouse.validation import CRITICAL, WARNING
+
+    def count(n: int) -> str:
+        return f"select i as judge from range({n}) as r(i)"
+
+    def findings(
+        ratings: int, pairwise: int, facts: int, sub: str, severity: str = WARNING
+    ) -> list:
+        path = tmp_path / sub
+        path.mkdir()
+        tables = {
+            "base_inputs__judge_ratings": count(ratings),
+            "base_inputs__pairwise_judgments": count(pairwise),
+            "fct_judge_ratings": count(facts),
+        }
+        exp = {"min_value": 1, "severity": severity}
+        suite = {t: [gxe.ExpectTableRowCountToBeBetween(**exp)] for t in tables}
+        if severity == CRITICAL:  # another expectation not met, a warning, on the same table
+            suite["fct_judge_ratings"].append(
+                gxe.ExpectTableColumnsToMatchSet(
+                    column_set=["judge", "x"], exact_match=False, severity=WARNING
+                )
+            )
+        return validate(_suite_db(path, monkeypatch, tables, suite), ["s"]).findings
+
+    note = (
+        "no pointwise judge ratings in this folder (judge_ratings has no rows; "
+        "pairwise_judgments: 3,220 rows): the ratings marts are empty by design"
+    )
+    pairwise_only = findings(0, 3220, 0, "a")
+    assert [(f.table, f.success, f.note) for f in pairwise_only] == [
+        ("base_inputs__judge_ratings", False, note),
+        ("base_inputs__pairwise_judgments", True, None),
+        ("fct_judge_ratings", False, note),
+    ]
+    assert pairwise_only[2].describe().endswith(f"; note: {note}")
+    report = ValidationReport(pairwise_only)
+    assert "2 warnings (2 expected on these inputs: see the note)" in report.summary()
+    # judge ratings read, none made a fact: the bare warning
+    rejected = findings(5, 3220, 0, "b")
+    assert [(f.table, f.success, f.note) for f in rejected] == [
+        ("base_inputs__judge_ratings", True, None),
+        ("base_inputs__pairwise_judgments", True, None),
+        ("fct_judge_ratings", False, None),
+    ]
+    assert "note" not in ValidationReport(rejected).summary()
+    # nothing to judge at all: no reason to give
+    nothing = findings(0, 0, 0, "c")
+    assert [f.note for f in nothing] == [None, None, None]
+    assert [f.success for f in nothing] == [False, False, False]
+    # a met row count has no note, whatever the inputs (facts made up here)
+    met = findings(0, 3220, 4, "d")
+    assert [(f.table, f.success, f.note) for f in met][2] == ("fct_judge_ratings", True, None)
+    # the same pairwise-only folder, its row counts critical: failures without the
+    # note; a warning of another expectation on a table empty by design: no note
+    critical = findings(0, 3220, 0, "e", CRITICAL)
+    assert [(f.table, f.severity, f.success, f.note) for f in critical] == [
+        ("base_inputs__judge_ratings", CRITICAL, False, None),
+        ("base_inputs__pairwise_judgments", CRITICAL, True, None),
+        ("fct_judge_ratings", CRITICAL, False, None),
+        ("fct_judge_ratings", WARNING, False, None),
+    ]

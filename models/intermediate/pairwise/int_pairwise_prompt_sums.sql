@@ -2,7 +2,9 @@
 -- model), the counts and sums every rate of pairwise_bias is a ratio of:
 -- `<rate>_d` units and `<rate>_y` their sum, per prompt because the intervals
 -- cluster by prompt. Units are judgments, or pairs for the position
--- consistencies; `valid` ones leave invalid verdicts out.
+-- consistencies; `valid` ones leave invalid verdicts out. A rate whose units
+-- are another column's (self_preference_rate_ties_half: n_self_judgments, its
+-- sum from self_preference_y and n_self_preference_ties) has no columns of its own.
 with
 
 flags as (
@@ -43,6 +45,9 @@ judgments as (
         sum(case when not invalid and decisive and own then 1 else 0 end) as self_preference_d,
         sum(case when not invalid and decisive and picked_own then 1 else 0 end)
             as self_preference_y,
+        -- self_preference_rate_ties_half: (self_preference_y + ties / 2) / n_self_judgments
+        sum(case when not invalid and own and not decisive then 1 else 0 end)
+            as n_self_preference_ties,
         sum(case when not invalid and own and p_first is not null then 1 else 0 end)
             as self_preference_prob_d,
         sum(

@@ -163,11 +163,14 @@ def gold_agreement(labels: pd.DataFrame, gold: pd.DataFrame, item: list[str]) ->
     Spearman correlation pairs the annotators' and the experts' mean per item.
     Rows are labels, or values with their counts in ``n_labels``."""
     gold = gold.dropna(subset=["score"])
-    if gold.empty:
+    scored = labels.dropna(subset=["score"])
+    # no scored label (all pre-aggregated or NA): pandas' join of an empty frame
+    # keeps the keys as an index level too, which _weighted_mean cannot group by
+    if gold.empty or scored.empty:
         return {"n_gold_items": 0, "gold_accuracy": None, "gold_spearman": None}
     ranges = gold.groupby(item)["score"].agg(["min", "max"])
     ranges["mean"] = _weighted_mean(gold, item, "score")
-    joined = labels.dropna(subset=["score"]).join(ranges, on=item, how="inner")
+    joined = scored.join(ranges, on=item, how="inner")
     inside = (joined["score"] >= joined["min"]) & (joined["score"] <= joined["max"])
     weights = _weights(joined)
     means = pd.DataFrame(
@@ -180,7 +183,7 @@ def gold_agreement(labels: pd.DataFrame, gold: pd.DataFrame, item: list[str]) ->
     # sums) tie, whatever order their float sums were added in
     spearman = (
         float(stats.spearmanr(means["annotators"].round(12), means["gold"].round(12)).statistic)
-        if len(means) > 2
+        if len(means) >= GOLD_SPEARMAN_ITEMS
         else None
     )
     return {
@@ -188,6 +191,33 @@ def gold_agreement(labels: pd.DataFrame, gold: pd.DataFrame, item: list[str]) ->
         "gold_accuracy": float((inside * weights).sum() / weights.sum()) if len(joined) else None,
         "gold_spearman": spearman,
     }
+
+
+GOLD_SPEARMAN_ITEMS = 3  # gold_agreement's Spearman needs more than two items
+
+
+def _gold_note(row: Mapping[str, object], gold: pd.DataFrame) -> str | None:
+    """Why gold_accuracy or gold_spearman is null on an agreement_annotators row
+    (gold_agreement's row, ``gold`` the dimension's expert labels), None when both
+    are numbers."""
+    n_gold = int(row["n_gold_items"])  # type: ignore[call-overload]
+    if n_gold == 0:
+        if not gold["score"].notna().any():
+            return "no expert (gold) labels: gold_accuracy and gold_spearman null"
+        # the annotators' side is the scored per-annotator labels: pre-aggregated
+        # and NA labels on the gold items do not count
+        return (
+            "no item has both expert (gold) labels and scored per-annotator labels: "
+            "gold_accuracy and gold_spearman null"
+        )
+    if n_gold < GOLD_SPEARMAN_ITEMS:
+        return (
+            f"gold_spearman needs {GOLD_SPEARMAN_ITEMS} items with expert (gold) labels, "
+            f"{n_gold} here: null"
+        )
+    if not is_finite_number(row["gold_spearman"]):
+        return "gold_spearman undefined: the annotators' or the experts' item means do not vary"
+    return None
 
 
 ANNOTATOR_COUNT_KEYS = [
@@ -297,6 +327,8 @@ def annotator_agreement_from_counts(
                 "the paired labels do not vary (one value), so no disagreement is expected by "
                 "chance (0 / 0); observed_agreement says how often the annotators agreed"
             )
+        if gold_note := _gold_note(row, gold):
+            notes.append(gold_note)
         row["notes"] = "; ".join(notes) or None
         rows.append(row)
     out = pd.DataFrame(rows)

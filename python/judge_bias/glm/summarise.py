@@ -111,9 +111,47 @@ def _labels(fit: Fit, name: str, shape: tuple[int, ...]) -> list[dict[str, str]]
     return out
 
 
+def constant_notes(stacked: np.ndarray, labels: list[dict]) -> list[str | None]:
+    """Per scalar of ``stacked`` ((chains, draws, k), labelled by ``labels``), why its
+    r_hat is null when it takes one value in every draw (ArviZ's R-hat is 0 / 0
+    there): a factor with a single level, whose effects the sum-to-zero coding fixes
+    at 0 (a single grader's effect: spec.effect_coded; an interaction with one
+    grader or one model: spec.sum_to_zero_matrix), a cycle indicator never or
+    always 1; else the value. None for a scalar that varies."""
+    first = stacked[:1, :1, :]
+    constant = np.all(stacked == first, axis=(0, 1))
+    levels: dict[tuple[object, str], set[object]] = {}
+    for label in labels:
+        for axis in AXES.get(str(label.get("parameter")), ()):
+            key = (label.get("parameter"), axis)
+            levels.setdefault(key, set()).add(label.get(COLUMN.get(axis, axis)))
+    notes: list[str | None] = []
+    for k, label in enumerate(labels):
+        if not constant[k]:
+            notes.append(None)
+            continue
+        value = float(first[0, 0, k])
+        parameter = label.get("parameter")
+        axes = AXES.get(str(parameter), ())
+        if parameter == "intransitive_triple":
+            why = "a cycle in every draw" if value else "no cycle in any draw"
+        elif value == 0.0 and (single := [a for a in axes if len(levels[parameter, a]) == 1]):
+            level = label.get(COLUMN.get(single[0], single[0]))
+            why = (
+                f"a single {single[0]} ({level}): the sum-to-zero coding fixes its effect "
+                "at 0, not sampled"
+            )
+        else:
+            why = f"{value:g} in every draw"
+        notes.append(f"constant over the draws ({why}): r_hat null (0 / 0)")
+    return notes
+
+
 def summarise(fit: Fit, draws: dict[str, np.ndarray], labels: list[dict]) -> pd.DataFrame:
     """One row per scalar: ``draws`` maps a parameter name to (chains, draws, k)
-    arrays whose k scalars ``labels`` describe (in order, over all parameters)."""
+    arrays whose k scalars ``labels`` describe (in order, over all parameters);
+    ``notes`` says why r_hat is null on a scalar constant over the draws
+    (constant_notes)."""
     stacked = np.concatenate(
         [v.reshape(v.shape[0], v.shape[1], -1) for v in draws.values()], axis=-1
     )
@@ -129,6 +167,7 @@ def summarise(fit: Fit, draws: dict[str, np.ndarray], labels: list[dict]) -> pd.
             "ess_tail": table["ess_tail"].to_numpy(),
             "r_hat": table["r_hat"].to_numpy(),
             "prob_positive": (stacked > 0).mean(axis=(0, 1)),
+            "notes": pd.Series(constant_notes(stacked, labels), dtype="string"),
         }
     )
     return pd.concat([pd.DataFrame(labels), stats], axis=1)

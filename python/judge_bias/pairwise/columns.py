@@ -20,6 +20,7 @@ RATES = (
     "first_slot_rate_inconsistent",
     "self_preference_rate",
     "self_preference_prob",
+    "self_preference_rate_ties_half",
 )
 EO_COUNTS = (
     "eo_human_own_judge_own",
@@ -36,6 +37,7 @@ PAIRWISE_BIAS_COLUMNS: dict[str, str] = {
     "n_swapped_pairs": "Int64",
     "n_inconsistent_pairs": "Int64",
     "n_self_judgments": "Int64",
+    "n_self_preference_ties": "Int64",
     **{f"{rate}{suffix}": "float64" for rate in RATES for suffix in ("", "_ci_low", "_ci_high")},
     **dict.fromkeys(EO_COUNTS, "Int64"),
     "eo_recall_own": "float64",
@@ -122,5 +124,21 @@ JOINT_COLUMNS: dict[str, str] = {
     "ci_method": "string",
     "notes": "string",
 }
+# pairwise_joint_bias.notes when no judgment the fit takes has a human verdict: the
+# reason human_verdict_logodds is null (uses_human_verdict false). Said of the rows
+# fitted (decisive, valid, with lengths when any has them), not of the judge: a
+# judge whose verdicts are all ties has nothing to fit, and one whose human
+# verdicts sit on judgments left out for missing lengths has them elsewhere.
+NO_DECISIVE_VERDICT_NOTE = "no decisive verdict to fit: no human-verdict term"
+
+
+def no_human_verdict_note(n_fitted: int) -> str:
+    """pairwise_joint_bias's note when none of the ``n_fitted`` judgments fitted
+    has a human verdict (NO_DECISIVE_VERDICT_NOTE when there are none)."""
+    if not n_fitted:
+        return NO_DECISIVE_VERDICT_NOTE
+    return f"no human verdict on the {n_fitted} judgments fitted: no human-verdict term"
+
+
 GIVEN_HUMAN_NOTE = "given_human_note"  # the conditional fit's note, joined into notes
 JOINT_CI = "Wald, prompt-clustered sandwich (CR1, statsmodels' small-sample factor)"

@@ -37,6 +37,7 @@ from judge_bias.pairwise.columns import (
     PERPLEXITY_CI,
     WITH_HUMAN_CI,
     WITH_HUMAN_COLUMNS,
+    no_human_verdict_note,
 )
 from judge_bias.pairwise.fits import (
     cohens_kappa_table,
@@ -75,20 +76,22 @@ def _both(frame: pd.DataFrame) -> list[pd.DataFrame]:
     return [frame[frame["opponent"] >= 0], frame.assign(opponent=POOLED)]
 
 
-def _cluster_sums(sums: pd.DataFrame, y: str, d: str) -> pd.DataFrame:
+def _cluster_sums(sums: pd.DataFrame, y: str | pd.Series, d: str) -> pd.DataFrame:
+    """Per judge x opponent x prompt, the rate's sum ``y`` (a column or its values)
+    and units ``d``, rows without units left out."""
     out = pd.DataFrame(
         {
             "judge": sums["judge"].to_numpy(),
             "opponent": sums["opponent"].to_numpy(),
             "prompt": sums["prompt_id"].to_numpy(),
-            "y": sums[y].to_numpy(dtype=float),
+            "y": (sums[y] if isinstance(y, str) else y).to_numpy(dtype=float),
             "d": sums[d].to_numpy(dtype=float),
         }
     )
     return out[out["d"] > 0]
 
 
-def _rate(sums: pd.DataFrame, y: str, d: str, name: str) -> pd.DataFrame:
+def _rate(sums: pd.DataFrame, y: str | pd.Series, d: str, name: str) -> pd.DataFrame:
     """clustered_rates per judge x opponent and pooled, named like rate_table's."""
     units = _cluster_sums(sums, y, d)
     table = pd.concat([clustered_rates(part, KEYS, "prompt") for part in _both(units)])
@@ -117,6 +120,7 @@ def _base_table(sums: pd.DataFrame) -> pd.DataFrame:
             sums, sums["n_swapped_pairs"] - sums["position_consistency_y"], "n_inconsistent_pairs"
         ),
         _count(sums, "n_self_judgments", "n_self_judgments"),
+        _count(sums, "n_self_preference_ties", "n_self_preference_ties"),
         _rate(sums, "position_consistency_y", "n_swapped_pairs", "position_consistency"),
         _rate(sums, "first_slot_y", "first_slot_d", "first_slot_rate"),
         _rate(
@@ -127,6 +131,12 @@ def _base_table(sums: pd.DataFrame) -> pd.DataFrame:
         ),
         _rate(sums, "self_preference_y", "self_preference_d", "self_preference_rate"),
         _rate(sums, "self_preference_prob_y", "self_preference_prob_d", "self_preference_prob"),
+        _rate(
+            sums,
+            sums["self_preference_y"] + 0.5 * sums["n_self_preference_ties"],
+            "n_self_judgments",
+            "self_preference_rate_ties_half",
+        ),
         _rate(sums, "eo_recall_own_y", "eo_recall_own_d", "eo_recall_own"),
         _rate(sums, "eo_recall_other_y", "eo_recall_other_d", "eo_recall_other"),
         _count(sums, "eo_recall_own_y", EO_COUNTS[0]),
@@ -136,7 +146,7 @@ def _base_table(sums: pd.DataFrame) -> pd.DataFrame:
     ]
     table = pd.concat(parts, axis=1)
     counts = ["n_judgments", "n_pairs", "n_ties", "n_swapped_pairs", "n_inconsistent_pairs"]
-    for name in [*counts, "n_self_judgments", *EO_COUNTS]:
+    for name in [*counts, "n_self_judgments", "n_self_preference_ties", *EO_COUNTS]:
         table[name] = table[name].fillna(0)
     table["eo_bias"] = table["eo_recall_own"] - table["eo_recall_other"]
     own = _cluster_sums(sums, "eo_recall_own_y", "eo_recall_own_d")
@@ -336,6 +346,8 @@ def joint_bias_from_cells(
             notes.append(
                 f"human verdicts on {int(human_any.sum())} of {human_any.size}: term left out"
             )
+        elif not human_any.any():
+            notes.append(no_human_verdict_note(human_any.size))
         names, cols = ["position_logodds"], [np.ones(len(rows))]
         for flag, name, col in (
             (use_own, "self_preference_logodds", o),

@@ -66,6 +66,8 @@ class Finding:
     success: bool
     examples: list[object] = field(default_factory=list)
     unexpected_count: int | None = None
+    # why a finding not met is expected on these inputs (empty_by_design_note)
+    note: str | None = None
 
     def describe(self) -> str:
         where = f"{self.table}.{self.column}" if self.column else self.table
@@ -78,6 +80,8 @@ class Finding:
                 text += "; the offending values are missing (null or NaN)"
             elif self.examples:
                 text += f"; e.g. [{', '.join(_show(e) for e in self.examples[:5])}]"
+            if self.note:
+                text += f"; note: {self.note}"
         return text
 
 
@@ -122,9 +126,11 @@ class ValidationReport:
     def summary(self) -> str:
         lines = [f.describe() for f in self.findings if not f.success]
         n_ok = sum(f.success for f in self.findings)
+        noted = sum(f.note is not None for f in self.warnings)
         lines.append(
             f"validation: {n_ok} of {len(self.findings)} expectations met, "
             f"{len(self.failures)} critical failures, {len(self.warnings)} warnings"
+            + (f" ({noted} expected on these inputs: see the note)" if noted else "")
         )
         for table, (n, total) in self.scoped.items():
             lines.append(
@@ -315,6 +321,47 @@ def _mart_suite() -> dict[str, list[gxe.Expectation]]:
             ),
         ],
     }
+
+
+# A table left empty because the folder holds no rows of the input kind it is made
+# of, while it holds judgments of another kind (pairwise-only data: AlpacaEval,
+# LLMBar, self-recognition; human labels alone): its row-count warning stays a
+# warning and says why (a new user could not tell whether something was wrong). A
+# folder with judge ratings whose facts are empty (every row rejected) keeps the
+# bare warning. Table -> the input kind whose absence explains it.
+EMPTY_BY_DESIGN: dict[str, str] = {
+    "base_inputs__judge_ratings": "judge_ratings",
+    "fct_judge_ratings": "judge_ratings",
+}
+OTHER_JUDGMENTS = ("pairwise_judgments", "perturbation_judgments", "human_annotations")
+
+
+def empty_by_design_note(
+    con: duckdb.DuckDBPyConnection, tables: set[str], table: str
+) -> str | None:
+    """The note of ``table``'s row-count warning when its input kind has no rows in
+    the folder and another kind of judgment has (EMPTY_BY_DESIGN); None otherwise."""
+    kind = EMPTY_BY_DESIGN.get(table)
+    if kind is None or f"base_inputs__{kind}" not in tables:
+        return None
+    counts = {
+        k: con.execute(f'select count(*) from "base_inputs__{k}"').fetchall()[0][0]
+        for k in (kind, *OTHER_JUDGMENTS)
+        if f"base_inputs__{k}" in tables
+    }
+    held = [f"{k}: {n:,} rows" for k, n in counts.items() if k != kind and n]
+    if counts[kind] or not held:
+        return None
+    return (
+        f"no pointwise judge ratings in this folder ({kind} has no rows; "
+        f"{', '.join(held)}): the ratings marts are empty by design"
+    )
+
+
+def _is_row_count_warning(exp: gxe.Expectation) -> bool:
+    """Whether ``exp`` is a warning-severity row-count expectation: the only finding
+    empty_by_design_note explains (never a critical one, nor another expectation)."""
+    return isinstance(exp, gxe.ExpectTableRowCountToBeBetween) and exp.severity == _WARN
 
 
 # Columns that name an offending row in a finding's examples, per table.
@@ -608,6 +655,9 @@ def _validate(
                             success=bool(res.success),
                             examples=_examples(res.result, keys),
                             unexpected_count=res.result.get("unexpected_count"),
+                            note=None
+                            if res.success or not _is_row_count_warning(exp)
+                            else empty_by_design_note(con, tables, table),
                         )
                     )
     finally:

@@ -66,6 +66,7 @@ from judge_bias.pairwise.columns import (
     LOGIT_TERMS,
     WITH_HUMAN_CI,
     WITH_HUMAN_COLUMNS,
+    no_human_verdict_note,
 )
 from judge_bias.pairwise.reference.logit import logit_terms
 from judge_bias.pairwise.reference.rates import (
@@ -270,6 +271,8 @@ def joint_bias(rows: pd.DataFrame, marginal: pd.DataFrame | None = None) -> pd.D
             notes.append(
                 f"human verdicts on {int(human_any.sum())} of {human_any.size}: term left out"
             )
+        elif not human_any.any():
+            notes.append(no_human_verdict_note(human_any.size))
         names, cols = ["position_logodds"], [np.ones(sel.sum())]
         for flag, name, col in (
             (use_own, "self_preference_logodds", o),

@@ -22,6 +22,11 @@ Definitions (ties are a verdict, never dropped silently; n_ties counts them):
   completion. self_preference_prob: mean probability mass on the own
   completion (p_first when the own completion is first, else 1 - p_first)
   over those judgments that have p_first, ties included.
+  self_preference_rate_ties_half: the same judgments as self_preference_rate
+  with ties in: (own picks + ties / 2) / judgments of own pairs, a tie counting
+  one half as in AlpacaEval's ``discrete_win_rate`` (ZeroOneScoringRule; its
+  own-model baseline's side: 1 - discrete_win_rate); n_self_preference_ties
+  counts those ties.
 - eo_bias (Definition 3.1 of self_preference_equal_opportunity.txt): with
   the human's preferred completion as y1, P(judge picks y1 | own = y1) -
   P(judge picks y1 | own = y0) = recall when humans prefer the own completion
@@ -290,6 +295,9 @@ def pairwise_bias(rows: pd.DataFrame) -> pd.DataFrame:
     own_decisive = decisive[decisive["own"]]
     inconsistent = decisive[decisive["in_swapped"] & ~decisive["consistent_pair"]]
     with_p = w[w["own"] & np.isfinite(w["p_own"])]
+    own = w[w["own"]]
+    # a win 1, a tie 1/2, a loss 0 (AlpacaEval's win rate, seen from the own side)
+    own_or_half_tie = np.where(own["picked_own"], 1.0, np.where(own["decisive"], 0.0, 0.5))
     eo = own_decisive[own_decisive["human_decisive"]]
 
     parts = [
@@ -299,11 +307,13 @@ def pairwise_bias(rows: pd.DataFrame) -> pd.DataFrame:
         count_table(swapped, "n_swapped_pairs"),
         count_table(swapped[~swapped["consistent"]], "n_inconsistent_pairs"),
         count_table(w[w["own"]], "n_self_judgments"),
+        count_table(w[w["own"] & ~w["decisive"]], "n_self_preference_ties"),
         rate_table(swapped, "consistent", "position_consistency"),
         rate_table(decisive, "first", "first_slot_rate"),
         rate_table(inconsistent, "first", "first_slot_rate_inconsistent"),
         rate_table(own_decisive, "picked_own", "self_preference_rate"),
         rate_table(with_p, "p_own", "self_preference_prob"),
+        rate_table(own, own_or_half_tie, "self_preference_rate_ties_half"),
         rate_table(eo[eo["human_own"]], "picked_own", "eo_recall_own"),
         rate_table(
             eo[~eo["human_own"]], ~eo["picked_own"][~eo["human_own"]].to_numpy(), "eo_recall_other"
@@ -329,6 +339,7 @@ def pairwise_bias(rows: pd.DataFrame) -> pd.DataFrame:
         "n_swapped_pairs",
         "n_inconsistent_pairs",
         "n_self_judgments",
+        "n_self_preference_ties",
     ):
         table[name] = table[name].fillna(0)
     for name in EO_COUNTS:

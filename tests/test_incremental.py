@@ -276,6 +276,63 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
     _tests_of_the_facts_read_the_recomputed_rows(inc, tmp_path)
 
 
+@pytest.mark.dbt
+def test_a_failed_first_load_leaves_no_inputs(tmp_path: Path, monkeypatch) -> None:
+    """The first load of a new warehouse is rolled back too: 100 valid ratings of a run
+    'bad' beside 300 rejected ones fail the gates (75% of the load rejected); the
+    warehouse is left without inputs, and the next load is built alone. Fails on the
+    old guard_load, which copied nothing aside for a first load: the 100 stayed in the
+    inputs and the next load appended to them (base_inputs__judge_ratings held both
+    loads, fct_judge_ratings the run 'bad')."""
+    monkeypatch.setenv("JUDGE_BIAS_GLM_MODELS", "none")
+    ratings = _read(DEMO_DIR / "judge_ratings.csv")
+    bad = [dict(r, run_id="bad") for r in ratings[:100]]
+    bad += [dict(r, dimension="no_such_dimension", run_id="bad") for r in ratings[100:400]]
+    good = [dict(r, run_id="good") for r in ratings[400:700]]
+    for name, rows in (("bad", bad), ("good", good)):
+        _write(tmp_path / name / "judge_ratings.csv", rows)
+        for kind in ("models", "rating_scales"):
+            shutil.copy(DEMO_DIR / f"{kind}.csv", tmp_path / name / f"{kind}.csv")
+    db = tmp_path / "w.duckdb"
+    failed = build(tmp_path / "bad", db, quiet=True, incremental=True)
+    assert failed.bi_path is None
+    assert [f.source for f in failed.inputs if f.fails] == ["judge_ratings"]
+    assert holds_loads(db) is None  # no inputs: the next load is a first load again
+    assert not db.with_name(db.name + ".before-load").exists()
+    passed = build(tmp_path / "good", db, quiet=True, incremental=True)
+    assert passed.bi_path is not None
+    loads = query(db, "select distinct _load_id from base_inputs__judge_ratings")
+    assert len(loads) == 1
+    runs = query(db, "select run_id, count(*) as n from fct_judge_ratings group by run_id")
+    assert runs.to_dict("records") == [{"run_id": "good", "n": len(good)}]
+
+
+def test_a_killed_first_load_is_rolled_back_before_the_next(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A first load killed before its rollback leaves its guard's empty warehouse
+    beside it: the next load starts from no inputs, with the note (fails on the old
+    guard_load, which kept nothing for a first load: the killed rows stayed)."""
+    db = tmp_path / "w.duckdb"
+    guard = guard_load(db, {"judge_bias_incremental": True}, full_refresh=False)
+    assert guard.backup is not None and guard.backup.exists() and not db.exists()
+    con = duckdb.connect(str(db))  # the killed load's rows
+    con.execute("create table base_inputs__judge_ratings (_row_number bigint, "
+                "_load_id varchar, _loaded_at timestamp, _load_key varchar)")  # fmt: skip
+    con.execute("insert into base_inputs__judge_ratings values (1, 'killed', now(), 'k1')")
+    con.close()
+    again = guard_load(db, {"judge_bias_incremental": True}, full_refresh=False)
+    assert "did not finish" in capsys.readouterr().err
+    assert holds_loads(db) is None
+    # a load that fails puts the empty warehouse back
+    con = duckdb.connect(str(db))
+    con.execute("create table base_inputs__judge_ratings (_row_number bigint, "
+                "_load_id varchar, _loaded_at timestamp, _load_key varchar)")  # fmt: skip
+    con.close()
+    again.restore()
+    assert holds_loads(db) is None and again.backup is not None and not again.backup.exists()
+
+
 def _log_mark(log: Path) -> tuple[int, int]:
     """Where dbt.log ends now: its inode and size (see _log_since)."""
     stat = log.stat()

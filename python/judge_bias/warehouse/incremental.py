@@ -113,8 +113,9 @@ class LoadGuard:
 
 def guard_load(db: Path, dbt_vars: Mapping[str, Any], full_refresh: bool) -> LoadGuard:
     """Before an incremental build: check the warehouse can take a load and copy it
-    aside (nothing to do without the var, or with --full-refresh, which replaces
-    the inputs by the folder's)."""
+    aside, an empty warehouse standing for one that does not exist yet (nothing to
+    do without the var, or with --full-refresh, which replaces the inputs by the
+    folder's)."""
     if not is_on(dbt_vars.get(INCREMENTAL_VAR, False)):
         return LoadGuard(db, None)
     if full_refresh:
@@ -129,12 +130,16 @@ def guard_load(db: Path, dbt_vars: Mapping[str, Any], full_refresh: bool) -> Loa
             file=sys.stderr,
         )
     holds = holds_loads(db)
-    if holds is None:
-        return LoadGuard(db, None, loads=True)
-    if not holds:
+    if holds is False:
         raise IncrementalError(
             f"{db} was built without --incremental: its inputs are not loads; build it "
             "once with --incremental --full-refresh, then append"
         )
-    shutil.copyfile(db, backup)
+    if db.exists():
+        shutil.copyfile(db, backup)
+    else:
+        # the first load of a new warehouse: as it was before is an empty warehouse.
+        # Without this copy a first load that failed (its gates, its validation) or was
+        # killed stayed in the inputs, and the next load appended to it.
+        duckdb.connect(str(backup)).close()
     return LoadGuard(db, backup, loads=True)

@@ -305,6 +305,10 @@ def test_a_failed_first_load_leaves_no_inputs(tmp_path: Path, monkeypatch) -> No
     assert len(loads) == 1
     runs = query(db, "select run_id, count(*) as n from fct_judge_ratings group by run_id")
     assert runs.to_dict("records") == [{"run_id": "good", "n": len(good)}]
+    # a --full-refresh from a folder that fails leaves the warehouse as it was
+    before = db.read_bytes()
+    refreshed = build(tmp_path / "bad", db, quiet=True, incremental=True, full_refresh=True)
+    assert refreshed.bi_path is None and db.read_bytes() == before
 
 
 def test_a_killed_first_load_is_rolled_back_before_the_next(
@@ -590,8 +594,15 @@ def test_warehouse_without_loads_refuses_a_load(tmp_path: Path) -> None:
     assert holds_loads(db) is False
     with pytest.raises(IncrementalError, match="--incremental --full-refresh"):
         guard_load(db, {"judge_bias_incremental": True}, full_refresh=False)
-    # with --full-refresh the inputs start again: nothing to guard
-    assert guard_load(db, {"judge_bias_incremental": True}, full_refresh=True).backup is None
+    # with --full-refresh the inputs start again from the folder's, the warehouse
+    # copied aside in case the folder fails (None before session 22: a failed full
+    # refresh left the rejected folder as the inputs the next load appended to)
+    before = db.read_bytes()
+    refresh = guard_load(db, {"judge_bias_incremental": True}, full_refresh=True)
+    assert refresh.backup is not None and refresh.backup.read_bytes() == before
+    db.write_bytes(b"")  # the failed refresh
+    refresh.restore()
+    assert db.read_bytes() == before and not refresh.backup.exists()
 
 
 def test_a_load_left_by_a_killed_build_is_rolled_back_before_the_next(

@@ -114,12 +114,11 @@ class LoadGuard:
 def guard_load(db: Path, dbt_vars: Mapping[str, Any], full_refresh: bool) -> LoadGuard:
     """Before an incremental build: check the warehouse can take a load and copy it
     aside, an empty warehouse standing for one that does not exist yet (nothing to
-    do without the var, or with --full-refresh, which replaces the inputs by the
-    folder's)."""
+    do without the var). With --full-refresh, which replaces the inputs by the
+    folder's, the warehouse is copied too: a folder that fails leaves the inputs as
+    they were, not the rejected folder's for the next load to append to."""
     if not is_on(dbt_vars.get(INCREMENTAL_VAR, False)):
         return LoadGuard(db, None)
-    if full_refresh:
-        return LoadGuard(db, None, loads=True)
     backup = db.with_name(db.name + ".before-load")
     if backup.exists() and db.exists():
         # a load whose build was killed (no rollback ran): undo it before this one
@@ -130,7 +129,7 @@ def guard_load(db: Path, dbt_vars: Mapping[str, Any], full_refresh: bool) -> Loa
             file=sys.stderr,
         )
     holds = holds_loads(db)
-    if holds is False:
+    if holds is False and not full_refresh:
         raise IncrementalError(
             f"{db} was built without --incremental: its inputs are not loads; build it "
             "once with --incremental --full-refresh, then append"

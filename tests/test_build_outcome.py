@@ -260,6 +260,9 @@ def test_report_names_all_rejected_and_the_failed_validation(gated_run: dict) ->
     assert "Validation passed" not in page
     # the facts, kept from the first phase, are not shown as a whole build's
     assert "The build stopped at the input gates" in page
+    # nor the sections it did not build as ones the data does not support
+    assert html.unescape(unsupported).startswith("Not built: the last build stopped before them")
+    assert "Not supported by this data" not in page
 
 
 # ------------------------------------------------- a failed build changes nothing

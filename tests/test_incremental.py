@@ -27,12 +27,13 @@ from judge_bias.warehouse.build import (
 )
 from judge_bias.warehouse.checks import violated_rules
 from judge_bias.warehouse.incremental import (
+    ROLLED_BACK,
     IncrementalError,
     guard_load,
     holds_loads,
     incremental_vars,
 )
-from judge_bias.warehouse.provenance import read_validation_record
+from judge_bias.warehouse.provenance import read_build_record, read_validation_record
 from judge_bias.warehouse.snapshot import SNAPSHOT_LOAD, copy_marts, mart_docs
 from judge_bias.warehouse.validation import ValidationReport
 from judge_bias.warehouse.validation import validate as run_suites
@@ -298,6 +299,8 @@ def test_a_failed_first_load_leaves_no_inputs(tmp_path: Path, monkeypatch) -> No
     assert failed.bi_path is None
     assert [f.source for f in failed.inputs if f.fails] == ["judge_ratings"]
     assert holds_loads(db) is None  # no inputs: the next load is a first load again
+    assert failed.rolled_back == ROLLED_BACK
+    assert (read_build_record(db) or {})["message"].endswith(f"; {ROLLED_BACK}")
     assert not db.with_name(db.name + ".before-load").exists()
     passed = build(tmp_path / "good", db, quiet=True, incremental=True)
     assert passed.bi_path is not None

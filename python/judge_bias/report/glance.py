@@ -115,7 +115,12 @@ def glm_fit_lines(wh: Warehouse) -> list[str]:
     return out
 
 
-def _failed_items(wh: Warehouse, absent: Sequence[Panel]) -> list[str]:
+# how the report heads the sections it does not draw (summary.absent_heading)
+UNSUPPORTED = "Not supported by this data"
+UNBUILT = "Not built: the last build stopped before them"
+
+
+def _failed_items(wh: Warehouse, absent: Sequence[Panel], heading: str) -> list[str]:
     out = []
     if not wh.missing("input_row_counts"):
         rej = wh.df(
@@ -140,14 +145,14 @@ def _failed_items(wh: Warehouse, absent: Sequence[Panel]) -> list[str]:
     if absent:
         names = list(dict.fromkeys(short_titles(absent).values()))
         out.append(
-            f'<li class="glance-unsupported">Not supported by this data ({len(absent)} '
+            f'<li class="glance-unsupported">{esc(heading)} ({len(absent)} '
             f"sections): {esc('; '.join(names))} (reasons in "
             '<a href="#significant">What is significant</a>).</li>'
         )
     return out
 
 
-def glance_html(wh: Warehouse, absent: Sequence[Panel] = ()) -> str:
+def glance_html(wh: Warehouse, absent: Sequence[Panel] = (), heading: str = UNSUPPORTED) -> str:
     """The first screen of the report: verdicts, largest biases, what failed."""
     parts = []
     verdicts = verdict_items(wh)
@@ -171,7 +176,7 @@ def glance_html(wh: Warehouse, absent: Sequence[Panel] = ()) -> str:
         )
     elif not wh.missing("bias_estimates") or not wh.missing("pairwise_bias"):
         parts.append('<p class="glance-head">No significant bias in this data.</p>')
-    failed = _failed_items(wh, absent)
+    failed = _failed_items(wh, absent, heading)
     if failed:
         parts.append(
             '<p class="glance-head">What failed or was skipped:</p><ul>' + "".join(failed) + "</ul>"

@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from judge_bias.warehouse.provenance import validation_path, warehouse_status
+from judge_bias.warehouse.provenance import (
+    FAILED,
+    RUNNING,
+    VALIDATION_FAILED,
+    read_build_record,
+    validation_path,
+    warehouse_status,
+)
 
 if TYPE_CHECKING:
     pass
@@ -26,7 +33,7 @@ from judge_bias.report.base import (
     percent,
 )
 from judge_bias.report.bias import variant_label
-from judge_bias.report.glance import short_titles
+from judge_bias.report.glance import UNBUILT, UNSUPPORTED, short_titles
 from judge_bias.report.scorecard import failed_fits_html
 
 
@@ -40,10 +47,22 @@ def _est_text(r: pd.Series) -> str:
     return f"<b>{esc(r['name'])}</b> ({est} [{lo}, {hi}])"
 
 
-def significance_html(wh: Warehouse, absent: Sequence[Panel] = ()) -> str:
+def absent_heading(wh: Warehouse, db_path: Path) -> str:
+    """How the report heads the sections it does not draw: not supported by the data,
+    or not built when the last build failed, was killed or is running and the marts
+    are missing (a build stopped at the input gates, a load rolled back): the data
+    may well support them."""
+    rec = read_build_record(db_path)
+    stopped = rec is not None and rec.get("state") in (FAILED, VALIDATION_FAILED, RUNNING)
+    return UNBUILT if stopped and "agg_judge_model_scores" not in wh.tables else UNSUPPORTED
+
+
+def significance_html(
+    wh: Warehouse, absent: Sequence[Panel] = (), heading: str = UNSUPPORTED
+) -> str:
     """What is significant, written from every mart present (bias estimates, pairwise,
     perturbation, agreement), then one line naming the analyses the data does not
-    support (the panels not drawn, with the reason)."""
+    support (the panels not drawn, with the reason; ``heading``: absent_heading)."""
     items = [] if wh.missing("bias_estimates") else _bias_sentences(wh)
     items += _pairwise_sentences(wh) + _perturbation_sentences(wh) + _agreement_sentences(wh)
     if not items:
@@ -57,7 +76,7 @@ def significance_html(wh: Warehouse, absent: Sequence[Panel] = ()) -> str:
         reasons = "; ".join(
             f"{esc(', '.join(titles))} ({esc(reason)})" for reason, titles in by_reason.items()
         )
-        out += f'<p class="unsupported">Not supported by this data: {reasons}.</p>'
+        out += f'<p class="unsupported">{esc(heading)}: {reasons}.</p>'
     return out + failed_fits_html(wh)
 
 

@@ -26,6 +26,8 @@ PROBE_TABLE = "base_inputs__judge_ratings"
 # facts through it, the BI snapshot appends them. Here, not in validation.py, so that
 # the snapshot (imported by every judge-bias command) does not import Great Expectations.
 RECOMPUTED_FACTS = "int_load_recomputed_facts"
+# the build's message when a failed load was undone (the report's status line shows it)
+ROLLED_BACK = "the load was rolled back: the warehouse is as it was before it"
 
 
 class IncrementalError(VarsError):
@@ -101,10 +103,14 @@ class LoadGuard:
     backup: Path | None
     loads: bool = False  # the build's inputs are loads (var judge_bias_incremental)
 
-    def restore(self) -> None:
+    def restore(self) -> str | None:
+        """Put the warehouse back as it was before the load; what was done, in words
+        for the build's message, or None when there was nothing to put back."""
         if self.backup is not None and self.backup.exists():
             shutil.copyfile(self.backup, self.db)
             self.backup.unlink()
+            return ROLLED_BACK
+        return None
 
     def discard(self) -> None:
         if self.backup is not None:

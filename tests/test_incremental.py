@@ -8,6 +8,8 @@ import concurrent.futures
 import csv
 import json
 import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -314,30 +316,72 @@ def test_a_failed_first_load_leaves_no_inputs(tmp_path: Path, monkeypatch) -> No
     assert refreshed.bi_path is None and db.read_bytes() == before
 
 
-def test_a_killed_first_load_is_rolled_back_before_the_next(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def _killed_writing(db: Path, *sql: str) -> None:
+    """Run ``sql`` on ``db`` in a process that dies before DuckDB checkpoints, as a
+    killed build's dbt does: the rows are in the write-ahead log beside the file."""
+    script = "import duckdb, os, sys\ncon = duckdb.connect(sys.argv[1])\n"
+    script += "".join(f"con.execute({q!r})\n" for q in sql) + "os._exit(0)\n"
+    subprocess.run([sys.executable, "-c", script, str(db)], check=True)
+    assert db.with_name(db.name + ".wal").exists()
+
+
+LOADS_TABLE = ("create table if not exists base_inputs__judge_ratings (_row_number bigint, "
+               "_load_id varchar, _loaded_at timestamp, _load_key varchar)")  # fmt: skip
+
+
+@pytest.mark.parametrize("first", [True, False], ids=["first load", "append"])
+def test_a_killed_load_is_rolled_back_with_its_log(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], first: bool
 ) -> None:
-    """A first load killed before its rollback leaves its guard's empty warehouse
-    beside it: the next load starts from no inputs, with the note (fails on the old
-    guard_load, which kept nothing for a first load: the killed rows stayed)."""
+    """A load killed before its rollback leaves the copy made before it and DuckDB's
+    write-ahead log: the next load puts the copy back without the log (fails on the
+    old guard_load, which kept nothing for a first load, and when the log stays: its
+    rows are replayed onto the copy of a first load, and an append's warehouse cannot
+    be opened, a log of a later checkpoint than the copy's)."""
     db = tmp_path / "w.duckdb"
+    if not first:  # a warehouse that holds load 'a', checkpointed
+        with duckdb.connect(str(db)) as con:
+            con.execute(LOADS_TABLE)
+            con.execute("insert into base_inputs__judge_ratings values (1, 'a', now(), 'k1')")
     guard = guard_load(db, {"judge_bias_incremental": True}, full_refresh=False)
-    assert guard.backup is not None and guard.backup.exists() and not db.exists()
-    con = duckdb.connect(str(db))  # the killed load's rows
-    con.execute("create table base_inputs__judge_ratings (_row_number bigint, "
-                "_load_id varchar, _loaded_at timestamp, _load_key varchar)")  # fmt: skip
-    con.execute("insert into base_inputs__judge_ratings values (1, 'killed', now(), 'k1')")
-    con.close()
+    assert guard.backup is not None and guard.backup.exists()
+    assert db.exists() != first
+    killed = "insert into base_inputs__judge_ratings values (2, 'killed', now(), 'k2')"
+    _killed_writing(db, LOADS_TABLE, "select 1" if first else "checkpoint", killed)
     again = guard_load(db, {"judge_bias_incremental": True}, full_refresh=False)
     assert "did not finish" in capsys.readouterr().err
-    assert holds_loads(db) is None
-    # a load that fails puts the empty warehouse back
-    con = duckdb.connect(str(db))
-    con.execute("create table base_inputs__judge_ratings (_row_number bigint, "
-                "_load_id varchar, _loaded_at timestamp, _load_key varchar)")  # fmt: skip
-    con.close()
+    assert not db.with_name(db.name + ".wal").exists()
+    if first:
+        assert holds_loads(db) is None
+    else:
+        loads = query(db, "select _load_id from base_inputs__judge_ratings")
+        assert loads["_load_id"].tolist() == ["a"]
+    # a load that fails puts the copy back again; a copy whose warehouse was removed
+    # since is not taken for it
     again.restore()
-    assert holds_loads(db) is None and again.backup is not None and not again.backup.exists()
+    assert again.backup is not None and not again.backup.exists()
+    db.unlink()
+    with duckdb.connect(str(again.backup)) as con:  # a copy of an old warehouse left
+        con.execute(LOADS_TABLE)
+        con.execute("insert into base_inputs__judge_ratings values (3, 'old', now(), 'k3')")
+    fresh = guard_load(db, {"judge_bias_incremental": True}, full_refresh=False)
+    fresh.restore()
+    assert holds_loads(db) is None
+
+
+def test_the_copy_before_a_load_holds_the_logged_rows(tmp_path: Path) -> None:
+    """A warehouse whose last rows are still in DuckDB's write-ahead log (its writer
+    died before a checkpoint) is checkpointed before it is copied aside: the copy
+    alone holds them (fails when the file is copied without the checkpoint)."""
+    db = tmp_path / "w.duckdb"
+    logged = "insert into base_inputs__judge_ratings values (1, 'a', now(), 'k1')"
+    _killed_writing(db, LOADS_TABLE, logged)
+    guard = guard_load(db, {"judge_bias_incremental": True}, full_refresh=False)
+    assert guard.backup is not None
+    alone = tmp_path / "alone.duckdb"  # the copy without anything beside it
+    shutil.copy(guard.backup, alone)
+    copied = query(alone, "select _load_id from base_inputs__judge_ratings")
+    assert copied["_load_id"].tolist() == ["a"]
 
 
 def _log_mark(log: Path) -> tuple[int, int]:

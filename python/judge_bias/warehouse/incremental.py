@@ -6,6 +6,7 @@ load never stays in the accumulated inputs."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from collections.abc import Mapping
@@ -107,7 +108,7 @@ class LoadGuard:
         """Put the warehouse back as it was before the load; what was done, in words
         for the build's message, or None when there was nothing to put back."""
         if self.backup is not None and self.backup.exists():
-            shutil.copyfile(self.backup, self.db)
+            _put_back(self.backup, self.db)
             self.backup.unlink()
             return ROLLED_BACK
         return None
@@ -115,6 +116,35 @@ class LoadGuard:
     def discard(self) -> None:
         if self.backup is not None:
             self.backup.unlink(missing_ok=True)
+
+
+def _wal(db: Path) -> Path:
+    """DuckDB's write-ahead log beside a warehouse file."""
+    return db.with_name(db.name + ".wal")
+
+
+def _copy_atomic(src: Path | None, dst: Path) -> None:
+    """``src`` copied to ``dst`` (None: an empty DuckDB file) through a temporary file
+    renamed into place: a copy cut short (a full disk, a kill) leaves no half file
+    that the next build would take for a whole one."""
+    tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
+    try:
+        if src is None:
+            duckdb.connect(str(tmp)).close()
+        else:
+            shutil.copyfile(src, tmp)
+        os.replace(tmp, dst)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _put_back(backup: Path, db: Path) -> None:
+    """The copy made before a load put back over the warehouse, without the load's
+    write-ahead log: a killed or interrupted build leaves one, and DuckDB would replay
+    it onto the copy (a first load's rows back in the empty warehouse) or refuse to
+    open the file (a log of a later checkpoint than the copy's)."""
+    _wal(db).unlink(missing_ok=True)
+    _copy_atomic(backup, db)
 
 
 def guard_load(db: Path, dbt_vars: Mapping[str, Any], full_refresh: bool) -> LoadGuard:
@@ -128,7 +158,7 @@ def guard_load(db: Path, dbt_vars: Mapping[str, Any], full_refresh: bool) -> Loa
     backup = db.with_name(db.name + ".before-load")
     if backup.exists() and db.exists():
         # a load whose build was killed (no rollback ran): undo it before this one
-        shutil.copyfile(backup, db)
+        _put_back(backup, db)
         print(
             f"note: {backup.name} was left by a load whose build did not finish: "
             f"{db.name} is put back as it was before that load",
@@ -141,10 +171,13 @@ def guard_load(db: Path, dbt_vars: Mapping[str, Any], full_refresh: bool) -> Loa
             "once with --incremental --full-refresh, then append"
         )
     if db.exists():
-        shutil.copyfile(db, backup)
+        if _wal(db).exists():  # the file alone is not the warehouse: checkpoint first
+            duckdb.connect(str(db)).close()
+        _copy_atomic(db, backup)
     else:
         # the first load of a new warehouse: as it was before is an empty warehouse.
         # Without this copy a first load that failed (its gates, its validation) or was
-        # killed stayed in the inputs, and the next load appended to it.
-        duckdb.connect(str(backup)).close()
+        # killed stayed in the inputs, and the next load appended to it. A copy left
+        # beside a warehouse removed since is replaced, not taken for it.
+        _copy_atomic(None, backup)
     return LoadGuard(db, backup, loads=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import concurrent.futures
 import csv
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -356,10 +357,17 @@ def test_a_killed_load_is_rolled_back_with_its_log(
     else:
         loads = query(db, "select _load_id from base_inputs__judge_ratings")
         assert loads["_load_id"].tolist() == ["a"]
-    # a load that fails puts the copy back again; a copy whose warehouse was removed
-    # since is not taken for it
+    # a load killed in its build puts the copy back again, without the log it left
+    _killed_writing(db, LOADS_TABLE, killed)
     again.restore()
     assert again.backup is not None and not again.backup.exists()
+    assert not db.with_name(db.name + ".wal").exists()
+    if first:
+        assert holds_loads(db) is None
+    else:
+        loads = query(db, "select _load_id from base_inputs__judge_ratings")
+        assert loads["_load_id"].tolist() == ["a"]
+    # a copy whose warehouse was removed since is not taken for it
     db.unlink()
     with duckdb.connect(str(again.backup)) as con:  # a copy of an old warehouse left
         con.execute(LOADS_TABLE)
@@ -367,6 +375,20 @@ def test_a_killed_load_is_rolled_back_with_its_log(
     fresh = guard_load(db, {"judge_bias_incremental": True}, full_refresh=False)
     fresh.restore()
     assert holds_loads(db) is None
+
+
+def test_a_temporary_copy_left_by_a_killed_process_is_not_reused(tmp_path: Path) -> None:
+    """A temporary copy left by a killed process whose id this one has (ids are reused
+    in containers) is not taken for the empty warehouse a first load stands on (fails
+    without the unlink: DuckDB opens the old file, and its rows come back)."""
+    db = tmp_path / "w.duckdb"
+    left = tmp_path / f".w.duckdb.before-load.{os.getpid()}.tmp"
+    with duckdb.connect(str(left)) as con:
+        con.execute(LOADS_TABLE)
+        con.execute("insert into base_inputs__judge_ratings values (1, 'old', now(), 'k1')")
+    guard = guard_load(db, {"judge_bias_incremental": True}, full_refresh=False)
+    guard.restore()
+    assert holds_loads(db) is None and not left.exists()
 
 
 def test_the_copy_before_a_load_holds_the_logged_rows(tmp_path: Path) -> None:

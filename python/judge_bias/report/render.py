@@ -18,11 +18,11 @@ if TYPE_CHECKING:
 from judge_bias.report.base import Panel, Warehouse, esc, fmt_value, registered_panels
 from judge_bias.report.glance import glance_html
 from judge_bias.report.summary import (
-    absent_heading,
     overview_html,
     provenance_html,
     significance_html,
     status_html,
+    unbuilt_panels,
 )
 
 CSS = """
@@ -89,12 +89,12 @@ def _gather(
         panels = build_panels(wh)
         drawn = [p for p in panels if not p.absent]
         absent = [p for p in panels if p.absent]
-        why = absent_heading(wh, db)
-        significance = significance_html(wh, absent, why)
+        unbuilt = unbuilt_panels(wh, db, absent)
+        significance = significance_html(wh, absent, unbuilt)
         provenance = provenance_html(wh, db)
         overview = overview_html(wh)
         status = status_html(wh, db)
-        glance = glance_html(wh, absent, why)
+        glance = glance_html(wh, absent, unbuilt)
     finally:
         con.close()
     return db, drawn, absent, significance, overview, provenance, status, glance

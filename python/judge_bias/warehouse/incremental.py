@@ -128,6 +128,7 @@ def _copy_atomic(src: Path | None, dst: Path) -> None:
     renamed into place: a copy cut short (a full disk, a kill) leaves no half file
     that the next build would take for a whole one."""
     tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
+    tmp.unlink(missing_ok=True)  # left by a killed process of the same id
     try:
         if src is None:
             duckdb.connect(str(tmp)).close()

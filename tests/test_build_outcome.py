@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from judge_bias.cli import main
@@ -260,6 +261,40 @@ def test_report_names_all_rejected_and_the_failed_validation(gated_run: dict) ->
     assert "Validation passed" not in page
     # the facts, kept from the first phase, are not shown as a whole build's
     assert "The build stopped at the input gates" in page
+    # nor the sections it did not build as ones the data does not support
+    assert html.unescape(unsupported).startswith("Not built: the last build did not reach them")
+    assert "Not supported by this data" not in page
+
+
+def test_report_heads_unbuilt_and_unsupported_apart(
+    demo_build: BuildResult, tmp_path: Path
+) -> None:
+    """After a build that did not finish, a section whose table is missing is "Not
+    built", one whose table is empty is the data's answer, "Not supported"; after a
+    build that passed both are "Not supported" (fails when every absent section of a
+    failed build is "Not built", or none is)."""
+    db = copy_warehouse(demo_build, tmp_path / "wh")
+    with duckdb.connect(str(db)) as con:
+        con.execute("drop table perturbation_bias")
+        con.execute("delete from pairwise_bias")
+
+    def headings() -> dict[str, str]:
+        page = write_report(db, tmp_path / "r.html").read_text(encoding="utf-8")
+        found = re.findall(r'<p class="unsupported">(.*?)</p>', page, re.S)
+        return {html.unescape(p).split(":", 1)[0]: html.unescape(p) for p in found}
+
+    passed = headings()
+    assert list(passed) == ["Not supported by this data"]
+    assert "perturbation_bias is not in this database" in passed["Not supported by this data"]
+    record = json.loads(build_record_path(db).read_text())
+    record |= {"state": "validation_failed", "message": "1 critical failure"}
+    build_record_path(db).write_text(json.dumps(record), encoding="utf-8")
+    failed = headings()
+    assert sorted(failed) == ["Not built", "Not supported by this data"]
+    assert "perturbation_bias is not in this database" in failed["Not built"]
+    assert "pairwise" not in failed["Not built"]
+    assert "table pairwise_bias has no rows" in failed["Not supported by this data"]
+    assert "perturbation" not in failed["Not supported by this data"]
 
 
 # ------------------------------------------------- a failed build changes nothing

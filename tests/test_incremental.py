@@ -7,7 +7,10 @@ from __future__ import annotations
 import concurrent.futures
 import csv
 import json
+import os
 import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -27,12 +30,13 @@ from judge_bias.warehouse.build import (
 )
 from judge_bias.warehouse.checks import violated_rules
 from judge_bias.warehouse.incremental import (
+    ROLLED_BACK,
     IncrementalError,
     guard_load,
     holds_loads,
     incremental_vars,
 )
-from judge_bias.warehouse.provenance import read_validation_record
+from judge_bias.warehouse.provenance import read_build_record, read_validation_record
 from judge_bias.warehouse.snapshot import SNAPSHOT_LOAD, copy_marts, mart_docs
 from judge_bias.warehouse.validation import ValidationReport
 from judge_bias.warehouse.validation import validate as run_suites
@@ -274,6 +278,132 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
     assert inc.read_bytes() == before
     _a_load_left_unfinished_recomputes_every_prompt(inc, tmp_path)
     _tests_of_the_facts_read_the_recomputed_rows(inc, tmp_path)
+
+
+@pytest.mark.dbt
+def test_a_failed_first_load_leaves_no_inputs(tmp_path: Path, monkeypatch) -> None:
+    """The first load of a new warehouse is rolled back too: 100 valid ratings of a run
+    'bad' beside 300 rejected ones fail the gates (75% of the load rejected); the
+    warehouse is left without inputs, and the next load is built alone. Fails on the
+    old guard_load, which copied nothing aside for a first load: the 100 stayed in the
+    inputs and the next load appended to them (base_inputs__judge_ratings held both
+    loads, fct_judge_ratings the run 'bad')."""
+    monkeypatch.setenv("JUDGE_BIAS_GLM_MODELS", "none")
+    ratings = _read(DEMO_DIR / "judge_ratings.csv")
+    bad = [dict(r, run_id="bad") for r in ratings[:100]]
+    bad += [dict(r, dimension="no_such_dimension", run_id="bad") for r in ratings[100:400]]
+    good = [dict(r, run_id="good") for r in ratings[400:700]]
+    for name, rows in (("bad", bad), ("good", good)):
+        _write(tmp_path / name / "judge_ratings.csv", rows)
+        for kind in ("models", "rating_scales"):
+            shutil.copy(DEMO_DIR / f"{kind}.csv", tmp_path / name / f"{kind}.csv")
+    db = tmp_path / "w.duckdb"
+    failed = build(tmp_path / "bad", db, quiet=True, incremental=True)
+    assert failed.bi_path is None
+    assert [f.source for f in failed.inputs if f.fails] == ["judge_ratings"]
+    assert holds_loads(db) is None  # no inputs: the next load is a first load again
+    assert failed.rolled_back == ROLLED_BACK
+    assert (read_build_record(db) or {})["message"].endswith(f"; {ROLLED_BACK}")
+    assert not db.with_name(db.name + ".before-load").exists()
+    passed = build(tmp_path / "good", db, quiet=True, incremental=True)
+    assert passed.bi_path is not None
+    loads = query(db, "select distinct _load_id from base_inputs__judge_ratings")
+    assert len(loads) == 1
+    runs = query(db, "select run_id, count(*) as n from fct_judge_ratings group by run_id")
+    assert runs.to_dict("records") == [{"run_id": "good", "n": len(good)}]
+    # a --full-refresh from a folder that fails leaves the warehouse as it was
+    before = db.read_bytes()
+    refreshed = build(tmp_path / "bad", db, quiet=True, incremental=True, full_refresh=True)
+    assert refreshed.bi_path is None and db.read_bytes() == before
+
+
+def _killed_writing(db: Path, *sql: str) -> None:
+    """Run ``sql`` on ``db`` in a process that dies before DuckDB checkpoints, as a
+    killed build's dbt does: the rows are in the write-ahead log beside the file."""
+    script = "import duckdb, os, sys\ncon = duckdb.connect(sys.argv[1])\n"
+    script += "".join(f"con.execute({q!r})\n" for q in sql) + "os._exit(0)\n"
+    subprocess.run([sys.executable, "-c", script, str(db)], check=True)
+    assert db.with_name(db.name + ".wal").exists()
+
+
+LOADS_TABLE = ("create table if not exists base_inputs__judge_ratings (_row_number bigint, "
+               "_load_id varchar, _loaded_at timestamp, _load_key varchar)")  # fmt: skip
+
+
+@pytest.mark.parametrize("first", [True, False], ids=["first load", "append"])
+def test_a_killed_load_is_rolled_back_with_its_log(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], first: bool
+) -> None:
+    """A load killed before its rollback leaves the copy made before it and DuckDB's
+    write-ahead log: the next load puts the copy back without the log (fails on the
+    old guard_load, which kept nothing for a first load, and when the log stays: its
+    rows are replayed onto the copy of a first load, and an append's warehouse cannot
+    be opened, a log of a later checkpoint than the copy's)."""
+    db = tmp_path / "w.duckdb"
+    if not first:  # a warehouse that holds load 'a', checkpointed
+        with duckdb.connect(str(db)) as con:
+            con.execute(LOADS_TABLE)
+            con.execute("insert into base_inputs__judge_ratings values (1, 'a', now(), 'k1')")
+    guard = guard_load(db, {"judge_bias_incremental": True}, full_refresh=False)
+    assert guard.backup is not None and guard.backup.exists()
+    assert db.exists() != first
+    killed = "insert into base_inputs__judge_ratings values (2, 'killed', now(), 'k2')"
+    _killed_writing(db, LOADS_TABLE, "select 1" if first else "checkpoint", killed)
+    again = guard_load(db, {"judge_bias_incremental": True}, full_refresh=False)
+    assert "did not finish" in capsys.readouterr().err
+    assert not db.with_name(db.name + ".wal").exists()
+    if first:
+        assert holds_loads(db) is None
+    else:
+        loads = query(db, "select _load_id from base_inputs__judge_ratings")
+        assert loads["_load_id"].tolist() == ["a"]
+    # a load killed in its build puts the copy back again, without the log it left
+    _killed_writing(db, LOADS_TABLE, killed)
+    again.restore()
+    assert again.backup is not None and not again.backup.exists()
+    assert not db.with_name(db.name + ".wal").exists()
+    if first:
+        assert holds_loads(db) is None
+    else:
+        loads = query(db, "select _load_id from base_inputs__judge_ratings")
+        assert loads["_load_id"].tolist() == ["a"]
+    # a copy whose warehouse was removed since is not taken for it
+    db.unlink()
+    with duckdb.connect(str(again.backup)) as con:  # a copy of an old warehouse left
+        con.execute(LOADS_TABLE)
+        con.execute("insert into base_inputs__judge_ratings values (3, 'old', now(), 'k3')")
+    fresh = guard_load(db, {"judge_bias_incremental": True}, full_refresh=False)
+    fresh.restore()
+    assert holds_loads(db) is None
+
+
+def test_a_temporary_copy_left_by_a_killed_process_is_not_reused(tmp_path: Path) -> None:
+    """A temporary copy left by a killed process whose id this one has (ids are reused
+    in containers) is not taken for the empty warehouse a first load stands on (fails
+    without the unlink: DuckDB opens the old file, and its rows come back)."""
+    db = tmp_path / "w.duckdb"
+    left = tmp_path / f".w.duckdb.before-load.{os.getpid()}.tmp"
+    with duckdb.connect(str(left)) as con:
+        con.execute(LOADS_TABLE)
+        con.execute("insert into base_inputs__judge_ratings values (1, 'old', now(), 'k1')")
+    guard = guard_load(db, {"judge_bias_incremental": True}, full_refresh=False)
+    guard.restore()
+    assert holds_loads(db) is None and not left.exists()
+
+
+def test_the_copy_before_a_load_holds_the_logged_rows(tmp_path: Path) -> None:
+    """A warehouse whose last rows are still in DuckDB's write-ahead log (its writer
+    died before a checkpoint) is checkpointed before it is copied aside: the copy
+    alone holds them (fails when the file is copied without the checkpoint)."""
+    db = tmp_path / "w.duckdb"
+    logged = "insert into base_inputs__judge_ratings values (1, 'a', now(), 'k1')"
+    _killed_writing(db, LOADS_TABLE, logged)
+    guard = guard_load(db, {"judge_bias_incremental": True}, full_refresh=False)
+    assert guard.backup is not None
+    alone = tmp_path / "alone.duckdb"  # the copy without anything beside it
+    shutil.copy(guard.backup, alone)
+    copied = query(alone, "select _load_id from base_inputs__judge_ratings")
+    assert copied["_load_id"].tolist() == ["a"]
 
 
 def _log_mark(log: Path) -> tuple[int, int]:
@@ -533,8 +663,15 @@ def test_warehouse_without_loads_refuses_a_load(tmp_path: Path) -> None:
     assert holds_loads(db) is False
     with pytest.raises(IncrementalError, match="--incremental --full-refresh"):
         guard_load(db, {"judge_bias_incremental": True}, full_refresh=False)
-    # with --full-refresh the inputs start again: nothing to guard
-    assert guard_load(db, {"judge_bias_incremental": True}, full_refresh=True).backup is None
+    # with --full-refresh the inputs start again from the folder's, the warehouse
+    # copied aside in case the folder fails (None before session 22: a failed full
+    # refresh left the rejected folder as the inputs the next load appended to)
+    before = db.read_bytes()
+    refresh = guard_load(db, {"judge_bias_incremental": True}, full_refresh=True)
+    assert refresh.backup is not None and refresh.backup.read_bytes() == before
+    db.write_bytes(b"")  # the failed refresh
+    refresh.restore()
+    assert db.read_bytes() == before and not refresh.backup.exists()
 
 
 def test_a_load_left_by_a_killed_build_is_rolled_back_before_the_next(

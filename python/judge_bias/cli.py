@@ -123,7 +123,10 @@ def _print_outcome(result: build_mod.BuildResult) -> None:
     if not result.validation.success:
         print(format_summary(result.inputs))
         reason = build_mod.validation_failure(result.validation, result.inputs)
-        raise build_mod.BuildError(f"validation failed: {reason}; the BI snapshot was not updated")
+        undone = f"; {result.rolled_back}" if result.rolled_back else ""
+        raise build_mod.BuildError(
+            f"validation failed: {reason}; the BI snapshot was not updated{undone}"
+        )
     print(f"warehouse: {result.db_path} (schema main: fct_judge_ratings, bias_estimates, ...)")
     print(f"BI snapshot (validated marts, open it read-only): {result.bi_path}")
     print(format_summary(result.inputs))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
@@ -38,6 +39,12 @@ PAIRWISE_METRICS = {
     "eo_bias": ("equal-opportunity bias", 0.0, "P(prefer y1 | own) - P(prefer y1 | other)"),
     "length_slope": ("length slope", 0.0, "slope on the length difference (0 = no effect)"),
 }
+
+
+# a panel's reason when its table is missing (Warehouse.missing); after a build that did
+# not finish the report heads such panels "Not built" (summary.unbuilt_panels)
+NOT_IN_DATABASE = "is not in this database"
+MISSING_TABLE = re.compile(rf"\btable \S+ {NOT_IN_DATABASE}")
 
 
 @dataclass
@@ -101,7 +108,7 @@ class Warehouse:
         input file kind ``source``, what became of that file (absent, all rejected)."""
         for t in tables:
             if t not in self.tables:
-                reason = f"table {t} is not in this database"
+                reason = f"table {t} {NOT_IN_DATABASE}"
             elif self.con.execute(f'select count(*) from "{t}"').fetchall()[0][0] == 0:
                 reason = f"table {t} has no rows"
             else:

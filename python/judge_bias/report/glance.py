@@ -5,7 +5,7 @@ data does not support). Every detail section below it is collapsed."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import pandas as pd
 
@@ -115,7 +115,23 @@ def glm_fit_lines(wh: Warehouse) -> list[str]:
     return out
 
 
-def _failed_items(wh: Warehouse, absent: Sequence[Panel]) -> list[str]:
+# how the report heads the sections it does not draw: the data does not support them,
+# or their table is missing after a build that did not finish (summary.unbuilt_panels)
+UNSUPPORTED = "Not supported by this data"
+UNBUILT = "Not built: the last build did not reach them"
+
+
+def by_heading(absent: Sequence[Panel], unbuilt: Collection[str]) -> list[tuple[str, list[Panel]]]:
+    """The absent panels under their heading (``unbuilt``: the keys not built), the
+    headings without a panel left out."""
+    groups = [
+        (UNBUILT, [p for p in absent if p.key in unbuilt]),
+        (UNSUPPORTED, [p for p in absent if p.key not in unbuilt]),
+    ]
+    return [(heading, panels) for heading, panels in groups if panels]
+
+
+def _failed_items(wh: Warehouse, absent: Sequence[Panel], unbuilt: Collection[str]) -> list[str]:
     out = []
     if not wh.missing("input_row_counts"):
         rej = wh.df(
@@ -137,17 +153,17 @@ def _failed_items(wh: Warehouse, absent: Sequence[Panel]) -> list[str]:
         listed = "; ".join(esc(x) for x in problems[:6])
         more = f"; and {len(problems) - 6} more" if len(problems) > 6 else ""
         out.append(f'<li class="glance-glm">GLM fits not ok: {listed}{more}.</li>')
-    if absent:
-        names = list(dict.fromkeys(short_titles(absent).values()))
+    for heading, panels in by_heading(absent, unbuilt):
+        names = list(dict.fromkeys(short_titles(panels).values()))
         out.append(
-            f'<li class="glance-unsupported">Not supported by this data ({len(absent)} '
+            f'<li class="glance-unsupported">{esc(heading)} ({len(panels)} '
             f"sections): {esc('; '.join(names))} (reasons in "
             '<a href="#significant">What is significant</a>).</li>'
         )
     return out
 
 
-def glance_html(wh: Warehouse, absent: Sequence[Panel] = ()) -> str:
+def glance_html(wh: Warehouse, absent: Sequence[Panel] = (), unbuilt: Collection[str] = ()) -> str:
     """The first screen of the report: verdicts, largest biases, what failed."""
     parts = []
     verdicts = verdict_items(wh)
@@ -171,7 +187,7 @@ def glance_html(wh: Warehouse, absent: Sequence[Panel] = ()) -> str:
         )
     elif not wh.missing("bias_estimates") or not wh.missing("pairwise_bias"):
         parts.append('<p class="glance-head">No significant bias in this data.</p>')
-    failed = _failed_items(wh, absent)
+    failed = _failed_items(wh, absent, unbuilt)
     if failed:
         parts.append(
             '<p class="glance-head">What failed or was skipped:</p><ul>' + "".join(failed) + "</ul>"

@@ -17,7 +17,13 @@ if TYPE_CHECKING:
     pass
 from judge_bias.report.base import Panel, Warehouse, esc, fmt_value, registered_panels
 from judge_bias.report.glance import glance_html
-from judge_bias.report.summary import overview_html, provenance_html, significance_html, status_html
+from judge_bias.report.summary import (
+    overview_html,
+    provenance_html,
+    significance_html,
+    status_html,
+    unbuilt_panels,
+)
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:1250px;
@@ -83,11 +89,12 @@ def _gather(
         panels = build_panels(wh)
         drawn = [p for p in panels if not p.absent]
         absent = [p for p in panels if p.absent]
-        significance = significance_html(wh, absent)
+        unbuilt = unbuilt_panels(wh, db, absent)
+        significance = significance_html(wh, absent, unbuilt)
         provenance = provenance_html(wh, db)
         overview = overview_html(wh)
         status = status_html(wh, db)
-        glance = glance_html(wh, absent)
+        glance = glance_html(wh, absent, unbuilt)
     finally:
         con.close()
     return db, drawn, absent, significance, overview, provenance, status, glance

@@ -4,18 +4,26 @@ overview, the build status warning and the provenance section.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from judge_bias.warehouse.provenance import validation_path, warehouse_status
+from judge_bias.warehouse.provenance import (
+    FAILED,
+    RUNNING,
+    VALIDATION_FAILED,
+    read_build_record,
+    validation_path,
+    warehouse_status,
+)
 
 if TYPE_CHECKING:
     pass
 from judge_bias.report.base import (
+    MISSING_TABLE,
     Panel,
     Warehouse,
     bias_ci_level,
@@ -26,7 +34,7 @@ from judge_bias.report.base import (
     percent,
 )
 from judge_bias.report.bias import variant_label
-from judge_bias.report.glance import short_titles
+from judge_bias.report.glance import by_heading, short_titles
 from judge_bias.report.scorecard import failed_fits_html
 
 
@@ -40,24 +48,38 @@ def _est_text(r: pd.Series) -> str:
     return f"<b>{esc(r['name'])}</b> ({est} [{lo}, {hi}])"
 
 
-def significance_html(wh: Warehouse, absent: Sequence[Panel] = ()) -> str:
+def unbuilt_panels(wh: Warehouse, db_path: Path, absent: Sequence[Panel]) -> frozenset[str]:
+    """The keys of the absent panels the last build did not build: it failed, was
+    killed or is running, and the panel's table is not in the database (a build
+    stopped at the input gates, a load rolled back). Their data may well support
+    them; a table present without rows is the data's answer, as after a whole build."""
+    rec = read_build_record(db_path)
+    if rec is None or rec.get("state") not in (FAILED, VALIDATION_FAILED, RUNNING):
+        return frozenset()
+    return frozenset(p.key for p in absent if MISSING_TABLE.search(str(p.absent)))
+
+
+def significance_html(
+    wh: Warehouse, absent: Sequence[Panel] = (), unbuilt: Collection[str] = ()
+) -> str:
     """What is significant, written from every mart present (bias estimates, pairwise,
-    perturbation, agreement), then one line naming the analyses the data does not
-    support (the panels not drawn, with the reason)."""
+    perturbation, agreement), then a line naming the analyses the data does not
+    support (the panels not drawn, with the reason), and one naming those the last
+    build did not build (``unbuilt``: unbuilt_panels)."""
     items = [] if wh.missing("bias_estimates") else _bias_sentences(wh)
     items += _pairwise_sentences(wh) + _perturbation_sentences(wh) + _agreement_sentences(wh)
     if not items:
         items = ["<li>No analysis has a result in this database.</li>"]
     out = "<ul>" + "".join(items) + "</ul>"
-    if absent:
+    for heading, panels in by_heading(absent, unbuilt):
         by_reason: dict[str, list[str]] = {}
-        label = short_titles(absent)
-        for p in absent:
+        label = short_titles(panels)
+        for p in panels:
             by_reason.setdefault(str(p.absent), []).append(label[p.key])
         reasons = "; ".join(
             f"{esc(', '.join(titles))} ({esc(reason)})" for reason, titles in by_reason.items()
         )
-        out += f'<p class="unsupported">Not supported by this data: {reasons}.</p>'
+        out += f'<p class="unsupported">{esc(heading)}: {reasons}.</p>'
     return out + failed_fits_html(wh)
 
 

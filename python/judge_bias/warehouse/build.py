@@ -74,6 +74,8 @@ class BuildResult:
     inputs: list[FileCounts] = field(default_factory=list)  # per-file counts and reasons
     # from the input folder check, then the failed and warning GLM fits (glm_fits)
     warnings: list[str] = field(default_factory=list)
+    # an incremental build's failed load undone (incremental.ROLLED_BACK), else None
+    rolled_back: str | None = None
 
 
 def target_dir(db_path: Path) -> Path:
@@ -492,10 +494,11 @@ def build(
                 gates = validate_gates(db) if any(f.fails for f in inputs) else None
                 if gates is not None and not gates.success:
                     drop_unbuilt_models(db, _executed(results))
-                    guard.restore()  # a rejected load is not kept
+                    undone = guard.restore()  # a rejected load is not kept
                     write_validation_record(db, data, gates, None)
-                    record.finish(VALIDATION_FAILED, validation_failure(gates, inputs))
-                    return BuildResult(db, gates, None, inputs, record.warnings)
+                    reason = validation_failure(gates, inputs)
+                    record.finish(VALIDATION_FAILED, _and(reason, undone))
+                    return BuildResult(db, gates, None, inputs, record.warnings, undone)
                 if not quiet:
                     print("input gates passed: building the rest", flush=True)
                 record.reach("dbt build")
@@ -503,15 +506,24 @@ def build(
         manifest = target_dir(db) / "manifest.json"
         result = validate_and_publish(db, data, bi, record, manifest, on_load=guard.loads)
         if result.bi_path is None:
-            guard.restore()  # the validation failed: the load is not kept
+            # the validation failed: the load is not kept
+            if undone := guard.restore():
+                record.finish(VALIDATION_FAILED, _and(record.message, undone))
+                result.rolled_back = undone
         else:
             guard.discard()
         return result
     except BaseException as exc:
-        if guard is not None:
-            guard.restore()
-        record.finish(FAILED, " ".join(str(exc).split()) or type(exc).__name__)
+        undone = guard.restore() if guard is not None else None
+        if undone:
+            print(f"note: {undone}", file=sys.stderr, flush=True)
+        record.finish(FAILED, _and(" ".join(str(exc).split()) or type(exc).__name__, undone))
         raise
+
+
+def _and(message: str | None, undone: str | None) -> str | None:
+    """A build's message, and that its load was undone when it was."""
+    return f"{message}; {undone}" if message and undone else (message or undone)
 
 
 def _discard_copy(copying: Future[Path], stop: CopyStop) -> None:

@@ -6,6 +6,7 @@ load never stays in the accumulated inputs."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from collections.abc import Mapping
@@ -26,6 +27,8 @@ PROBE_TABLE = "base_inputs__judge_ratings"
 # facts through it, the BI snapshot appends them. Here, not in validation.py, so that
 # the snapshot (imported by every judge-bias command) does not import Great Expectations.
 RECOMPUTED_FACTS = "int_load_recomputed_facts"
+# the build's message when a failed load was undone (the report's status line shows it)
+ROLLED_BACK = "the load was rolled back: the warehouse is as it was before it"
 
 
 class IncrementalError(VarsError):
@@ -101,40 +104,81 @@ class LoadGuard:
     backup: Path | None
     loads: bool = False  # the build's inputs are loads (var judge_bias_incremental)
 
-    def restore(self) -> None:
+    def restore(self) -> str | None:
+        """Put the warehouse back as it was before the load; what was done, in words
+        for the build's message, or None when there was nothing to put back."""
         if self.backup is not None and self.backup.exists():
-            shutil.copyfile(self.backup, self.db)
+            _put_back(self.backup, self.db)
             self.backup.unlink()
+            return ROLLED_BACK
+        return None
 
     def discard(self) -> None:
         if self.backup is not None:
             self.backup.unlink(missing_ok=True)
 
 
+def _wal(db: Path) -> Path:
+    """DuckDB's write-ahead log beside a warehouse file."""
+    return db.with_name(db.name + ".wal")
+
+
+def _copy_atomic(src: Path | None, dst: Path) -> None:
+    """``src`` copied to ``dst`` (None: an empty DuckDB file) through a temporary file
+    renamed into place: a copy cut short (a full disk, a kill) leaves no half file
+    that the next build would take for a whole one."""
+    tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
+    tmp.unlink(missing_ok=True)  # left by a killed process of the same id
+    try:
+        if src is None:
+            duckdb.connect(str(tmp)).close()
+        else:
+            shutil.copyfile(src, tmp)
+        os.replace(tmp, dst)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _put_back(backup: Path, db: Path) -> None:
+    """The copy made before a load put back over the warehouse, without the load's
+    write-ahead log: a killed or interrupted build leaves one, and DuckDB would replay
+    it onto the copy (a first load's rows back in the empty warehouse) or refuse to
+    open the file (a log of a later checkpoint than the copy's)."""
+    _wal(db).unlink(missing_ok=True)
+    _copy_atomic(backup, db)
+
+
 def guard_load(db: Path, dbt_vars: Mapping[str, Any], full_refresh: bool) -> LoadGuard:
     """Before an incremental build: check the warehouse can take a load and copy it
-    aside (nothing to do without the var, or with --full-refresh, which replaces
-    the inputs by the folder's)."""
+    aside, an empty warehouse standing for one that does not exist yet (nothing to
+    do without the var). With --full-refresh, which replaces the inputs by the
+    folder's, the warehouse is copied too: a folder that fails leaves the inputs as
+    they were, not the rejected folder's for the next load to append to."""
     if not is_on(dbt_vars.get(INCREMENTAL_VAR, False)):
         return LoadGuard(db, None)
-    if full_refresh:
-        return LoadGuard(db, None, loads=True)
     backup = db.with_name(db.name + ".before-load")
     if backup.exists() and db.exists():
         # a load whose build was killed (no rollback ran): undo it before this one
-        shutil.copyfile(backup, db)
+        _put_back(backup, db)
         print(
             f"note: {backup.name} was left by a load whose build did not finish: "
             f"{db.name} is put back as it was before that load",
             file=sys.stderr,
         )
     holds = holds_loads(db)
-    if holds is None:
-        return LoadGuard(db, None, loads=True)
-    if not holds:
+    if holds is False and not full_refresh:
         raise IncrementalError(
             f"{db} was built without --incremental: its inputs are not loads; build it "
             "once with --incremental --full-refresh, then append"
         )
-    shutil.copyfile(db, backup)
+    if db.exists():
+        if _wal(db).exists():  # the file alone is not the warehouse: checkpoint first
+            duckdb.connect(str(db)).close()
+        _copy_atomic(db, backup)
+    else:
+        # the first load of a new warehouse: as it was before is an empty warehouse.
+        # Without this copy a first load that failed (its gates, its validation) or was
+        # killed stayed in the inputs, and the next load appended to it. A copy left
+        # beside a warehouse removed since is replaced, not taken for it.
+        _copy_atomic(None, backup)
     return LoadGuard(db, backup, loads=True)

@@ -330,6 +330,17 @@ LOADS_TABLE = ("create table if not exists base_inputs__judge_ratings (_row_numb
                "_load_id varchar, _loaded_at timestamp, _load_key varchar)")  # fmt: skip
 
 
+def _as_before_the_killed_load(db: Path, first: bool) -> None:
+    """No log beside the warehouse, and its inputs those before the killed load: none
+    for a first load, load 'a' for an append."""
+    assert not db.with_name(db.name + ".wal").exists()
+    if first:
+        assert holds_loads(db) is None
+    else:
+        loads = query(db, "select _load_id from base_inputs__judge_ratings")
+        assert loads["_load_id"].tolist() == ["a"]
+
+
 @pytest.mark.parametrize("first", [True, False], ids=["first load", "append"])
 def test_a_killed_load_is_rolled_back_with_its_log(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], first: bool
@@ -351,22 +362,12 @@ def test_a_killed_load_is_rolled_back_with_its_log(
     _killed_writing(db, LOADS_TABLE, "select 1" if first else "checkpoint", killed)
     again = guard_load(db, {"judge_bias_incremental": True}, full_refresh=False)
     assert "did not finish" in capsys.readouterr().err
-    assert not db.with_name(db.name + ".wal").exists()
-    if first:
-        assert holds_loads(db) is None
-    else:
-        loads = query(db, "select _load_id from base_inputs__judge_ratings")
-        assert loads["_load_id"].tolist() == ["a"]
+    _as_before_the_killed_load(db, first)
     # a load killed in its build puts the copy back again, without the log it left
     _killed_writing(db, LOADS_TABLE, killed)
     again.restore()
     assert again.backup is not None and not again.backup.exists()
-    assert not db.with_name(db.name + ".wal").exists()
-    if first:
-        assert holds_loads(db) is None
-    else:
-        loads = query(db, "select _load_id from base_inputs__judge_ratings")
-        assert loads["_load_id"].tolist() == ["a"]
+    _as_before_the_killed_load(db, first)
     # a copy whose warehouse was removed since is not taken for it
     db.unlink()
     with duckdb.connect(str(again.backup)) as con:  # a copy of an old warehouse left

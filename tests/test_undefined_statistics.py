@@ -34,6 +34,31 @@ def test_an_exactly_fitted_term_has_null_z_and_p_and_a_note() -> None:
     assert np.isnan(rounded["z"].iloc[0])
 
 
+def test_an_exactly_fitted_term_is_not_significant() -> None:
+    """Constant judge scores (all judges, every rating 3 of 0-4: Play Favorites'
+    Faithfulness with every label set to 3): in exact arithmetic every self and
+    family coefficient is 0 (closed form: a constant outcome is fitted by the
+    offsets alone) with standard error 0; rounding leaves estimates of +-1e-17 and
+    a zero-width interval that excludes 0. Old code: 384 such terms (89 self
+    or family) marked significant on that folder, and the scorecard listed "family-bias (GPT) -0.000
+    [-0.000, -0.000]" as evidence."""
+    terms = [
+        Term("self[A]", "self", judge="A"),
+        Term("family[F]", "family", family="F"),
+        Term("self[B]", "self", judge="B"),
+        Term("judge[A]", "judge_offset", judge="A"),
+    ]
+    params = np.array([1.9585360489695648e-16, -1.1068009182105967e-17, 0.5, 0.75])
+    cov = np.diag([1e-34, 0.0, 0.01, 0.0])
+    table = wald_table(terms, params, cov, 0.9, np.array([100, 100, 100, 100]), 30)
+    # the rounded zeros' intervals exclude 0, yet no term of standard error 0 is tested
+    assert (table["ci_low"].iloc[0] > 0) and (table["ci_high"].iloc[1] < 0)
+    assert table["significant"].tolist() == [False, False, True, False]
+    notes = support_notes(table, 30)
+    assert any("self[A], family[F], judge[A]" in n and "not marked significant" in n
+               for n in notes), notes  # fmt: skip
+
+
 def _items(rows: list[tuple[str, str, str, float, float, float]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["judge", "framing", "prompt_id", "s", "r", "g"]).assign(
         dimension="d"

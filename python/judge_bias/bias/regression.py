@@ -125,7 +125,9 @@ def wald_table(
     quantile and tail from the standard library: p = erfc(|z| / sqrt 2), exact in
     the far tail, so that the engine's process does not need scipy.stats).
     ``support``: ratings behind each term (n_support); a term with fewer than
-    ``min_support`` is not marked significant."""
+    ``min_support`` is not marked significant, nor is a term of standard error 0
+    (z and p null: no test; its interval is the estimate's rounding, e.g.
+    +-1e-17 for a judge's constant scores, and would exclude 0 by chance)."""
     se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     # a standard error of 0 (every rating behind the term fitted exactly, e.g. a
     # judge's constant scores; rounding leaves ~1e-17) leaves z and p undefined:
@@ -153,6 +155,7 @@ def wald_table(
             "ci_high": hi,
             "ci_level": ci_level,
             "significant": ((lo > 0) | (hi < 0))
+            & (se > 0)
             & (True if support is None else np.asarray(support) >= min_support),
             "n_support": pd.array(
                 [None] * len(terms) if support is None else np.asarray(support, dtype="int64"),
@@ -179,7 +182,7 @@ def support_notes(table: pd.DataFrame, min_support: int) -> list[str]:
     if len(exact):
         notes.append(
             f"standard error 0 for {', '.join(exact)}: every rating behind the term is "
-            "fitted exactly (e.g. constant scores); z and p_value are null"
+            "fitted exactly (e.g. constant scores); z and p_value are null, not marked significant"
         )
     undefined = table.loc[~np.isfinite(se), "term"]
     if len(undefined):

@@ -162,3 +162,30 @@ def test_model_comparisons_with_constant_scores_build_with_a_note() -> None:
     assert (out["difference"] == 0).all() and (out["std_error"] == 0).all()
     assert out["p_value"].isna().all() and out["pairing_variance_ratio"].isna().all()
     assert out["notes"].str.startswith("no variance in the scores (constant)").all()
+
+
+def test_ratings_and_labels_on_disjoint_items_say_why_no_fit_ran() -> None:
+    """Human labels on half the prompts, judge ratings on the other half (Play
+    Favorites' Faithfulness split by prompt): no rating has a human reference
+    (pandas: 0 ratings with human_score_norm). Every registered analysis has a fit
+    row whose note says so. Old code: main said only "no rows", by_dimension "no
+    dimension in the data" (there is one), and ordinal, llm_reference and
+    leave_one_out had no row at all."""
+    from judge_bias.bias.analyses import ANALYSES, NO_REFERENCE, Settings, run_analyses
+    from judge_bias.bias.fit_inputs import FACT_COLUMNS
+
+    rows = [
+        {"judge": j, "judge_family": j[0], "model": m, "model_family": m[0],
+         "prompt_id": f"p{i}", "dataset": "news", "task_type": "qa", "dimension": "d",
+         "framing": "positive", "judge_score": float(i % 5),
+         "judge_score_norm": (i % 5) / 4, "human_score_norm": None,
+         "is_self": j == m, "is_same_family": j[0] == m[0], "length_feature": 0.0}
+        for i in range(40) for j in ("A1", "B1") for m in ("A1", "A2", "B1")
+    ]  # fmt: skip
+    fct = pd.DataFrame(rows, columns=FACT_COLUMNS)
+    assert fct["human_score_norm"].notna().sum() == 0
+    est, fits = run_analyses(fct, Settings())
+    assert len(est) == 0
+    assert set(fits["analysis"]) == set(ANALYSES)
+    assert fits["notes"].str.contains(NO_REFERENCE, regex=False).all(), fits["notes"].tolist()
+    assert not fits["notes"].str.contains("no dimension in the data").any()

@@ -89,6 +89,8 @@ def main(inputs: FitInputs, s: Settings) -> list[FitOutput]:
 
 
 def _by(df: pd.DataFrame, s: Settings, analysis: str, column: pd.Series, spec: Spec) -> list:
+    if len(df) == 0:  # no rows at all: run_analyses says why, not "no dimension"
+        return [_fit(df, s, analysis)]
     if column.isna().all():
         return [_fit(df.iloc[:0], s, analysis, extra_notes=[f"no {analysis[3:]} in the data"])]
     skipped = _too_many(s, analysis, column.nunique(), analysis[3:].replace("_", " "))
@@ -277,13 +279,39 @@ def run_analyses(
         inputs = inputs_from_fact(inputs, settings.se_type)
     fits: list[FitOutput] = []
     for name in names or list(ANALYSES):
-        fits += ANALYSES[name](inputs, settings)
+        done = ANALYSES[name](inputs, settings)
+        if len(inputs.human) == 0:
+            done = _without_reference(done, name, settings)
+        fits += done
     estimates = pd.concat(
         [f.estimates for f in fits if len(f.estimates)] or [pd.DataFrame(columns=ESTIMATE_COLUMNS)],
         ignore_index=True,
     )
     fit_rows = pd.DataFrame([f.fit for f in fits], columns=FIT_COLUMNS)
     return estimates, fit_rows
+
+
+NO_REFERENCE = (
+    "no judge rating has a human reference (a human label on the same prompt, model "
+    "and dimension): human_annotations and judge_ratings share no item"
+)
+
+
+def _without_reference(fits: list[FitOutput], name: str, s: Settings) -> list[FitOutput]:
+    """The fits of an analysis when no rating has a human reference: each empty fit's
+    note, or one fit row saying so when the analysis returned none (leave_one_out,
+    llm_reference and ordinal have nothing to loop over), never a silent absence."""
+    if not fits:
+        fit: dict[str, object] = {
+            "analysis": name, "slice": "all", "model_type": "none", "n_obs": 0,
+            "n_params": 0, "r_squared": None, "se_type": s.se_type,
+            "ci_level": s.ci_level, "notes": NO_REFERENCE,
+        }  # fmt: skip
+        return [FitOutput(pd.DataFrame(columns=ESTIMATE_COLUMNS), fit)]
+    for f in fits:
+        if not f.fit.get("n_obs"):
+            f.fit["notes"] = "; ".join(filter(None, [NO_REFERENCE, str(f.fit["notes"] or "")]))
+    return fits
 
 
 def skipped_analyses(note: str, settings: Settings) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -293,7 +293,7 @@ def run_analyses(
 
 NO_REFERENCE = (
     "no judge rating has a human reference (a human label on the same prompt, model "
-    "and dimension): human_annotations and judge_ratings share no item"
+    "and dimension): nothing to fit"
 )
 
 

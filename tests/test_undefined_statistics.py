@@ -120,6 +120,27 @@ def test_judge_human_null_correlations_say_why() -> None:
     assert pd.isna(out["fine"])
 
 
+def test_gamma_at_one_has_no_interval_and_a_note() -> None:
+    """A judge that rates only its own model (Play Favorites' GPT-4o kept on its own
+    completions): 199 scores 1.0 and one 0.75, against varied human means. Brute
+    force over the 19,900 pairs (real data: 0 concordant, 45 discordant; here 0 and 44), so
+    gamma = -1 and its asymptotic standard error is 0. Old code: the interval
+    [-1, -1], zero width, on the strength of one rating, with no note."""
+    from judge_bias.agreement.judge_human import judge_human_agreement
+
+    x = np.r_[0.75, np.full(199, 1.0)]
+    y = np.r_[1.0, np.full(44, 0.91675), np.full(155, 1.0)]
+    dx, dy = np.sign(x[:, None] - x[None, :]), np.sign(y[:, None] - y[None, :])
+    conc, disc = int((dx * dy > 0).sum()) // 2, int((dx * dy < 0).sum()) // 2
+    assert (conc, disc) == (0, 44)
+    out = judge_human_agreement(_pairs("own", x, y, np.arange(200)))
+    row = out[out["dimension"] == "d"].iloc[0]
+    assert row["gk_gamma"] == pytest.approx((conc - disc) / (conc + disc))
+    assert pd.isna(row["gk_gamma_ci_low"]) and pd.isna(row["gk_gamma_ci_high"])
+    assert np.isfinite(row["spearman_ci_low"])  # the other intervals stay
+    assert "gk_gamma at +-1" in row["notes"] and "no interval" in row["notes"]
+
+
 def test_model_comparisons_with_constant_scores_build_with_a_note() -> None:
     """Two judges and two models, every judge and human score 3 (as int_ppi_stratum_
     moments and int_comparison_cross_moments hold them for that folder): the

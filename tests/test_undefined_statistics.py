@@ -34,7 +34,7 @@ def test_an_exactly_fitted_term_has_null_z_and_p_and_a_note() -> None:
     assert np.isnan(rounded["z"].iloc[0])
 
 
-def test_an_exactly_fitted_term_is_not_significant() -> None:
+def test_an_exactly_fitted_rounded_zero_is_not_significant() -> None:
     """Constant judge scores (all judges, every rating 3 of 0-4: Play Favorites'
     Faithfulness with every label set to 3): in exact arithmetic every self and
     family coefficient is 0 (closed form: a constant outcome is fitted by the
@@ -51,12 +51,65 @@ def test_an_exactly_fitted_term_is_not_significant() -> None:
     params = np.array([1.9585360489695648e-16, -1.1068009182105967e-17, 0.5, 0.75])
     cov = np.diag([1e-34, 0.0, 0.01, 0.0])
     table = wald_table(terms, params, cov, 0.9, np.array([100, 100, 100, 100]), 30)
-    # the rounded zeros' intervals exclude 0, yet no term of standard error 0 is tested
+    # the rounded zeros' intervals exclude 0, yet they are not significant; the
+    # exactly determined offset 0.75 (standard error 0) is
     assert (table["ci_low"].iloc[0] > 0) and (table["ci_high"].iloc[1] < 0)
-    assert table["significant"].tolist() == [False, False, True, False]
+    assert table["significant"].tolist() == [False, False, True, True]
     notes = support_notes(table, 30)
-    assert any("self[A], family[F], judge[A]" in n and "not marked significant" in n
-               for n in notes), notes  # fmt: skip
+    assert any("self[A], family[F], judge[A]" in n and "significant only if |estimate| > 1e-09"
+               in n for n in notes), notes  # fmt: skip
+
+
+def _determined_self_bias(constant: bool) -> pd.DataFrame:
+    """Two judges (families A, B) rating four models on 40 prompts, human scores
+    varied: each judge scores its own model 4 of 0-4 and every other 2 (norm 1.0
+    and 0.5), or every model 2 when ``constant``."""
+    from judge_bias.bias.fit_inputs import FACT_COLUMNS
+
+    rows = [
+        {"judge": j, "judge_family": j[0], "model": m, "model_family": m[0],
+         "prompt_id": f"p{i}", "dataset": "news", "task_type": "qa", "dimension": "d",
+         "framing": "positive", "judge_score": 4.0 if j == m and not constant else 2.0,
+         "judge_score_norm": 1.0 if j == m and not constant else 0.5,
+         "human_score_norm": ((i * 7 + ord(m[0]) + int(m[1])) % 5) / 4,
+         "is_self": j == m, "is_same_family": j[0] == m[0], "length_feature": 0.0}
+        for i in range(40) for j in ("A1", "B1") for m in ("A1", "A2", "B1", "B2")
+    ]  # fmt: skip
+    return pd.DataFrame(rows, columns=FACT_COLUMNS)
+
+
+@pytest.mark.parametrize("se_type", ["HC0", "HC1", "HC3", "cluster"])
+def test_an_exactly_determined_self_bias_is_significant_whatever_the_se(se_type: str) -> None:
+    """In exact arithmetic (closed form: the judges' scores are their offsets 0.5
+    plus 0.5 on their own model) self[A1] = self[B1] = 0.5, every other
+    coefficient 0, every residual 0 and every standard error 0; rounding leaves
+    some standard errors 0 and others 1e-11..1e-9 by chance. Play Favorites'
+    Faithfulness so rewritten for GPT-4o and GPT-3.5 Turbo: self 0.5 of se
+    3.6e-10 significant, self 0.5 of se 0.0 not. The same effect is significant
+    under every se type; the rounded zeros (family, slopes) are not."""
+    from judge_bias.bias.analyses import Settings, run_analyses
+
+    est, _ = run_analyses(_determined_self_bias(False), Settings(se_type=se_type), ["main"])
+    self_terms = est[est["term_type"] == "self"]
+    assert len(self_terms) == 2
+    assert self_terms["estimate"].to_numpy() == pytest.approx([0.5, 0.5], abs=1e-12)
+    assert self_terms["significant"].all(), self_terms[["term", "std_error", "significant"]]
+    zeros = est[est["term_type"].isin(["family", "judge_slope"])]
+    assert len(zeros) and (zeros["estimate"].abs() < 1e-9).all()
+    assert not zeros["significant"].any(), zeros[["term", "estimate", "std_error"]]
+
+
+@pytest.mark.parametrize("se_type", ["HC0", "HC1", "HC3", "cluster"])
+def test_the_rounded_zeros_of_a_constant_outcome_are_not_significant(se_type: str) -> None:
+    """Every judge scores every model 2: every self, family and slope term is 0 in
+    exact arithmetic with standard error 0 (what rounding leaves, |estimate| well
+    below 1e-9, is no effect), so none is significant."""
+    from judge_bias.bias.analyses import Settings, run_analyses
+
+    est, _ = run_analyses(_determined_self_bias(True), Settings(se_type=se_type), ["main"])
+    zeros = est[est["term_type"] != "judge_offset"]
+    assert len(zeros) and (zeros["estimate"].abs() < 1e-9).all()
+    assert (zeros["std_error"] == 0).all() and not zeros["significant"].any()
 
 
 def _items(rows: list[tuple[str, str, str, float, float, float]]) -> pd.DataFrame:

@@ -263,3 +263,34 @@ def test_ratings_and_labels_on_disjoint_items_say_why_no_fit_ran() -> None:
     assert set(fits["analysis"]) == set(ANALYSES)
     assert fits["notes"].str.contains(NO_REFERENCE, regex=False).all(), fits["notes"].tolist()
     assert not fits["notes"].str.contains("no dimension in the data").any()
+
+
+@pytest.mark.parametrize("case", ["inverted", "unreadable"])
+def test_labelled_ratings_without_a_positive_frame_score_say_so(case: str) -> None:
+    """Human labels on every rated item, but every rating in the inverted frame, or
+    every judge output unreadable (judge_score_norm null): ratings do have human
+    labels (pandas: 240), so "no judge rating has a human reference" (old note)
+    was false; the note names the positive-frame scored ratings the fits read."""
+    from judge_bias.bias.analyses import ANALYSES, NO_REFERENCE, Settings, run_analyses
+    from judge_bias.bias.fit_inputs import FACT_COLUMNS
+
+    rows = [
+        {"judge": j, "judge_family": j[0], "model": m, "model_family": m[0],
+         "prompt_id": f"p{i}", "dataset": "news", "task_type": "qa", "dimension": "d",
+         "framing": "inverted" if case == "inverted" else "positive",
+         "judge_score": None if case == "unreadable" else float(i % 5),
+         "judge_score_norm": None if case == "unreadable" else (i % 5) / 4,
+         "human_score_norm": (i % 3) / 2,
+         "is_self": j == m, "is_same_family": j[0] == m[0], "length_feature": 0.0}
+        for i in range(40) for j in ("A1", "B1") for m in ("A1", "A2", "B1")
+    ]  # fmt: skip
+    fct = pd.DataFrame(rows, columns=FACT_COLUMNS)
+    assert fct["human_score_norm"].notna().sum() == 240
+    positive_scored = (fct["framing"] == "positive") & fct["judge_score_norm"].notna()
+    assert (positive_scored & fct["human_score_norm"].notna()).sum() == 0
+    est, fits = run_analyses(fct, Settings())
+    assert len(est) == 0 and set(fits["analysis"]) == set(ANALYSES)
+    assert fits["notes"].str.contains(NO_REFERENCE, regex=False).all(), fits["notes"].tolist()
+    said = "no positive-frame judge score has a human reference"
+    assert fits["notes"].str.startswith(said).all(), fits["notes"].tolist()
+    assert not fits["notes"].str.contains("no judge rating has").any()

@@ -291,9 +291,14 @@ def run_analyses(
     return estimates, fit_rows
 
 
+# the fits' rows: positive-frame ratings with a readable score (judge_score_norm not
+# null) and a human label on the same prompt, model and dimension (fit_inputs.prepare,
+# int_bias_ratings); none, whether the labels are on other items, every rating is in
+# the inverted frame or every judge output is unreadable
 NO_REFERENCE = (
-    "no judge rating has a human reference (a human label on the same prompt, model "
-    "and dimension): nothing to fit"
+    "no positive-frame judge score has a human reference (the fits read ratings in the "
+    "positive frame with a readable score, judge_score_norm, and a human label on the "
+    "same prompt, model and dimension): nothing to fit"
 )
 
 

@@ -263,6 +263,10 @@ def test_ratings_and_labels_on_disjoint_items_say_why_no_fit_ran() -> None:
     assert set(fits["analysis"]) == set(ANALYSES)
     assert fits["notes"].str.contains(NO_REFERENCE, regex=False).all(), fits["notes"].tolist()
     assert not fits["notes"].str.contains("no dimension in the data").any()
+    # no fit possible: model_type none on every row (the yml's meaning), and the
+    # note not followed by the empty fit's "no estimates: no rows"
+    assert (fits["model_type"] == "none").all(), fits[["analysis", "model_type"]]
+    assert not fits["notes"].str.contains("no rows").any(), fits["notes"].tolist()
 
 
 @pytest.mark.parametrize("case", ["inverted", "unreadable"])

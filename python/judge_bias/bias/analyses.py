@@ -39,6 +39,7 @@ from judge_bias.bias.ordinal import fit_ordinal
 from judge_bias.bias.regression import (
     ESTIMATE_COLUMNS,
     FIT_COLUMNS,
+    NO_ROWS,
     FitOutput,
     Spec,
     fit_bias_regression,
@@ -315,7 +316,12 @@ def _without_reference(fits: list[FitOutput], name: str, s: Settings) -> list[Fi
         return [FitOutput(pd.DataFrame(columns=ESTIMATE_COLUMNS), fit)]
     for f in fits:
         if not f.fit.get("n_obs"):
-            f.fit["notes"] = "; ".join(filter(None, [NO_REFERENCE, str(f.fit["notes"] or "")]))
+            # no fit possible: model_type none (as bias_fits' yml defines it), and the
+            # empty fit's own "no estimates: no rows" repeats what the note says
+            parts = str(f.fit["notes"] or "").split("; ")
+            kept = [n for n in parts if n and n != NO_ROWS]
+            f.fit["notes"] = "; ".join([NO_REFERENCE, *kept])
+            f.fit["model_type"] = "none"
     return fits
 
 

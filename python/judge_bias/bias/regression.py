@@ -110,6 +110,7 @@ def dense_design(
     return X[:, keep], [design.terms[i] for i in keep], notes
 
 
+NO_ROWS = "no estimates: no rows"  # an empty fit's note
 EXACT_FIT_SE = 1e-12  # a standard error below this (relative to the estimate) is 0
 # an estimate of standard error 0 is significant when its magnitude exceeds this:
 # an exactly determined bias (a judge rating its own model 4 and every other 2:
@@ -275,7 +276,7 @@ def fit_bias_regression(
     }
     empty = pd.DataFrame(columns=ESTIMATE_COLUMNS)
     if n == 0:
-        notes.append("no estimates: no rows")
+        notes.append(NO_ROWS)
         return FitOutput(empty, fit | {"notes": "; ".join(notes)})
     if se_type == "cluster" and "prompt_id" not in stats:
         raise ValueError("cluster standard errors need prompt-grain statistics (prompt_id)")

@@ -2,8 +2,9 @@
 accepted, no NaN or infinity in any table, and every null statistic explained.
 
 Its cases (hand-written, each one real data has; tests/test_valid_data_property.py
-generates others): a judge with constant scores (dimension `constj`, judge A, on a
-constant human score: its offset is fitted exactly, standard error 0); a binary 0/1
+generates others): judges with constant scores (dimension `constj`, every judge
+scores 2, on a constant human score: by_dimension's constj fit is exact, every
+standard error 0); a binary 0/1
 dimension with pre-aggregated human means 0.5, 2/3 and 1/3; a dimension rated only
 by judges of their own model (`selfonly`); a judge (`lonely`) that rates only the
 prompts without human labels; a judge whose alias is a seed alias of another family
@@ -62,7 +63,8 @@ def write_folder(out: Path) -> None:
                     continue
                 ratings.append([j, p, m, "quality", rng.randint(1, 5)])
                 ratings.append([j, p, m, "binary", rng.randint(0, 1)])
-                ratings.append([j, p, m, "constj", 2 if j == "A" else rng.randint(0, 2)])
+                rng.randint(0, 2)  # the draw of the other dimensions' scores as before
+                ratings.append([j, p, m, "constj", 2])
                 if j == m:
                     ratings.append([j, p, m, "selfonly", rng.randint(1, 3)])
     means = ["2.6666666666666665", "3.5", "4", "1.333", "2"]
@@ -92,7 +94,9 @@ def write_folder(out: Path) -> None:
 def awkward(tmp_path_factory: pytest.TempPathFactory):
     root = tmp_path_factory.mktemp("awkward")
     write_folder(root / "data")
-    result = build(root / "data", root / "w.duckdb", quiet=True)
+    # min_term_support 20 (default 30): constj's judge offsets, 24 ratings each, are
+    # supported, so the mart's check decides them by their estimate
+    result = build(root / "data", root / "w.duckdb", quiet=True, dbt_vars={"min_term_support": 20})
     return root / "data", result
 
 
@@ -133,3 +137,29 @@ def test_every_null_statistic_has_a_note(awkward) -> None:
         "and (f.notes is null or strpos(f.notes, e.term) = 0)",
     )
     assert nulls.empty, nulls.to_string()
+
+
+def test_exactly_fitted_terms_are_significant_by_their_estimate(awkward) -> None:
+    """Every judge scores constj 2 on a constant human score: by_dimension's constj
+    fit is exact, every standard error 0 (closed form: each judge's offset is its
+    normalised score 1.0, every self and family term 0). The mart's check
+    (significant = interval excludes 0 and (std_error > 0 or |estimate| > 1e-9) and
+    n_support >= min_term_support) held, as the build is green, and decides these
+    rows by their estimate: the offsets (1.0, 24 ratings) are significant, the zero
+    self and family terms are not. Old check (std_error > 0): the build fails on
+    the offsets."""
+    _, result = awkward
+    est = query(result.db_path, "select * from bias_estimates")
+    constj = est[(est["analysis"] == "by_dimension") & (est["slice"] == "constj")]
+    assert len(constj) and (constj["std_error"] == 0).all()
+    offsets = constj[constj["term_type"] == "judge_offset"]
+    assert len(offsets) == 4 and (offsets["estimate"] == 1.0).all()
+    assert (offsets["n_support"] >= 20).all() and offsets["significant"].all()
+    zeros = constj[constj["term_type"].isin(["self", "family"])]
+    assert len(zeros) and (zeros["estimate"].abs() <= 1e-9).all()
+    assert not zeros["significant"].any()
+    # every row of the mart: the rule in pandas
+    excludes = (est["ci_low"] > 0) | (est["ci_high"] < 0)
+    decided = (est["std_error"] > 0) | (est["estimate"].abs() > 1e-9)
+    supported = est["n_support"].isna() | (est["n_support"] >= 20)
+    assert (est["significant"] == (excludes & decided & supported)).all()

@@ -188,3 +188,25 @@ def test_a_file_of_another_shape_is_one_line_error(
     assert main(["import", "promptfoo", str(path), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and str(path) in err[0] and "promptfoo" in err[0], err
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("results.jsonl", b""),
+        ("results.jsonl", b"\r\n\n"),
+        ("results.json", b'{"results": {"results": []}}'),
+    ],
+)
+def test_an_eval_of_no_result_is_named_as_empty(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, content: bytes
+) -> None:
+    """promptfoo writes an empty JSONL file (and results.results = [] in the JSON)
+    for an eval of no test case: one line saying the file holds no results, not
+    "a row without testIdx and provider" (old message: there is no row at all)."""
+    path = tmp_path / name
+    path.write_bytes(content)
+    assert main(["import", "promptfoo", str(path), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(path) in err[0] and "no results" in err[0], err
+    assert "testIdx" not in err[0], err

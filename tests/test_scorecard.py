@@ -156,7 +156,8 @@ def test_panel_score_intervals_equal_statsmodels_clustered_wls(demo_build) -> No
                     "judge_score_norm is not null and judge_family <> model_family")  # fmt: skip
     est = query(db, "select * from bias_estimates where analysis = 'main' and slice = 'all'")
     off = est[est["term_type"] == "judge_offset"].set_index("judge")["estimate"]
-    slope = est[(est["term_type"] == "judge_slope") & (est["ci_low"] > 0)]
+    slope = est[(est["term_type"] == "judge_slope") & (est["ci_low"] > 0)
+                & ((est["std_error"] > 0) | (est["estimate"].abs() > 1e-9))]  # fmt: skip
     slope = slope.set_index("judge")["estimate"]
     dim = est[est["term_type"] == "dimension"].set_index("dimension")["estimate"]
     fct["calibrated"] = (
@@ -233,6 +234,7 @@ def test_panel_human_score_counts_each_labelled_completion_once() -> None:
                 "judge": j,
                 "dimension": None,
                 "estimate": e,
+                "std_error": 0.05,
                 "ci_low": 0.1,
             }
             for j in judges
@@ -256,3 +258,53 @@ def test_panel_human_score_counts_each_labelled_completion_once() -> None:
     for model, row in pooled.iterrows():
         assert board.loc[(model, "all"), "human_score"] == pytest.approx(row["mean"], abs=1e-12)
         assert board.loc[(model, "all"), "n_human_completions"] == row["size"]
+
+
+def test_panel_debiases_by_no_rounded_zero_slope() -> None:
+    """Constant scores fit a judge slope of 0 with standard error 0; rounding
+    leaves -7e-15..6e-14, whose zero-width interval can lie above 0 (Play
+    Favorites with constant scores). Such a judge has no debiased score (old
+    code: its scores divided by 6e-14, panel_score_debiased ~1e12 and counted in
+    n_debiased_judges); a slope of standard error 0 that is no rounded zero
+    (0.5, an exact fit) and one with a standard error (0.8) debias. Reference:
+    pandas, (score - offset) / slope per judge, averaged over the kept judges."""
+    import duckdb
+
+    from tests.sql_models import model_relation
+
+    judges = {"a1": "A", "b1": "B", "b2": "B", "b3": "B"}
+    slopes = {  # judge: (estimate, std_error): b1 a rounded zero, b2 exact, b3 noisy
+        "a1": (0.5, 0.1), "b1": (6e-14, 0.0), "b2": (0.5, 0.0), "b3": (0.8, 0.1),
+    }  # fmt: skip
+    rng = np.random.default_rng(3)
+    rows = [
+        {"judge": j, "judge_family": f, "model": m, "model_family": m[0].upper(),
+         "prompt_id": f"p{p}", "dimension": "d", "framing": "positive",
+         "judge_score_norm": float(rng.integers(0, 5)) / 4, "human_score_norm": 0.5}
+        for p in range(6) for j, f in judges.items() for m in ("a1", "b1")
+    ]  # fmt: skip
+    fct = pd.DataFrame(rows)
+    terms = [
+        {"analysis": "main", "slice": "all", "term_type": t, "judge": j,
+         "dimension": None, "estimate": e, "std_error": se, "ci_low": e - 1.645 * se}
+        for j, (slope, slope_se) in slopes.items()
+        for t, e, se in (("judge_offset", 0.125, 0.01), ("judge_slope", slope, slope_se))
+    ]  # fmt: skip
+    estimates = pd.DataFrame(terms)
+    assert (estimates["ci_low"] > 0).all()  # every interval lies above 0, b1's by rounding
+    board = model_relation(
+        duckdb.connect(), "panel_leaderboard",
+        {"fct_judge_ratings": fct, "bias_estimates": estimates},
+    ).df().set_index(["model", "dimension"])  # fmt: skip
+    kept = {j: s for j, (s, _) in slopes.items() if j != "b1"}
+    panel = fct[fct["judge_family"] != fct["model_family"]]
+    panel = panel[panel["judge"].isin(list(kept))]
+    calibrated = (panel["judge_score_norm"] - 0.125) / panel["judge"].map(kept)
+    expected = calibrated.groupby([panel["model"], panel["judge"]]).mean().groupby("model").mean()
+    for model, score in expected.items():
+        row = board.loc[(model, "d")]
+        assert row["panel_score_debiased"] == pytest.approx(score, abs=1e-12)
+        assert row["n_debiased_judges"] == panel[panel["model"] == model]["judge"].nunique()
+    # model a1's panel is b1, b2, b3: two debiased, the rounded zero left out
+    assert board.loc[("a1", "d"), "n_debiased_judges"] == 2
+    assert board.loc[("a1", "d"), "n_panel_judges"] == 3

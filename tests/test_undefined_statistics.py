@@ -34,6 +34,84 @@ def test_an_exactly_fitted_term_has_null_z_and_p_and_a_note() -> None:
     assert np.isnan(rounded["z"].iloc[0])
 
 
+def test_an_exactly_fitted_rounded_zero_is_not_significant() -> None:
+    """Constant judge scores (all judges, every rating 3 of 0-4: Play Favorites'
+    Faithfulness with every label set to 3): in exact arithmetic every self and
+    family coefficient is 0 (closed form: a constant outcome is fitted by the
+    offsets alone) with standard error 0; rounding leaves estimates of +-1e-17 and
+    a zero-width interval that excludes 0. Old code: 384 such terms (89 self
+    or family) marked significant on that folder, and the scorecard listed "family-bias (GPT) -0.000
+    [-0.000, -0.000]" as evidence."""
+    terms = [
+        Term("self[A]", "self", judge="A"),
+        Term("family[F]", "family", family="F"),
+        Term("self[B]", "self", judge="B"),
+        Term("judge[A]", "judge_offset", judge="A"),
+    ]
+    params = np.array([1.9585360489695648e-16, -1.1068009182105967e-17, 0.5, 0.75])
+    cov = np.diag([1e-34, 0.0, 0.01, 0.0])
+    table = wald_table(terms, params, cov, 0.9, np.array([100, 100, 100, 100]), 30)
+    # the rounded zeros' intervals exclude 0, yet they are not significant; the
+    # exactly determined offset 0.75 (standard error 0) is
+    assert (table["ci_low"].iloc[0] > 0) and (table["ci_high"].iloc[1] < 0)
+    assert table["significant"].tolist() == [False, False, True, True]
+    notes = support_notes(table, 30)
+    assert any("self[A], family[F], judge[A]" in n and "significant only if |estimate| > 1e-09"
+               in n for n in notes), notes  # fmt: skip
+
+
+def _determined_self_bias(constant: bool) -> pd.DataFrame:
+    """Two judges (families A, B) rating four models on 40 prompts, human scores
+    varied: each judge scores its own model 4 of 0-4 and every other 2 (norm 1.0
+    and 0.5), or every model 2 when ``constant``."""
+    from judge_bias.bias.fit_inputs import FACT_COLUMNS
+
+    rows = [
+        {"judge": j, "judge_family": j[0], "model": m, "model_family": m[0],
+         "prompt_id": f"p{i}", "dataset": "news", "task_type": "qa", "dimension": "d",
+         "framing": "positive", "judge_score": 4.0 if j == m and not constant else 2.0,
+         "judge_score_norm": 1.0 if j == m and not constant else 0.5,
+         "human_score_norm": ((i * 7 + ord(m[0]) + int(m[1])) % 5) / 4,
+         "is_self": j == m, "is_same_family": j[0] == m[0], "length_feature": 0.0}
+        for i in range(40) for j in ("A1", "B1") for m in ("A1", "A2", "B1", "B2")
+    ]  # fmt: skip
+    return pd.DataFrame(rows, columns=FACT_COLUMNS)
+
+
+@pytest.mark.parametrize("se_type", ["HC0", "HC1", "HC3", "cluster"])
+def test_an_exactly_determined_self_bias_is_significant_whatever_the_se(se_type: str) -> None:
+    """In exact arithmetic (closed form: the judges' scores are their offsets 0.5
+    plus 0.5 on their own model) self[A1] = self[B1] = 0.5, every other
+    coefficient 0, every residual 0 and every standard error 0; rounding leaves
+    some standard errors 0 and others 1e-11..1e-9 by chance. Play Favorites'
+    Faithfulness so rewritten for GPT-4o and GPT-3.5 Turbo: self 0.5 of se
+    3.6e-10 significant, self 0.5 of se 0.0 not. The same effect is significant
+    under every se type; the rounded zeros (family, slopes) are not."""
+    from judge_bias.bias.analyses import Settings, run_analyses
+
+    est, _ = run_analyses(_determined_self_bias(False), Settings(se_type=se_type), ["main"])
+    self_terms = est[est["term_type"] == "self"]
+    assert len(self_terms) == 2
+    assert self_terms["estimate"].to_numpy() == pytest.approx([0.5, 0.5], abs=1e-12)
+    assert self_terms["significant"].all(), self_terms[["term", "std_error", "significant"]]
+    zeros = est[est["term_type"].isin(["family", "judge_slope"])]
+    assert len(zeros) and (zeros["estimate"].abs() < 1e-9).all()
+    assert not zeros["significant"].any(), zeros[["term", "estimate", "std_error"]]
+
+
+@pytest.mark.parametrize("se_type", ["HC0", "HC1", "HC3", "cluster"])
+def test_the_rounded_zeros_of_a_constant_outcome_are_not_significant(se_type: str) -> None:
+    """Every judge scores every model 2: every self, family and slope term is 0 in
+    exact arithmetic with standard error 0 (what rounding leaves, |estimate| well
+    below 1e-9, is no effect), so none is significant."""
+    from judge_bias.bias.analyses import Settings, run_analyses
+
+    est, _ = run_analyses(_determined_self_bias(True), Settings(se_type=se_type), ["main"])
+    zeros = est[est["term_type"] != "judge_offset"]
+    assert len(zeros) and (zeros["estimate"].abs() < 1e-9).all()
+    assert (zeros["std_error"] == 0).all() and not zeros["significant"].any()
+
+
 def _items(rows: list[tuple[str, str, str, float, float, float]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["judge", "framing", "prompt_id", "s", "r", "g"]).assign(
         dimension="d"
@@ -95,6 +173,27 @@ def test_judge_human_null_correlations_say_why() -> None:
     assert pd.isna(out["fine"])
 
 
+def test_gamma_at_one_has_no_interval_and_a_note() -> None:
+    """A judge that rates only its own model (Play Favorites' GPT-4o kept on its own
+    completions): 199 scores 1.0 and one 0.75, against varied human means. Brute
+    force over the 19,900 pairs (real data: 0 concordant, 45 discordant; here 0 and 44), so
+    gamma = -1 and its asymptotic standard error is 0. Old code: the interval
+    [-1, -1], zero width, on the strength of one rating, with no note."""
+    from judge_bias.agreement.judge_human import judge_human_agreement
+
+    x = np.r_[0.75, np.full(199, 1.0)]
+    y = np.r_[1.0, np.full(44, 0.91675), np.full(155, 1.0)]
+    dx, dy = np.sign(x[:, None] - x[None, :]), np.sign(y[:, None] - y[None, :])
+    conc, disc = int((dx * dy > 0).sum()) // 2, int((dx * dy < 0).sum()) // 2
+    assert (conc, disc) == (0, 44)
+    out = judge_human_agreement(_pairs("own", x, y, np.arange(200)))
+    row = out[out["dimension"] == "d"].iloc[0]
+    assert row["gk_gamma"] == pytest.approx((conc - disc) / (conc + disc))
+    assert pd.isna(row["gk_gamma_ci_low"]) and pd.isna(row["gk_gamma_ci_high"])
+    assert np.isfinite(row["spearman_ci_low"])  # the other intervals stay
+    assert "gk_gamma at +-1" in row["notes"] and "no interval" in row["notes"]
+
+
 def test_model_comparisons_with_constant_scores_build_with_a_note() -> None:
     """Two judges and two models, every judge and human score 3 (as int_ppi_stratum_
     moments and int_comparison_cross_moments hold them for that folder): the
@@ -137,3 +236,65 @@ def test_model_comparisons_with_constant_scores_build_with_a_note() -> None:
     assert (out["difference"] == 0).all() and (out["std_error"] == 0).all()
     assert out["p_value"].isna().all() and out["pairing_variance_ratio"].isna().all()
     assert out["notes"].str.startswith("no variance in the scores (constant)").all()
+
+
+def test_ratings_and_labels_on_disjoint_items_say_why_no_fit_ran() -> None:
+    """Human labels on half the prompts, judge ratings on the other half (Play
+    Favorites' Faithfulness split by prompt): no rating has a human reference
+    (pandas: 0 ratings with human_score_norm). Every registered analysis has a fit
+    row whose note says so. Old code: main said only "no rows", by_dimension "no
+    dimension in the data" (there is one), and ordinal, llm_reference and
+    leave_one_out had no row at all."""
+    from judge_bias.bias.analyses import ANALYSES, NO_REFERENCE, Settings, run_analyses
+    from judge_bias.bias.fit_inputs import FACT_COLUMNS
+
+    rows = [
+        {"judge": j, "judge_family": j[0], "model": m, "model_family": m[0],
+         "prompt_id": f"p{i}", "dataset": "news", "task_type": "qa", "dimension": "d",
+         "framing": "positive", "judge_score": float(i % 5),
+         "judge_score_norm": (i % 5) / 4, "human_score_norm": None,
+         "is_self": j == m, "is_same_family": j[0] == m[0], "length_feature": 0.0}
+        for i in range(40) for j in ("A1", "B1") for m in ("A1", "A2", "B1")
+    ]  # fmt: skip
+    fct = pd.DataFrame(rows, columns=FACT_COLUMNS)
+    assert fct["human_score_norm"].notna().sum() == 0
+    est, fits = run_analyses(fct, Settings())
+    assert len(est) == 0
+    assert set(fits["analysis"]) == set(ANALYSES)
+    assert fits["notes"].str.contains(NO_REFERENCE, regex=False).all(), fits["notes"].tolist()
+    assert not fits["notes"].str.contains("no dimension in the data").any()
+    # no fit possible: model_type none on every row (the yml's meaning), and the
+    # note not followed by the empty fit's "no estimates: no rows"
+    assert (fits["model_type"] == "none").all(), fits[["analysis", "model_type"]]
+    assert not fits["notes"].str.contains("no rows").any(), fits["notes"].tolist()
+
+
+@pytest.mark.parametrize("case", ["inverted", "unreadable"])
+def test_labelled_ratings_without_a_positive_frame_score_say_so(case: str) -> None:
+    """Human labels on every rated item, but every rating in the inverted frame, or
+    every judge output unreadable (judge_score_norm null): ratings do have human
+    labels (pandas: 240), so "no judge rating has a human reference" (old note)
+    was false; the note names the positive-frame scored ratings the fits read."""
+    from judge_bias.bias.analyses import ANALYSES, NO_REFERENCE, Settings, run_analyses
+    from judge_bias.bias.fit_inputs import FACT_COLUMNS
+
+    rows = [
+        {"judge": j, "judge_family": j[0], "model": m, "model_family": m[0],
+         "prompt_id": f"p{i}", "dataset": "news", "task_type": "qa", "dimension": "d",
+         "framing": "inverted" if case == "inverted" else "positive",
+         "judge_score": None if case == "unreadable" else float(i % 5),
+         "judge_score_norm": None if case == "unreadable" else (i % 5) / 4,
+         "human_score_norm": (i % 3) / 2,
+         "is_self": j == m, "is_same_family": j[0] == m[0], "length_feature": 0.0}
+        for i in range(40) for j in ("A1", "B1") for m in ("A1", "A2", "B1")
+    ]  # fmt: skip
+    fct = pd.DataFrame(rows, columns=FACT_COLUMNS)
+    assert fct["human_score_norm"].notna().sum() == 240
+    positive_scored = (fct["framing"] == "positive") & fct["judge_score_norm"].notna()
+    assert (positive_scored & fct["human_score_norm"].notna()).sum() == 0
+    est, fits = run_analyses(fct, Settings())
+    assert len(est) == 0 and set(fits["analysis"]) == set(ANALYSES)
+    assert fits["notes"].str.contains(NO_REFERENCE, regex=False).all(), fits["notes"].tolist()
+    said = "no positive-frame judge score has a human reference"
+    assert fits["notes"].str.startswith(said).all(), fits["notes"].tolist()
+    assert not fits["notes"].str.contains("no judge rating has").any()

@@ -155,7 +155,7 @@ final as (
                     then
                         'self-bias undecided: ' || n_self_ratings
                         || ' ratings of its own model, '
-                        || coalesce(self_bias_n_support::varchar, 'no') || ' behind a self-bias term'
+                        || coalesce(self_bias_n_support::varchar, 'none') || ' behind a self-bias term'
                         || ' (min_term_support {{ t.min_term_support }})'
             end,
             case

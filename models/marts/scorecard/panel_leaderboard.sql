@@ -5,8 +5,10 @@
 -- of the model (each judge weighs the same). Debiased: the same mean of each
 -- judge's scores mapped onto the human scale with the main fit's terms,
 -- (score - judge offset - dimension effect) / judge slope, for the judges
--- whose slope's interval lies above 0 (a cross-family judge has no self or
--- family term to remove; what remains is its scale). The mean over all
+-- whose slope's interval lies above 0 and is no rounded zero (standard error
+-- above 0 or |slope| > 1e-9, bias_estimates.significant's rule; a
+-- cross-family judge has no self or family term to remove, what remains is
+-- its scale). The mean over all
 -- judges, same family included, and the human mean stand beside them; every
 -- rank is 1 = best, ties share the lower rank. The two panel scores have a 95%
 -- interval: each is a weighted mean of ratings (weight 1 / (judges x the
@@ -50,7 +52,12 @@ slopes as (
         judge,
         estimate as judge_slope
     from main_terms
-    where term_type = 'judge_slope' and ci_low > 0
+    -- a slope of standard error 0 (constant scores: an exact fit) is a rounded zero
+    -- (-7e-15..6e-14, its interval above 0 by chance) unless |slope| > 1e-9
+    -- (judge_bias.bias.regression.EXACT_ZERO_ESTIMATE): no division by it
+    where
+        term_type = 'judge_slope' and ci_low > 0
+        and (std_error > 0 or abs(estimate) > 1e-9)
 ),
 
 dimension_effects as (

@@ -37,8 +37,14 @@ def correlation_notes(
     if skipped:
         no_ci = [nm for nm in no_ci if nm not in ("kendall_tau_b", "gk_gamma")]
     at_one = [nm for nm in no_ci if abs(stats_.get(nm, 0.0)) >= 1]
-    if at_one:
-        notes.append(f"{', '.join(at_one)} at +-1: no Fisher interval")
+    fisher = [nm for nm in at_one if nm != "gk_gamma"]
+    if fisher:
+        notes.append(f"{', '.join(fisher)} at +-1: no Fisher interval")
+    if "gk_gamma" in at_one:
+        notes.append(
+            "gk_gamma at +-1 (no untied pair ordered the other way): its asymptotic "
+            "standard error is 0, no interval"
+        )
     no_ci = [nm for nm in no_ci if nm not in at_one]
     if no_ci:
         notes.append(f"no interval for {', '.join(no_ci)}")

@@ -175,9 +175,13 @@ def correlations_from_table(
         "spearman": (rs, _fisher_interval(rs, np.sqrt((1 + rs**2 / 2) / (n - 3)))),
         "pearson": (rp, _fisher_interval(rp, 1 / np.sqrt(n - 3))),
         "kendall_tau_b": (tau, _fisher_interval(tau, np.sqrt(0.437 / (n - 4)))),
+        # at |gamma| = 1 (no untied pair disagrees, or none agrees) the asymptotic
+        # standard error is 0: no interval, as Fisher's at |r| = 1 (a note says so)
         "gk_gamma": (
             gamma,
-            (max(-1.0, gamma - Z95 * gamma_se), min(1.0, gamma + Z95 * gamma_se)),
+            (max(-1.0, gamma - Z95 * gamma_se), min(1.0, gamma + Z95 * gamma_se))
+            if abs(gamma) < 1
+            else (np.nan, np.nan),
         ),
     }
     for name, (value, (lo, hi)) in intervals.items():

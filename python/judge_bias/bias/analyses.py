@@ -39,6 +39,7 @@ from judge_bias.bias.ordinal import fit_ordinal
 from judge_bias.bias.regression import (
     ESTIMATE_COLUMNS,
     FIT_COLUMNS,
+    NO_ROWS,
     FitOutput,
     Spec,
     fit_bias_regression,
@@ -89,6 +90,8 @@ def main(inputs: FitInputs, s: Settings) -> list[FitOutput]:
 
 
 def _by(df: pd.DataFrame, s: Settings, analysis: str, column: pd.Series, spec: Spec) -> list:
+    if len(df) == 0:  # no rows at all: run_analyses says why, not "no dimension"
+        return [_fit(df, s, analysis)]
     if column.isna().all():
         return [_fit(df.iloc[:0], s, analysis, extra_notes=[f"no {analysis[3:]} in the data"])]
     skipped = _too_many(s, analysis, column.nunique(), analysis[3:].replace("_", " "))
@@ -277,13 +280,49 @@ def run_analyses(
         inputs = inputs_from_fact(inputs, settings.se_type)
     fits: list[FitOutput] = []
     for name in names or list(ANALYSES):
-        fits += ANALYSES[name](inputs, settings)
+        done = ANALYSES[name](inputs, settings)
+        if len(inputs.human) == 0:
+            done = _without_reference(done, name, settings)
+        fits += done
     estimates = pd.concat(
         [f.estimates for f in fits if len(f.estimates)] or [pd.DataFrame(columns=ESTIMATE_COLUMNS)],
         ignore_index=True,
     )
     fit_rows = pd.DataFrame([f.fit for f in fits], columns=FIT_COLUMNS)
     return estimates, fit_rows
+
+
+# the fits' rows: positive-frame ratings with a readable score (judge_score_norm not
+# null) and a human label on the same prompt, model and dimension (fit_inputs.prepare,
+# int_bias_ratings); none, whether the labels are on other items, every rating is in
+# the inverted frame or every judge output is unreadable
+NO_REFERENCE = (
+    "no positive-frame judge score has a human reference (the fits read ratings in the "
+    "positive frame with a readable score, judge_score_norm, and a human label on the "
+    "same prompt, model and dimension): nothing to fit"
+)
+
+
+def _without_reference(fits: list[FitOutput], name: str, s: Settings) -> list[FitOutput]:
+    """The fits of an analysis when no rating has a human reference: each empty fit's
+    note, or one fit row saying so when the analysis returned none (leave_one_out,
+    llm_reference and ordinal have nothing to loop over), never a silent absence."""
+    if not fits:
+        fit: dict[str, object] = {
+            "analysis": name, "slice": "all", "model_type": "none", "n_obs": 0,
+            "n_params": 0, "r_squared": None, "se_type": s.se_type,
+            "ci_level": s.ci_level, "notes": NO_REFERENCE,
+        }  # fmt: skip
+        return [FitOutput(pd.DataFrame(columns=ESTIMATE_COLUMNS), fit)]
+    for f in fits:
+        if not f.fit.get("n_obs"):
+            # no fit possible: model_type none (as bias_fits' yml defines it), and the
+            # empty fit's own "no estimates: no rows" repeats what the note says
+            parts = str(f.fit["notes"] or "").split("; ")
+            kept = [n for n in parts if n and n != NO_ROWS]
+            f.fit["notes"] = "; ".join([NO_REFERENCE, *kept])
+            f.fit["model_type"] = "none"
+    return fits
 
 
 def skipped_analyses(note: str, settings: Settings) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -31,6 +31,7 @@ from judge_bias.bias.regression import (
     ESTIMATE_COLUMNS,
     MIN_RESIDUAL_DF,
     MIN_TERM_SUPPORT,
+    NO_ROWS,
     FitOutput,
     se_bytes,
     support_notes,
@@ -166,7 +167,7 @@ def fit_gam(
         return FitOutput(empty, fit | {"n_params": p, "notes": note})
 
     if n == 0:
-        return skipped("no estimates: no rows")
+        return skipped(NO_ROWS)
     reference = row_reference(stats)
     if reference is None:
         return skipped(

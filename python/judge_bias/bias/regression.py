@@ -110,7 +110,16 @@ def dense_design(
     return X[:, keep], [design.terms[i] for i in keep], notes
 
 
+NO_ROWS = "no estimates: no rows"  # an empty fit's note
 EXACT_FIT_SE = 1e-12  # a standard error below this (relative to the estimate) is 0
+# an estimate of standard error 0 is significant when its magnitude exceeds this:
+# an exactly determined bias (a judge rating its own model 4 and every other 2:
+# self = 0.5) is an effect whatever the rounding left as its standard error (0,
+# or noise of 1e-11..1e-9 depending on the se type), while the rounded zeros of a
+# constant outcome are <= 6e-14 (Play Favorites) and the smallest bias that means
+# anything on the 0-1 scale is ~1e-3. The mart's check (_bias__models.yml) and
+# panel_leaderboard's slopes use the same 1e-9.
+EXACT_ZERO_ESTIMATE = 1e-9
 
 
 def wald_table(
@@ -125,7 +134,11 @@ def wald_table(
     quantile and tail from the standard library: p = erfc(|z| / sqrt 2), exact in
     the far tail, so that the engine's process does not need scipy.stats).
     ``support``: ratings behind each term (n_support); a term with fewer than
-    ``min_support`` is not marked significant."""
+    ``min_support`` is not marked significant, nor is a term of standard error 0
+    whose estimate is a rounded zero (|estimate| <= EXACT_ZERO_ESTIMATE: its
+    interval is the rounding, e.g. +-1e-17 for a judge's constant scores, and
+    would exclude 0 by chance); an exactly determined non-zero estimate of
+    standard error 0 is significant (z and p stay null)."""
     se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     # a standard error of 0 (every rating behind the term fitted exactly, e.g. a
     # judge's constant scores; rounding leaves ~1e-17) leaves z and p undefined:
@@ -153,6 +166,7 @@ def wald_table(
             "ci_high": hi,
             "ci_level": ci_level,
             "significant": ((lo > 0) | (hi < 0))
+            & ((se > 0) | (np.abs(params) > EXACT_ZERO_ESTIMATE))
             & (True if support is None else np.asarray(support) >= min_support),
             "n_support": pd.array(
                 [None] * len(terms) if support is None else np.asarray(support, dtype="int64"),
@@ -179,7 +193,9 @@ def support_notes(table: pd.DataFrame, min_support: int) -> list[str]:
     if len(exact):
         notes.append(
             f"standard error 0 for {', '.join(exact)}: every rating behind the term is "
-            "fitted exactly (e.g. constant scores); z and p_value are null"
+            "fitted exactly (e.g. constant scores); z and p_value are null, and the term is "
+            f"significant only if |estimate| > {EXACT_ZERO_ESTIMATE:g} (an exactly determined "
+            "effect, not a rounded zero)"
         )
     undefined = table.loc[~np.isfinite(se), "term"]
     if len(undefined):
@@ -260,7 +276,7 @@ def fit_bias_regression(
     }
     empty = pd.DataFrame(columns=ESTIMATE_COLUMNS)
     if n == 0:
-        notes.append("no estimates: no rows")
+        notes.append(NO_ROWS)
         return FitOutput(empty, fit | {"notes": "; ".join(notes)})
     if se_type == "cluster" and "prompt_id" not in stats:
         raise ValueError("cluster standard errors need prompt-grain statistics (prompt_id)")

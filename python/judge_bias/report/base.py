@@ -291,7 +291,11 @@ def significance_legend(
             color="0.3",
             markerfacecolor="white",
             markersize=7,
-            label=f"not significant ({percent(level)} interval contains 0)",
+            # bias_estimates.significant: the interval excludes 0, the term has
+            # min_term_support ratings, and a standard error of 0 goes with
+            # |estimate| > 1e-9 (an exact effect, not a rounded zero)
+            label=f"not significant ({percent(level)} interval contains 0, too few ratings, "
+            "or a rounded zero of standard error 0)",
         ),
     ]
     fig.legend(

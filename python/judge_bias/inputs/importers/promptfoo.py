@@ -131,7 +131,11 @@ def read_results(path: Path) -> tuple[list[dict], dict, str]:
             raise InputError(f"{path}: not {WHAT}: no results.results list")
         config = data["config"] if isinstance(data.get("config"), dict) else {}
         source = str(data.get("evalId") or path.stem)
-    if not isinstance(rows, list) or not rows or not all(_is_result(r) for r in rows):
+    if isinstance(rows, list) and not rows:
+        # an eval with no test cases (or every line blank): promptfoo writes an
+        # empty JSONL file, or results.results = []
+        raise InputError(f"{path}: no results in it (an eval of no test case?): nothing to import")
+    if not isinstance(rows, list) or not all(_is_result(r) for r in rows):
         raise InputError(f"{path}: not {WHAT}: a row without testIdx and provider")
     return rows, config, source
 

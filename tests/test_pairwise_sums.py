@@ -180,7 +180,7 @@ def test_a_null_human_verdict_term_says_why_in_the_joint_notes() -> None:
     (uses_human_verdict false): notes says why, both routes, of the judgments the fit
     takes (decisive, valid, with lengths). A judge without any human verdict gets
     "no human verdict on the N judgments fitted"; judge-t, whose judgments are all
-    ties (with human verdicts), "no decisive verdict"; a judge whose human verdicts
+    ties (with human verdicts), only "all 4 verdicts are ties"; a judge whose human verdicts
     sit only on judgments left out for missing lengths, the first note, its N the
     judgments with lengths (review21c D2); with human verdicts on some judgments,
     the count; with one on every judgment, the term and none of these notes."""
@@ -221,7 +221,7 @@ def test_a_null_human_verdict_term_says_why_in_the_joint_notes() -> None:
             ], judge
         ties = got.loc["judge-t"]
         assert not ties["uses_human_verdict"] and ties["n_judgments"] == 0
-        assert [n for n in ties["notes"].split("; ") if "human" in n] == [no_decisive]
+        assert ties["notes"] == "all 4 verdicts are ties: nothing decisive to fit"
         assert got.loc[every, "uses_human_verdict"]
         assert pd.notna(got.loc[every, "human_verdict_logodds"])
         assert pd.isna(got.loc[every, "notes"]) or "human" not in got.loc[every, "notes"]
@@ -230,3 +230,53 @@ def test_a_null_human_verdict_term_says_why_in_the_joint_notes() -> None:
             assert "term left out" in got.loc[judge, "notes"]
             assert "fitted" not in got.loc[judge, "notes"]
             assert no_decisive not in got.loc[judge, "notes"]
+
+
+def _hand_rows(judgments: list[tuple[str, str, str, str, str]]) -> pd.DataFrame:
+    """int_pairwise_checked rows from (judge, prompt, first, second, verdict), each
+    judge's own model its own name, lengths 10 and 20 on every completion."""
+    return pd.DataFrame(
+        [
+            {
+                "judge": j, "prompt_id": p, "model_first": a, "model_second": b,
+                "run_id": "1", "verdict": v, "p_first": np.nan, "human_verdict": None,
+                "perplexity_first": np.nan, "perplexity_second": np.nan,
+                "length_first": 10.0, "length_second": 20.0,
+                "is_self_first": a == j, "is_self_second": b == j,
+                "pair_key": f"{j}|{p}|{min(a, b)}|{max(a, b)}|1", "has_swapped": False,
+                "reject_code": None, "kept_as_invalid": False,
+            }
+            for j, p, a, b, v in judgments
+        ]
+    )  # fmt: skip
+
+
+def test_joint_notes_of_a_judge_of_ties_say_so() -> None:
+    """pairwise_joint_bias's notes for ties, both routes, on hand-made judgments
+    with lengths everywhere: judge T says only tie (3 verdicts, one on its own
+    model's pair): its note is "all 3 verdicts are ties", not "no completion
+    lengths" nor "no pair with the judge's own model" (both false: its ties have
+    lengths and an own pair); judge S is decisive on others' pairs and ties on its
+    2 own pairs: "all 2 verdicts on pairs with the judge's own model are ties";
+    judge N never sees its own model: the old note, true there."""
+    rows = _hand_rows(
+        [
+            ("T", "p1", "T", "O", "tie"), ("T", "p2", "O", "P", "tie"),
+            ("T", "p3", "P", "O", "tie"),
+            ("S", "p1", "S", "O", "tie"), ("S", "p2", "O", "S", "tie"),
+            ("S", "p3", "O", "P", "first"), ("S", "p4", "P", "O", "second"),
+            ("S", "p5", "O", "P", "second"),
+            ("N", "p1", "O", "P", "first"), ("N", "p2", "P", "O", "first"),
+        ]
+    )  # fmt: skip
+    cells = aggregates(rows)["int_pairwise_logit_cells"]
+    for table in (joint_bias_from_cells(cells), joint_bias(rows)):
+        got = table.set_index("judge")["notes"]
+        assert got["T"] == "all 3 verdicts are ties: nothing decisive to fit"
+        s_notes = got["S"].split("; ")
+        assert (
+            "all 2 verdicts on pairs with the judge's own model are ties: "
+            "no self-preference term" in s_notes
+        )
+        assert not any("no pair with" in n or "no completion lengths" in n for n in s_notes)
+        assert "no pair with the judge's own model: no self-preference term" in got["N"]

@@ -140,5 +140,29 @@ def no_human_verdict_note(n_fitted: int) -> str:
     return f"no human verdict on the {n_fitted} judgments fitted: no human-verdict term"
 
 
+def all_ties_note(n_ties: int) -> str:
+    """pairwise_joint_bias's note for a judge with no decisive valid verdict: its
+    ``n_ties`` valid verdicts are all ties (the only note: no term can be fitted,
+    and lengths or own pairs may well be there, on the ties)."""
+    return f"all {n_ties} verdicts are ties: nothing decisive to fit"
+
+
+def no_own_pair_note(n_own_decisive: int, n_own_ties: int) -> str:
+    """pairwise_joint_bias's note when the fit has no judgment of the judge's own
+    model: ``n_own_decisive`` decisive ones all left out for missing lengths, or
+    its ``n_own_ties`` own-pair verdicts all ties, or no own pair at all."""
+    if n_own_decisive:
+        return (
+            f"{n_own_decisive} decisive judgments with the judge's own model, none with "
+            "lengths: no self-preference term"
+        )
+    if n_own_ties:
+        return (
+            f"all {n_own_ties} verdicts on pairs with the judge's own model are ties: "
+            "no self-preference term"
+        )
+    return "no pair with the judge's own model: no self-preference term"
+
+
 GIVEN_HUMAN_NOTE = "given_human_note"  # the conditional fit's note, joined into notes
 JOINT_CI = "Wald, prompt-clustered sandwich (CR1, statsmodels' small-sample factor)"

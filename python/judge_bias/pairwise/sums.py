@@ -37,7 +37,9 @@ from judge_bias.pairwise.columns import (
     PERPLEXITY_CI,
     WITH_HUMAN_CI,
     WITH_HUMAN_COLUMNS,
+    all_ties_note,
     no_human_verdict_note,
+    no_own_pair_note,
 )
 from judge_bias.pairwise.fits import (
     cohens_kappa_table,
@@ -326,7 +328,13 @@ def joint_bias_from_cells(
     )
     out = []
     for judge, part in cells.groupby("judge", sort=True):
-        rows = expand_cells(part[part["decisive"].astype(bool)])
+        decisive = part["decisive"].astype(bool).to_numpy()
+        rows = expand_cells(part[decisive])
+        # the ties (valid, not decisive): what the notes say when the fit has none
+        own_cell = part["own_code"].to_numpy(dtype=float) != 0
+        trials = part["n_trials"].to_numpy(dtype=np.int64)
+        n_ties, n_own_ties = int(trials[~decisive].sum()), int(trials[~decisive & own_cell].sum())
+        n_own_decisive = int(np.count_nonzero(rows["own_code"].to_numpy(dtype=float)))
         notes = []
         has_x = rows["x"].notna().to_numpy()
         use_length = bool(has_x.any())
@@ -339,7 +347,7 @@ def joint_bias_from_cells(
         o = rows["own_code"].to_numpy(dtype=float)
         use_own = bool(np.any(o != 0))
         if not use_own:
-            notes.append("no pair with the judge's own model: no self-preference term")
+            notes.append(no_own_pair_note(n_own_decisive, n_own_ties))
         human_any = rows["human_any"].to_numpy(dtype=bool)
         use_human = bool(human_any.size and human_any.all())
         if human_any.any() and not use_human:
@@ -363,6 +371,8 @@ def joint_bias_from_cells(
         )  # fmt: skip
         if note:
             notes.append(note)
+        if rows.empty:
+            notes = [all_ties_note(n_ties)]
         out.append(
             {
                 "judge": judge,

@@ -258,7 +258,8 @@ def test_joint_notes_of_a_judge_of_ties_say_so() -> None:
     lengths" nor "no pair with the judge's own model" (both false: its ties have
     lengths and an own pair); judge S is decisive on others' pairs and ties on its
     2 own pairs: "all 2 verdicts on pairs with the judge's own model are ties";
-    judge N never sees its own model: the old note, true there."""
+    judge N never sees its own model: the old note, true there; judge L's one own
+    pair is decisive but without lengths (left out): the note says so."""
     rows = _hand_rows(
         [
             ("T", "p1", "T", "O", "tie"), ("T", "p2", "O", "P", "tie"),
@@ -267,8 +268,12 @@ def test_joint_notes_of_a_judge_of_ties_say_so() -> None:
             ("S", "p3", "O", "P", "first"), ("S", "p4", "P", "O", "second"),
             ("S", "p5", "O", "P", "second"),
             ("N", "p1", "O", "P", "first"), ("N", "p2", "P", "O", "first"),
+            ("L", "p1", "L", "O", "first"), ("L", "p2", "O", "P", "first"),
+            ("L", "p3", "P", "O", "second"),
         ]
     )  # fmt: skip
+    # judge L's own pair (decisive) has no lengths: left out of the fit
+    rows.loc[(rows["judge"] == "L") & (rows["prompt_id"] == "p1"), "length_first"] = np.nan
     cells = aggregates(rows)["int_pairwise_logit_cells"]
     for table in (joint_bias_from_cells(cells), joint_bias(rows)):
         got = table.set_index("judge")["notes"]
@@ -280,3 +285,7 @@ def test_joint_notes_of_a_judge_of_ties_say_so() -> None:
         )
         assert not any("no pair with" in n or "no completion lengths" in n for n in s_notes)
         assert "no pair with the judge's own model: no self-preference term" in got["N"]
+        assert (
+            "1 decisive judgments with the judge's own model, none with lengths: "
+            "no self-preference term" in got["L"]
+        )

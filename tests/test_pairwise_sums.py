@@ -289,3 +289,41 @@ def test_joint_notes_of_a_judge_of_ties_say_so() -> None:
             "1 decisive judgments with the judge's own model, none with lengths: "
             "no self-preference term" in got["L"]
         )
+
+
+def test_a_null_self_preference_rate_of_own_ties_has_a_note() -> None:
+    """pairwise_bias.self_preference_rate is null when every verdict on the
+    judge's own pairs is a tie (no decisive one): notes says so with the count,
+    both routes, on the opponent row and the pooled row; judge S (hand-made): 2
+    own-pair ties, 3 decisive verdicts on others' pairs. A judge with a decisive
+    own pair (N2) has the rate and no such note."""
+    rows = _hand_rows(
+        [
+            ("S", "p1", "S", "O", "tie"), ("S", "p2", "O", "S", "tie"),
+            ("S", "p3", "O", "P", "first"), ("S", "p4", "P", "O", "second"),
+            ("S", "p5", "O", "P", "second"),
+            ("N2", "p1", "N2", "O", "first"), ("N2", "p2", "O", "N2", "tie"),
+        ]
+    )  # fmt: skip
+    agg = aggregates(rows)
+    note = (
+        "all 2 verdicts on pairs with the judge's own model are ties: no "
+        "self_preference_rate (self_preference_rate_ties_half counts them half)"
+    )
+    for table in (
+        pairwise_bias_from_aggregates(
+            agg["int_pairwise_prompt_sums"], agg["int_pairwise_logit_cells"],
+            agg["int_pairwise_kappa_counts"],
+        ),
+        pairwise_bias_with_human(rows),
+    ):  # fmt: skip
+        got = table.set_index(["judge", "opponent"])
+        for opponent in ("O", "all"):
+            row = got.loc[("S", opponent)]
+            assert row["n_self_judgments"] == 2 and pd.isna(row["self_preference_rate"])
+            assert row["self_preference_rate_ties_half"] == 0.5
+            assert note in row["notes"].split("; ")
+        for opponent in ("O", "all"):
+            row = got.loc[("N2", opponent)]
+            assert row["self_preference_rate"] == 1.0
+            assert pd.isna(row["notes"]) or "self_preference_rate" not in row["notes"]

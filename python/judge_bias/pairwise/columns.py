@@ -140,6 +140,15 @@ def no_human_verdict_note(n_fitted: int) -> str:
     return f"no human verdict on the {n_fitted} judgments fitted: no human-verdict term"
 
 
+def own_ties_rate_note(n_ties: int) -> str:
+    """pairwise_bias's note when self_preference_rate is null on a row with own
+    pairs: their ``n_ties`` verdicts are all ties (no decisive one to count)."""
+    return (
+        f"all {n_ties} verdicts on pairs with the judge's own model are ties: no "
+        "self_preference_rate (self_preference_rate_ties_half counts them half)"
+    )
+
+
 def all_ties_note(n_ties: int) -> str:
     """pairwise_joint_bias's note for a judge with no decisive valid verdict: its
     ``n_ties`` valid verdicts are all ties (the only note: no term can be fitted,

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from judge_bias.pairwise import logistic
-from judge_bias.pairwise.columns import GIVEN_HUMAN_NOTE, LOGIT_TERMS
+from judge_bias.pairwise.columns import GIVEN_HUMAN_NOTE, LOGIT_TERMS, own_ties_rate_note
 from judge_bias.stats.intervals import Z95
 
 
@@ -69,8 +69,11 @@ def mart_notes(table: pd.DataFrame, slopes: pd.DataFrame, pooled_code: int) -> l
             note.append("no pair asked in both orders")
         if row.n_self_judgments == 0:
             note.append("no pair with the judge's own model")
-        elif np.isnan(row.self_preference_prob):
-            note.append("no p_first")
+        else:
+            if np.isnan(row.self_preference_rate):
+                note.append(own_ties_rate_note(int(row.n_self_judgments)))
+            if np.isnan(row.self_preference_prob):
+                note.append("no p_first")
         if np.isnan(row.eo_bias) and row.n_self_judgments > 0:
             note.append("eo_bias needs human verdicts preferring each side")
         if row.opponent == pooled_code:

@@ -67,6 +67,7 @@ from judge_bias.pairwise.columns import (
     PAIRWISE_BIAS_COLUMNS,
     PERPLEXITY_BIN_COLUMNS,
     PERPLEXITY_CI,
+    own_ties_rate_note,
 )
 from judge_bias.pairwise.features import length_difference_feature
 from judge_bias.pairwise.reference.logit import logit_terms
@@ -265,6 +266,12 @@ def row_notes(table: pd.DataFrame, slopes: pd.DataFrame) -> list[str | None]:
         checks = [
             (r["n_swapped_pairs"] == 0, "no pair asked in both orders"),
             (r["n_self_judgments"] == 0, "no pair with the judge's own model"),
+            (
+                r["n_self_judgments"] > 0 and pd.isna(r["self_preference_rate"]),
+                own_ties_rate_note(
+                    0 if pd.isna(r["n_self_judgments"]) else int(r["n_self_judgments"])
+                ),
+            ),
             (r["n_self_judgments"] > 0 and pd.isna(r["self_preference_prob"]), "no p_first"),
             (
                 r["n_self_judgments"] > 0 and pd.isna(r["eo_bias"]),

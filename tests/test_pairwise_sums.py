@@ -125,6 +125,19 @@ def test_empty_aggregates_give_empty_typed_marts() -> None:
     assert perplexity_bins_from_cells(agg["int_pairwise_perplexity_cells"]).empty
 
 
+def _bias_both_routes(rows: pd.DataFrame, listed: pd.DataFrame) -> list[pd.DataFrame]:
+    """pairwise_bias from the SQL aggregates of ``rows`` and from the rows
+    (``listed``: the accepted rows and those kept as invalid)."""
+    agg = aggregates(rows)
+    return [
+        pairwise_bias_from_aggregates(
+            agg["int_pairwise_prompt_sums"], agg["int_pairwise_logit_cells"],
+            agg["int_pairwise_kappa_counts"],
+        ),
+        pairwise_bias_with_human(listed),
+    ]  # fmt: skip
+
+
 def test_self_preference_with_ties_one_half_equals_a_hand_count() -> None:
     """self_preference_rate_ties_half (AlpacaEval's rule: a tie half a win) on seven
     judgments counted by hand, both routes: judge J's own pairs hold 2 own picks,
@@ -155,15 +168,8 @@ def test_self_preference_with_ties_one_half_equals_a_hand_count() -> None:
             for p, a, b, v in judgments
         ]
     )  # fmt: skip
-    agg = aggregates(rows)
     listed = rows.assign(verdict=rows["verdict"].where(~rows["kept_as_invalid"], "invalid"))
-    for table in (
-        pairwise_bias_from_aggregates(
-            agg["int_pairwise_prompt_sums"], agg["int_pairwise_logit_cells"],
-            agg["int_pairwise_kappa_counts"],
-        ),
-        pairwise_bias_with_human(listed),
-    ):  # fmt: skip
+    for table in _bias_both_routes(rows, listed):
         got = table.set_index("opponent")
         for opponent in ("O", "all"):
             row = got.loc[opponent]
@@ -296,27 +302,23 @@ def test_a_null_self_preference_rate_of_own_ties_has_a_note() -> None:
     judge's own pairs is a tie (no decisive one): notes says so with the count,
     both routes, on the opponent row and the pooled row; judge S (hand-made): 2
     own-pair ties, 3 decisive verdicts on others' pairs. A judge with a decisive
-    own pair (N2) has the rate and no such note."""
+    own pair (N2) has the rate and no such note. A judge of ties only (T): its
+    pooled row says its verdicts are all ties, not "no completion lengths"."""
     rows = _hand_rows(
         [
             ("S", "p1", "S", "O", "tie"), ("S", "p2", "O", "S", "tie"),
             ("S", "p3", "O", "P", "first"), ("S", "p4", "P", "O", "second"),
             ("S", "p5", "O", "P", "second"),
             ("N2", "p1", "N2", "O", "first"), ("N2", "p2", "O", "N2", "tie"),
+            ("T", "p1", "T", "O", "tie"), ("T", "p2", "O", "P", "tie"),
+            ("T", "p3", "P", "O", "tie"),
         ]
     )  # fmt: skip
-    agg = aggregates(rows)
     note = (
         "all 2 verdicts on pairs with the judge's own model are ties: no "
         "self_preference_rate (self_preference_rate_ties_half counts them half)"
     )
-    for table in (
-        pairwise_bias_from_aggregates(
-            agg["int_pairwise_prompt_sums"], agg["int_pairwise_logit_cells"],
-            agg["int_pairwise_kappa_counts"],
-        ),
-        pairwise_bias_with_human(rows),
-    ):  # fmt: skip
+    for table in _bias_both_routes(rows, rows):
         got = table.set_index(["judge", "opponent"])
         for opponent in ("O", "all"):
             row = got.loc[("S", opponent)]
@@ -327,3 +329,8 @@ def test_a_null_self_preference_rate_of_own_ties_has_a_note() -> None:
             row = got.loc[("N2", opponent)]
             assert row["self_preference_rate"] == 1.0
             assert pd.isna(row["notes"]) or "self_preference_rate" not in row["notes"]
+        # judge T says only tie, on completions with lengths: no length slope, and
+        # not for want of lengths
+        pooled = got.loc[("T", "all"), "notes"].split("; ")
+        assert "all 3 verdicts are ties: no length slope" in pooled
+        assert "no completion lengths" not in pooled

@@ -149,6 +149,15 @@ def own_ties_rate_note(n_ties: int) -> str:
     )
 
 
+def no_length_slope_note(n_judgments: int, n_ties: int) -> str:
+    """pairwise_bias's note on a pooled row without a length slope (and without
+    the slope's own note): a judge whose ``n_judgments`` valid verdicts are all
+    ties has nothing to fit, lengths or not; otherwise no completion lengths."""
+    if n_judgments and n_ties == n_judgments:
+        return f"all {n_judgments} verdicts are ties: no length slope"
+    return "no completion lengths"
+
+
 def all_ties_note(n_ties: int) -> str:
     """pairwise_joint_bias's note for a judge with no decisive valid verdict: its
     ``n_ties`` valid verdicts are all ties (the only note: no term can be fitted,

@@ -10,7 +10,12 @@ import numpy as np
 import pandas as pd
 
 from judge_bias.pairwise import logistic
-from judge_bias.pairwise.columns import GIVEN_HUMAN_NOTE, LOGIT_TERMS, own_ties_rate_note
+from judge_bias.pairwise.columns import (
+    GIVEN_HUMAN_NOTE,
+    LOGIT_TERMS,
+    no_length_slope_note,
+    own_ties_rate_note,
+)
 from judge_bias.stats.intervals import Z95
 
 
@@ -81,7 +86,7 @@ def mart_notes(table: pd.DataFrame, slopes: pd.DataFrame, pooled_code: int) -> l
             if isinstance(slope_note, str):
                 note.append(slope_note)
             elif np.isnan(row.length_slope):
-                note.append("no completion lengths")
+                note.append(no_length_slope_note(int(row.n_judgments), int(row.n_ties)))
         notes.append("; ".join(note) or None)
     return notes
 

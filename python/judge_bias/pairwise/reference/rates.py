@@ -67,6 +67,7 @@ from judge_bias.pairwise.columns import (
     PAIRWISE_BIAS_COLUMNS,
     PERPLEXITY_BIN_COLUMNS,
     PERPLEXITY_CI,
+    no_length_slope_note,
     own_ties_rate_note,
 )
 from judge_bias.pairwise.features import length_difference_feature
@@ -280,7 +281,9 @@ def row_notes(table: pd.DataFrame, slopes: pd.DataFrame) -> list[str | None]:
             (isinstance(slope_note, str), slope_note),
             (
                 pooled and not isinstance(slope_note, str) and pd.isna(r["length_slope"]),
-                "no completion lengths",
+                no_length_slope_note(
+                    int(np.nan_to_num(r["n_judgments"])), int(np.nan_to_num(r["n_ties"]))
+                ),
             ),
         ]
         out.append("; ".join(str(text) for hit, text in checks if hit) or None)

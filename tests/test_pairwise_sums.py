@@ -257,6 +257,17 @@ def _hand_rows(judgments: list[tuple[str, str, str, str, str]]) -> pd.DataFrame:
     )  # fmt: skip
 
 
+# judge T says only tie (3 verdicts, one on its own model's pair); judge S ties on
+# its 2 own pairs and is decisive on 3 pairs of others
+TIES_AND_OWN_TIES = [
+    ("T", "p1", "T", "O", "tie"), ("T", "p2", "O", "P", "tie"),
+    ("T", "p3", "P", "O", "tie"),
+    ("S", "p1", "S", "O", "tie"), ("S", "p2", "O", "S", "tie"),
+    ("S", "p3", "O", "P", "first"), ("S", "p4", "P", "O", "second"),
+    ("S", "p5", "O", "P", "second"),
+]  # fmt: skip
+
+
 def test_joint_notes_of_a_judge_of_ties_say_so() -> None:
     """pairwise_joint_bias's notes for ties, both routes, on hand-made judgments
     with lengths everywhere: judge T says only tie (3 verdicts, one on its own
@@ -268,11 +279,7 @@ def test_joint_notes_of_a_judge_of_ties_say_so() -> None:
     pair is decisive but without lengths (left out): the note says so."""
     rows = _hand_rows(
         [
-            ("T", "p1", "T", "O", "tie"), ("T", "p2", "O", "P", "tie"),
-            ("T", "p3", "P", "O", "tie"),
-            ("S", "p1", "S", "O", "tie"), ("S", "p2", "O", "S", "tie"),
-            ("S", "p3", "O", "P", "first"), ("S", "p4", "P", "O", "second"),
-            ("S", "p5", "O", "P", "second"),
+            *TIES_AND_OWN_TIES,
             ("N", "p1", "O", "P", "first"), ("N", "p2", "P", "O", "first"),
             ("L", "p1", "L", "O", "first"), ("L", "p2", "O", "P", "first"),
             ("L", "p3", "P", "O", "second"),
@@ -306,12 +313,8 @@ def test_a_null_self_preference_rate_of_own_ties_has_a_note() -> None:
     pooled row says its verdicts are all ties, not "no completion lengths"."""
     rows = _hand_rows(
         [
-            ("S", "p1", "S", "O", "tie"), ("S", "p2", "O", "S", "tie"),
-            ("S", "p3", "O", "P", "first"), ("S", "p4", "P", "O", "second"),
-            ("S", "p5", "O", "P", "second"),
+            *TIES_AND_OWN_TIES,
             ("N2", "p1", "N2", "O", "first"), ("N2", "p2", "O", "N2", "tie"),
-            ("T", "p1", "T", "O", "tie"), ("T", "p2", "O", "P", "tie"),
-            ("T", "p3", "P", "O", "tie"),
         ]
     )  # fmt: skip
     note = (

@@ -337,3 +337,35 @@ def test_a_null_self_preference_rate_of_own_ties_has_a_note() -> None:
         pooled = got.loc[("T", "all"), "notes"].split("; ")
         assert "all 3 verdicts are ties: no length slope" in pooled
         assert "no completion lengths" not in pooled
+
+
+def test_decisive_verdicts_without_lengths_beside_ties_with_lengths() -> None:
+    """Judge D: 2 decisive verdicts without lengths, 2 ties with lengths (one on its
+    own pair): "no completion lengths" would be false; both marts, both routes, say
+    "no lengths on its 2 decisive verdicts", and not that its verdicts are all
+    ties (they are not). Judge E, no lengths anywhere: "no completion lengths"."""
+    rows = _hand_rows(
+        [
+            ("D", "p1", "D", "O", "tie"), ("D", "p2", "O", "P", "tie"),
+            ("D", "p3", "O", "P", "first"), ("D", "p4", "P", "O", "second"),
+            ("E", "p1", "E", "O", "first"), ("E", "p2", "O", "P", "second"),
+        ]
+    )  # fmt: skip
+    lengthless = ((rows["judge"] == "D") & rows["prompt_id"].isin(["p3", "p4"])) | (
+        rows["judge"] == "E"
+    )
+    rows.loc[lengthless, "length_first"] = np.nan
+    for table in _bias_both_routes(rows, rows):
+        got = table.set_index(["judge", "opponent"])["notes"]
+        pooled = got[("D", "all")].split("; ")
+        assert "no lengths on its 2 decisive verdicts" in pooled
+        assert "no completion lengths" not in pooled
+        assert not any("verdicts are ties: no length slope" in n for n in pooled), pooled
+        assert "no completion lengths" in got[("E", "all")].split("; ")
+    cells = aggregates(rows)["int_pairwise_logit_cells"]
+    for table in (joint_bias_from_cells(cells), joint_bias(rows)):
+        got = table.set_index("judge")["notes"]
+        notes = got["D"].split("; ")
+        assert "no lengths on its 2 decisive verdicts: no length term" in notes
+        assert not any("no completion lengths" in n or "nothing decisive" in n for n in notes)
+        assert "no completion lengths: no length term" in got["E"].split("; ")

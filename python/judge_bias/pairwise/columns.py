@@ -149,13 +149,30 @@ def own_ties_rate_note(n_ties: int) -> str:
     )
 
 
-def no_length_slope_note(n_judgments: int, n_ties: int) -> str:
+def no_length_slope_note(n_judgments: int, n_ties: int, ties_with_lengths: bool = False) -> str:
     """pairwise_bias's note on a pooled row without a length slope (and without
     the slope's own note): a judge whose ``n_judgments`` valid verdicts are all
-    ties has nothing to fit, lengths or not; otherwise no completion lengths."""
+    ties has nothing to fit, lengths or not; one whose ties have lengths lacks
+    them on its decisive verdicts only; otherwise no completion lengths."""
     if n_judgments and n_ties == n_judgments:
         return f"all {n_judgments} verdicts are ties: no length slope"
+    if ties_with_lengths:
+        return no_decisive_lengths_note(n_judgments - n_ties)
     return "no completion lengths"
+
+
+def no_decisive_lengths_note(n_decisive: int) -> str:
+    """The note of a judge whose ties have lengths and whose ``n_decisive``
+    decisive verdicts (the only ones fitted) have none."""
+    return f"no lengths on its {n_decisive} decisive verdicts"
+
+
+def no_length_term_note(n_decisive: int, ties_with_lengths: bool) -> str:
+    """pairwise_joint_bias's note when none of the ``n_decisive`` decisive verdicts
+    has lengths: "no completion lengths" is false when the judge's ties have them."""
+    if ties_with_lengths:
+        return no_decisive_lengths_note(n_decisive) + ": no length term"
+    return "no completion lengths: no length term"
 
 
 def all_ties_note(n_ties: int) -> str:

@@ -65,8 +65,14 @@ def length_slopes(w: pd.DataFrame, x: np.ndarray) -> pd.DataFrame:
     )
 
 
-def mart_notes(table: pd.DataFrame, slopes: pd.DataFrame, pooled_code: int) -> list[str | None]:
-    """pairwise_bias's notes per row; the pooled rows also carry the slope's note."""
+def mart_notes(
+    table: pd.DataFrame,
+    slopes: pd.DataFrame,
+    pooled_code: int,
+    ties_with_lengths: set[int] | frozenset[int] = frozenset(),
+) -> list[str | None]:
+    """pairwise_bias's notes per row; the pooled rows also carry the slope's note
+    (``ties_with_lengths``: the judge codes whose ties have lengths)."""
     notes = []
     for row in table.itertuples(index=False):
         note = []
@@ -86,7 +92,11 @@ def mart_notes(table: pd.DataFrame, slopes: pd.DataFrame, pooled_code: int) -> l
             if isinstance(slope_note, str):
                 note.append(slope_note)
             elif np.isnan(row.length_slope):
-                note.append(no_length_slope_note(int(row.n_judgments), int(row.n_ties)))
+                note.append(
+                    no_length_slope_note(
+                        int(row.n_judgments), int(row.n_ties), row.judge in ties_with_lengths
+                    )
+                )
         notes.append("; ".join(note) or None)
     return notes
 

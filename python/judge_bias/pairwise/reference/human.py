@@ -68,6 +68,7 @@ from judge_bias.pairwise.columns import (
     WITH_HUMAN_COLUMNS,
     all_ties_note,
     no_human_verdict_note,
+    no_length_term_note,
     no_own_pair_note,
 )
 from judge_bias.pairwise.reference.logit import logit_terms
@@ -267,7 +268,7 @@ def joint_bias(rows: pd.DataFrame, marginal: pd.DataFrame | None = None) -> pd.D
                 notes.append(f"{int((sel & ~has_x).sum())} judgments without lengths left out")
             sel &= has_x
         else:
-            notes.append("no completion lengths: no length term")
+            notes.append(no_length_term_note(int(sel.sum()), bool((ties & has_x).any())))
         o = own[sel]
         use_own = bool(np.any(o != 0))
         if not use_own:

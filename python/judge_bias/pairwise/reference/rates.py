@@ -257,9 +257,14 @@ def slope_fits(w: pd.DataFrame, x: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame.from_dict(records, orient="index").reindex(columns=columns)
 
 
-def row_notes(table: pd.DataFrame, slopes: pd.DataFrame) -> list[str | None]:
+def row_notes(
+    table: pd.DataFrame,
+    slopes: pd.DataFrame,
+    ties_with_lengths: set[int] | frozenset[int] = frozenset(),
+) -> list[str | None]:
     """The notes of pairwise_bias rows (judge and opponent codes, -2 pooled): what a
-    rate had no units for, and on the pooled row why there is no length slope."""
+    rate had no units for, and on the pooled row why there is no length slope
+    (``ties_with_lengths``: the judge codes whose ties have lengths)."""
     out = []
     for _, r in table.iterrows():
         pooled = r["opponent"] == -2
@@ -282,7 +287,9 @@ def row_notes(table: pd.DataFrame, slopes: pd.DataFrame) -> list[str | None]:
             (
                 pooled and not isinstance(slope_note, str) and pd.isna(r["length_slope"]),
                 no_length_slope_note(
-                    int(np.nan_to_num(r["n_judgments"])), int(np.nan_to_num(r["n_ties"]))
+                    int(np.nan_to_num(r["n_judgments"])),
+                    int(np.nan_to_num(r["n_ties"])),
+                    r["judge"] in ties_with_lengths,
                 ),
             ),
         ]
@@ -364,7 +371,10 @@ def pairwise_bias(rows: pd.DataFrame) -> pd.DataFrame:
     rho = phi.reindex(table.index).fillna(0.0).to_numpy() if len(phi) else 0.0
     table["eo_bias_ci_low"], table["eo_bias_ci_high"] = newcombe_correlated(table, rho)
 
-    slopes = slope_fits(w, length_feature(rows, w))
+    x = length_feature(rows, w)
+    slopes = slope_fits(w, x)
+    tied = ~w["decisive"].to_numpy() & ~np.isnan(x)
+    ties_with_lengths = set(np.unique(w["judge"].to_numpy()[tied]).tolist())
     table = table.reset_index()
     pooled = table["opponent"] == -2
     for col in (
@@ -374,7 +384,7 @@ def pairwise_bias(rows: pd.DataFrame) -> pd.DataFrame:
         "length_slope_ci_high",
     ):
         table[col] = np.where(pooled, table["judge"].map(slopes[col]), np.nan)
-    table["notes"] = row_notes(table, slopes)
+    table["notes"] = row_notes(table, slopes, ties_with_lengths)
     table["ci_method"] = CI_METHOD
     table["judge"] = judges[table["judge"].to_numpy()]
     table["opponent"] = np.where(pooled, ALL, models[np.maximum(table["opponent"].to_numpy(), 0)])

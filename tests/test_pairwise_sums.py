@@ -258,13 +258,14 @@ def _hand_rows(judgments: list[tuple[str, str, str, str, str]]) -> pd.DataFrame:
 
 
 # judge T says only tie (3 verdicts, one on its own model's pair); judge S ties on
-# its 2 own pairs and is decisive on 3 pairs of others
+# its 2 own pairs and on one pair of others (counting every tie as an own-pair tie
+# says 3), and is decisive on 3 pairs of others
 TIES_AND_OWN_TIES = [
     ("T", "p1", "T", "O", "tie"), ("T", "p2", "O", "P", "tie"),
     ("T", "p3", "P", "O", "tie"),
     ("S", "p1", "S", "O", "tie"), ("S", "p2", "O", "S", "tie"),
     ("S", "p3", "O", "P", "first"), ("S", "p4", "P", "O", "second"),
-    ("S", "p5", "O", "P", "second"),
+    ("S", "p5", "O", "P", "second"), ("S", "p6", "P", "O", "tie"),
 ]  # fmt: skip
 
 

@@ -370,3 +370,20 @@ def test_decisive_verdicts_without_lengths_beside_ties_with_lengths() -> None:
         assert "no lengths on its 2 decisive verdicts: no length term" in notes
         assert not any("no completion lengths" in n or "nothing decisive" in n for n in notes)
         assert "no completion lengths: no length term" in got["E"].split("; ")
+
+
+def test_a_judge_of_invalid_verdicts_only_gets_no_all_ties_note() -> None:
+    """Judge V gives only invalid verdicts (kept as invalid): no valid judgment, so
+    the mart (int_pairwise_logit_cells: valid judgments only) has no row for it; the
+    rows route has none either, not "all 0 verdicts are ties" (review22d N1). Judge
+    T of ties only keeps its note."""
+    rows = _hand_rows(
+        [*TIES_AND_OWN_TIES, ("V", "p1", "V", "O", "invalid"), ("V", "p2", "O", "P", "invalid")]
+    )
+    rows.loc[rows["judge"] == "V", "kept_as_invalid"] = True
+    cells = aggregates(rows)["int_pairwise_logit_cells"]
+    for table in (joint_bias_from_cells(cells), joint_bias(rows)):
+        got = table.set_index("judge")["notes"]
+        assert "V" not in got.index
+        assert not got.str.contains("all 0 verdicts").any()
+        assert got["T"] == "all 3 verdicts are ties: nothing decisive to fit"

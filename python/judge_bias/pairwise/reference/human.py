@@ -255,6 +255,9 @@ def joint_bias(rows: pd.DataFrame, marginal: pd.DataFrame | None = None) -> pd.D
     out = []
     for judge in np.unique(w["judge"].to_numpy()):
         mine = (w["judge"].to_numpy() == judge) & ~w["invalid"].to_numpy()
+        if not mine.any():
+            # no valid verdict: no row, as in the mart (its cells are valid judgments)
+            continue
         sel = mine & w["decisive"].to_numpy()
         # the ties (valid, not decisive): what the notes say when the fit has none
         ties = mine & ~w["decisive"].to_numpy()

@@ -124,19 +124,12 @@ JOINT_COLUMNS: dict[str, str] = {
     "ci_method": "string",
     "notes": "string",
 }
-# pairwise_joint_bias.notes when no judgment the fit takes has a human verdict: the
-# reason human_verdict_logodds is null (uses_human_verdict false). Said of the rows
-# fitted (decisive, valid, with lengths when any has them), not of the judge: a
-# judge whose verdicts are all ties has nothing to fit, and one whose human
-# verdicts sit on judgments left out for missing lengths has them elsewhere.
-NO_DECISIVE_VERDICT_NOTE = "no decisive verdict to fit: no human-verdict term"
 
 
 def no_human_verdict_note(n_fitted: int) -> str:
     """pairwise_joint_bias's note when none of the ``n_fitted`` judgments fitted
-    has a human verdict (NO_DECISIVE_VERDICT_NOTE when there are none)."""
-    if not n_fitted:
-        return NO_DECISIVE_VERDICT_NOTE
+    (decisive, valid, with lengths when any has them) has a human verdict; a judge
+    with none fitted has only the all-ties note (all_ties_note)."""
     return f"no human verdict on the {n_fitted} judgments fitted: no human-verdict term"
 
 

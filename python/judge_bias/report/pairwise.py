@@ -78,15 +78,22 @@ def _pairwise_figure(df: pd.DataFrame, names: list[str], key: str, metrics: list
     return metric_grid(df, names, key, {m: PAIRWISE_METRICS[m] for m in metrics})
 
 
-# the two self-preference rates side by side: what sets them apart
+# the two self-preference rates: what sets them apart, worded by which is shown
 TIES_HALF_CAPTION = (
     " Self-preference rate, ties half (self_preference_rate_ties_half): a tie counts "
-    "half a win, AlpacaEval's rule; the self-preference rate beside it leaves ties out."
+    "half a win, AlpacaEval's rule; "
 )
 
 
 def _ties_half_caption(metrics: list[str]) -> str:
-    return TIES_HALF_CAPTION if "self_preference_rate_ties_half" in metrics else ""
+    if "self_preference_rate_ties_half" not in metrics:
+        return ""
+    if "self_preference_rate" in metrics:
+        return TIES_HALF_CAPTION + "the self-preference rate beside it leaves ties out."
+    return TIES_HALF_CAPTION + (
+        "the self-preference rate, which leaves ties out, is not shown: every verdict "
+        "on a judge's own pairs is a tie."
+    )
 
 
 def ordered_judges(wh: Warehouse, df: pd.DataFrame) -> list[str]:

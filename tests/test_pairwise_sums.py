@@ -298,7 +298,7 @@ def test_joint_notes_of_a_judge_of_ties_say_so() -> None:
         assert not any("no pair with" in n or "no completion lengths" in n for n in s_notes)
         assert "no pair with the judge's own model: no self-preference term" in got["N"]
         assert (
-            "1 decisive judgments with the judge's own model, none with lengths: "
+            "1 decisive judgment with the judge's own model, without lengths: "
             "no self-preference term" in got["L"]
         )
 
@@ -385,3 +385,35 @@ def test_a_judge_of_invalid_verdicts_only_gets_no_all_ties_note() -> None:
         assert "V" not in got.index
         assert not got.str.contains("all 0 verdicts").any()
         assert got["T"] == "all 3 verdicts are ties: nothing decisive to fit"
+
+
+def test_notes_of_one_verdict_are_singular() -> None:
+    """Notes counting one verdict agree with it (review22d N3): judge U's only
+    verdict is a tie on its own pair: "the 1 verdict is a tie" in pairwise_joint_bias
+    and on pairwise_bias's pooled row, "the 1 verdict on pairs with the judge's own
+    model is a tie ... counts it half" on its rows; judge W's one decisive verdict
+    lacks lengths beside a tie with them: "no lengths on its 1 decisive verdict"."""
+    rows = _hand_rows(
+        [
+            ("U", "p1", "U", "O", "tie"),
+            ("W", "p1", "O", "P", "first"), ("W", "p2", "P", "O", "tie"),
+        ]
+    )  # fmt: skip
+    rows.loc[(rows["judge"] == "W") & (rows["prompt_id"] == "p1"), "length_first"] = np.nan
+    own = (
+        "the 1 verdict on pairs with the judge's own model is a tie: no "
+        "self_preference_rate (self_preference_rate_ties_half counts it half)"
+    )
+    for table in _bias_both_routes(rows, rows):
+        got = table.set_index(["judge", "opponent"])["notes"]
+        pooled = got[("U", "all")].split("; ")
+        assert "the 1 verdict is a tie: no length slope" in pooled
+        assert own in pooled and own in got[("U", "O")].split("; ")
+        assert "no lengths on its 1 decisive verdict" in got[("W", "all")].split("; ")
+    cells = aggregates(rows)["int_pairwise_logit_cells"]
+    for table in (joint_bias_from_cells(cells), joint_bias(rows)):
+        got = table.set_index("judge")["notes"]
+        assert got["U"] == "the 1 verdict is a tie: nothing decisive to fit"
+        assert "no lengths on its 1 decisive verdict: no length term" in got["W"].split("; ")
+        human = "no human verdict on the 1 judgment fitted: no human-verdict term"
+        assert human in got["W"].split("; ")

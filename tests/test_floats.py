@@ -75,7 +75,7 @@ def _ge_success(expectation, values: list[float]) -> bool:
 
 
 def test_ge_unit_interval_tolerates_rounding_only() -> None:
-    from judge_bias.warehouse.validation import _unit
+    from judge_bias.warehouse.expectations import _unit
 
     # 1 + 2**-52 (one ulp above 1) and -0.0 pass; an exact [0, 1] check refused the first
     assert _ge_success(_unit("v"), [0.0, -0.0, 0.5, 1.0 + 2**-52])

@@ -8,6 +8,8 @@ ArviZ's ``compare`` on the row-level pointwise log-likelihoods of the same two
 
 from __future__ import annotations
 
+import warnings
+
 import arviz as az
 import numpy as np
 import pandas as pd
@@ -136,3 +138,23 @@ def test_a_model_without_a_finite_elpd_is_not_ranked_and_the_others_are():
     diff = np.repeat([-0.5, -0.2], [3, 5])
     assert np.isclose(by.loc["m3", "se_d_elpd"], np.sqrt(8 * diff.var()), rtol=1e-12)
     assert np.isnan(by.loc["m2", "se_d_elpd"]) and np.isnan(by.loc["p1", "se_d_elpd"])
+
+
+def test_another_threads_warnings_survive_the_psis_smoothing(monkeypatch):
+    """pointwise silences psislw's floating-point warnings for its own thread
+    (np.errstate), not with catch_warnings (process-wide: it dropped every warning
+    the Python model dbt runs beside it raised meanwhile, 0 of N_OTHER): all the
+    other thread's warnings reach the log; the terms equal those of a plain call."""
+    from judge_bias.glm import compare
+    from tests.test_fit_warnings import N_OTHER, _another_model_warns_inside
+
+    ll = np.random.default_rng(4).normal(-1.0, 0.5, (400, 9))
+    expected = pointwise([ll], 1.0)
+    _another_model_warns_inside(monkeypatch, compare.mcmc_stats, "psislw")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        terms = pointwise([ll], 1.0)
+    other = [w for w in caught if str(w.message).startswith("other model")]
+    assert len(other) == N_OTHER
+    for name, values in expected.items():
+        np.testing.assert_array_equal(terms[name], values)

@@ -9,6 +9,7 @@ numpyro models (tests/test_glm_hierarchical.py, test_glm_engine.py).
 
 from __future__ import annotations
 
+import warnings
 from types import SimpleNamespace
 
 import arviz as az
@@ -259,3 +260,24 @@ def test_chance_exceedances_match_simulated_chains():
         )
     assert expected > 50  # the check has power: dozens of chance exceedances
     assert abs(observed - expected) < 4 * np.sqrt(expected)
+
+
+def test_another_threads_warnings_survive_the_laplace_mode(item_model, monkeypatch):
+    """laplace's L-BFGS silences numpy's floating-point warnings for its own
+    thread (np.errstate), not with catch_warnings (process-wide: it dropped every
+    warning the Python model dbt runs beside it raised meanwhile): all N_OTHER of
+    the other thread's warnings reach the log, and the mode is the one found
+    without that thread."""
+    from judge_bias.glm import sampler
+    from tests.test_fit_warnings import N_OTHER, _another_model_warns_inside
+
+    _, flat, args = item_model
+    hold = MODELS["items"].hold_at_start
+    expected = flat.laplace(args, hold)
+    _another_model_warns_inside(monkeypatch, sampler, "minimize")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = flat.laplace(args, hold)
+    other = [w for w in caught if str(w.message).startswith("other model")]
+    assert len(other) == N_OTHER
+    np.testing.assert_array_equal(got.mode, expected.mode)

@@ -16,7 +16,8 @@ from judge_bias.inputs.summary import (
     input_note,
     read_input_counts,
 )
-from judge_bias.warehouse.validation import CRITICAL, WARNING, validate
+from judge_bias.warehouse.expectations import CRITICAL, WARNING
+from judge_bias.warehouse.validation import validate
 
 # source, file, read, accepted, rejected (warn 0.01, max 0.5 as the dbt vars' defaults)
 COUNTS = [

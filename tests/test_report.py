@@ -627,3 +627,71 @@ def test_overview_counts_agree_in_number() -> None:
         f"{len(rows):,} judge ratings by 2 judges of {n_models} models on 1,200 prompts "
         "and 2 dimensions;" in text
     )
+
+
+def test_pairwise_panels_show_the_ties_half_rate_beside_the_rate(tmp_path: Path) -> None:
+    """pairwise_bias.self_preference_rate_ties_half (AlpacaEval's rule) is shown in
+    the pooled and per-opponent pairwise panels, beside self_preference_rate: a
+    column of the tables with its interval and a caption saying ties count half."""
+    rates = {"jA": (0.7, 0.61875), "jB": (0.4, 0.4375)}  # (ties out, ties half)
+    rows = [
+        {
+            "judge": judge, "opponent": opponent, "n_pairs": 10,
+            "self_preference_rate": rate, "self_preference_rate_ci_low": rate - 0.1,
+            "self_preference_rate_ci_high": rate + 0.1,
+            "self_preference_rate_ties_half": half,
+            "self_preference_rate_ties_half_ci_low": half - 0.125,
+            "self_preference_rate_ties_half_ci_high": half + 0.125,
+        }
+        for judge, (rate, half) in rates.items()
+        for opponent in ("all", "oX")
+    ]  # fmt: skip
+    db = tmp_path / "pairwise.duckdb"
+    con = duckdb.connect(str(db))
+    con.register("p", pd.DataFrame(rows))
+    con.execute("create table pairwise_bias as select * from p")
+    con.close()
+    page = write_report(db, tmp_path / "r.html").read_text(encoding="utf-8")
+    for key in ("pairwise", "pairwise_opponents"):
+        section = re.search(rf'<section id="{key}">(.*?)</section>', page, re.S).group(1)
+        assert "a tie counts half a win" in html.unescape(section), key
+        head = re.search(r"<thead>(.*?)</thead>", section, re.S).group(1).replace("<wbr>", "")
+        columns = re.findall(r"<th>(.*?)</th>", head)
+        at = columns.index("self_preference_rate")
+        assert columns[at + 1] == "self_preference_rate_ties_half", key
+        for rate, half in rates.values():
+            cells = f"<td>{rate:.3f} [{rate - 0.1:.3f}, {rate + 0.1:.3f}]</td>"
+            cells += f"<td>{half:.3f} [{half - 0.125:.3f}, {half + 0.125:.3f}]</td>"
+            assert cells in section, key
+
+
+def test_the_ties_half_caption_names_only_the_rates_shown(tmp_path: Path) -> None:
+    """The ties-half caption says "the self-preference rate beside it" only when
+    that rate is shown; when it is null on every row (own pairs all ties) the
+    caption says it is not shown, and the table has no such column."""
+    rows = [
+        {
+            "judge": judge, "opponent": opponent, "n_pairs": 10,
+            "self_preference_rate": None, "self_preference_rate_ci_low": None,
+            "self_preference_rate_ci_high": None, "self_preference_rate_ties_half": 0.5,
+            "self_preference_rate_ties_half_ci_low": 0.3,
+            "self_preference_rate_ties_half_ci_high": 0.7,
+        }
+        for judge in ("jA", "jB")
+        for opponent in ("all", "oX")
+    ]  # fmt: skip
+    db = tmp_path / "pairwise.duckdb"
+    con = duckdb.connect(str(db))
+    frame = pd.DataFrame(rows).astype({c: float for c in rows[0] if c.startswith("self")})
+    con.register("p", frame)
+    con.execute("create table pairwise_bias as select * from p")
+    con.close()
+    page = write_report(db, tmp_path / "r.html").read_text(encoding="utf-8")
+    for key in ("pairwise", "pairwise_opponents"):
+        section = html.unescape(
+            re.search(rf'<section id="{key}">(.*?)</section>', page, re.S).group(1)
+        )
+        assert "a tie counts half a win" in section, key
+        assert "beside it" not in section, key
+        assert "which leaves ties out, is not shown" in section, key
+        assert "<th>self_preference_rate</th>" not in section.replace("<wbr>", ""), key

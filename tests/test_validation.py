@@ -151,14 +151,14 @@ def _suite_db(
 ) -> Path:
     """A warehouse at tmp_path/w.duckdb holding ``tables`` (name -> select), with the
     one suite 's' (table -> expectations) in place of the project's SUITES."""
-    from judge_bias.warehouse import validation
+    from judge_bias.warehouse import expectations
 
     db = tmp_path / "w.duckdb"
     con = duckdb.connect(str(db))
     for name, select in tables.items():
         con.execute(f"create table {name} as {select}")
     con.close()
-    monkeypatch.setattr(validation, "SUITES", {"s": suite})
+    monkeypatch.setattr(expectations, "SUITES", {"s": suite})
     return db
 
 
@@ -298,7 +298,7 @@ def test_a_ratings_table_empty_by_design_says_why_and_an_empty_fact_table_still_
     expectation or another expectation not met on the same tables (review21c N3)."""
     import great_expectations.expectations as gxe
 
-    from judge_bias.warehouse.validation import CRITICAL, WARNING
+    from judge_bias.warehouse.expectations import CRITICAL, WARNING
 
     def count(n: int) -> str:
         return f"select i as judge from range({n}) as r(i)"

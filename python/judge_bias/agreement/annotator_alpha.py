@@ -181,11 +181,16 @@ def gold_agreement(labels: pd.DataFrame, gold: pd.DataFrame, item: list[str]) ->
     )
     # ranks on means rounded to 12 decimals: equal means (equal fractions of label
     # sums) tie, whatever order their float sums were added in
-    spearman = (
-        float(stats.spearmanr(means["annotators"].round(12), means["gold"].round(12)).statistic)
-        if len(means) >= GOLD_SPEARMAN_ITEMS
-        else None
-    )
+    annotators, experts = means["annotators"].round(12), means["gold"].round(12)
+    spearman: float | None = None
+    if len(means) >= GOLD_SPEARMAN_ITEMS:
+        # a side that does not vary: NaN as scipy gives it, without scipy's
+        # ConstantInputWarning in the build log (_gold_note says it in the mart;
+        # no process-wide warnings.catch_warnings: dbt runs Python models in threads)
+        if annotators.nunique() < 2 or experts.nunique() < 2:
+            spearman = float("nan")
+        else:
+            spearman = float(stats.spearmanr(annotators, experts).statistic)
     return {
         "n_gold_items": int(len(means)),
         "gold_accuracy": float((inside * weights).sum() / weights.sum()) if len(joined) else None,

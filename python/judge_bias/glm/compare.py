@@ -12,7 +12,6 @@ algorithms in glm.mcmc_stats, without its import).
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -72,8 +71,11 @@ def pointwise(log_lik_chunks: Iterable[np.ndarray], reff: float) -> dict[str, np
     parts: dict[str, list[np.ndarray]] = {"loo_i": [], "lppd_i": [], "var_i": [], "k": []}
     for chunk in log_lik_chunks:
         ll = np.asarray(chunk, dtype=np.float64).T  # (groups, draws)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # the Pareto k are reported, not warned
+        # the Pareto k are reported, not warned: psislw is numpy only, so its
+        # floating-point warnings are silenced for this thread (np.errstate), not by
+        # catch_warnings, which swaps the process's filters and drops the warnings of
+        # the Python model dbt runs beside this one (review20b, stats/fit_warnings.py)
+        with np.errstate(all="ignore"):
             log_w, k = mcmc_stats.psislw(-ll, reff)
         parts["loo_i"].append(special.logsumexp(log_w + ll, axis=1))
         parts["lppd_i"].append(special.logsumexp(ll, axis=1) - np.log(ll.shape[1]))

@@ -31,7 +31,6 @@ posterior it targets, which the tests check against row-level numpyro fits.
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -235,8 +234,11 @@ class FlatModel:
             v, g = self._value_and_grad(jnp.asarray(full, dtype=FLOAT), args)
             return float(v), np.asarray(g, dtype=np.float64)[free]
 
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        # numpy's floating-point warnings of the line search silenced for this thread
+        # (np.errstate): scipy's L-BFGS-B warns of nothing else with these options (no
+        # bounds, disp or iprint), and catch_warnings would swap the process's filters,
+        # dropping the warnings of the Python model dbt runs beside this one (review20b)
+        with np.errstate(all="ignore"):
             res = minimize(fun, self.start[free], jac=True, method="L-BFGS-B",
                            options={"maxiter": 2000})  # fmt: skip
         mode = self.start.copy()

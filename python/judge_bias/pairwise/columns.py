@@ -124,20 +124,84 @@ JOINT_COLUMNS: dict[str, str] = {
     "ci_method": "string",
     "notes": "string",
 }
-# pairwise_joint_bias.notes when no judgment the fit takes has a human verdict: the
-# reason human_verdict_logodds is null (uses_human_verdict false). Said of the rows
-# fitted (decisive, valid, with lengths when any has them), not of the judge: a
-# judge whose verdicts are all ties has nothing to fit, and one whose human
-# verdicts sit on judgments left out for missing lengths has them elsewhere.
-NO_DECISIVE_VERDICT_NOTE = "no decisive verdict to fit: no human-verdict term"
+
+
+def counted(n: int, noun: str) -> str:
+    """``n`` and the noun, plural unless n is 1: "1 verdict", "3 verdicts"."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def all_ties(n: int, where: str = "") -> str:
+    """ "all N verdicts<where> are ties", "the 1 verdict<where> is a tie" for one."""
+    return f"the 1 verdict{where} is a tie" if n == 1 else f"all {n} verdicts{where} are ties"
+
+
+OWN_PAIRS = " on pairs with the judge's own model"
 
 
 def no_human_verdict_note(n_fitted: int) -> str:
     """pairwise_joint_bias's note when none of the ``n_fitted`` judgments fitted
-    has a human verdict (NO_DECISIVE_VERDICT_NOTE when there are none)."""
-    if not n_fitted:
-        return NO_DECISIVE_VERDICT_NOTE
-    return f"no human verdict on the {n_fitted} judgments fitted: no human-verdict term"
+    (decisive, valid, with lengths when any has them) has a human verdict; a judge
+    with none fitted has only the all-ties note (all_ties_note)."""
+    return f"no human verdict on the {counted(n_fitted, 'judgment')} fitted: no human-verdict term"
+
+
+def own_ties_rate_note(n_ties: int) -> str:
+    """pairwise_bias's note when self_preference_rate is null on a row with own
+    pairs: their ``n_ties`` verdicts are all ties (no decisive one to count)."""
+    them = "it" if n_ties == 1 else "them"
+    return (
+        f"{all_ties(n_ties, OWN_PAIRS)}: no self_preference_rate "
+        f"(self_preference_rate_ties_half counts {them} half)"
+    )
+
+
+def no_length_slope_note(n_judgments: int, n_ties: int, ties_with_lengths: bool = False) -> str:
+    """pairwise_bias's note on a pooled row without a length slope (and without
+    the slope's own note): a judge whose ``n_judgments`` valid verdicts are all
+    ties has nothing to fit, lengths or not; one whose ties have lengths lacks
+    them on its decisive verdicts only; otherwise no completion lengths."""
+    if n_judgments and n_ties == n_judgments:
+        return f"{all_ties(n_judgments)}: no length slope"
+    if ties_with_lengths:
+        return no_decisive_lengths_note(n_judgments - n_ties)
+    return "no completion lengths"
+
+
+def no_decisive_lengths_note(n_decisive: int) -> str:
+    """The note of a judge whose ties have lengths and whose ``n_decisive``
+    decisive verdicts (the only ones fitted) have none."""
+    return f"no lengths on its {counted(n_decisive, 'decisive verdict')}"
+
+
+def no_length_term_note(n_decisive: int, ties_with_lengths: bool) -> str:
+    """pairwise_joint_bias's note when none of the ``n_decisive`` decisive verdicts
+    has lengths: "no completion lengths" is false when the judge's ties have them."""
+    if ties_with_lengths:
+        return no_decisive_lengths_note(n_decisive) + ": no length term"
+    return "no completion lengths: no length term"
+
+
+def all_ties_note(n_ties: int) -> str:
+    """pairwise_joint_bias's note for a judge with no decisive valid verdict: its
+    ``n_ties`` valid verdicts are all ties (the only note: no term can be fitted,
+    and lengths or own pairs may well be there, on the ties)."""
+    return f"{all_ties(n_ties)}: nothing decisive to fit"
+
+
+def no_own_pair_note(n_own_decisive: int, n_own_ties: int) -> str:
+    """pairwise_joint_bias's note when the fit has no judgment of the judge's own
+    model: ``n_own_decisive`` decisive ones all left out for missing lengths, or
+    its ``n_own_ties`` own-pair verdicts all ties, or no own pair at all."""
+    if n_own_decisive:
+        without = "without lengths" if n_own_decisive == 1 else "none with lengths"
+        return (
+            f"{counted(n_own_decisive, 'decisive judgment')} with the judge's own model, "
+            f"{without}: no self-preference term"
+        )
+    if n_own_ties:
+        return f"{all_ties(n_own_ties, OWN_PAIRS)}: no self-preference term"
+    return "no pair with the judge's own model: no self-preference term"
 
 
 GIVEN_HUMAN_NOTE = "given_human_note"  # the conditional fit's note, joined into notes

@@ -10,7 +10,12 @@ import numpy as np
 import pandas as pd
 
 from judge_bias.pairwise import logistic
-from judge_bias.pairwise.columns import GIVEN_HUMAN_NOTE, LOGIT_TERMS
+from judge_bias.pairwise.columns import (
+    GIVEN_HUMAN_NOTE,
+    LOGIT_TERMS,
+    no_length_slope_note,
+    own_ties_rate_note,
+)
 from judge_bias.stats.intervals import Z95
 
 
@@ -60,8 +65,14 @@ def length_slopes(w: pd.DataFrame, x: np.ndarray) -> pd.DataFrame:
     )
 
 
-def mart_notes(table: pd.DataFrame, slopes: pd.DataFrame, pooled_code: int) -> list[str | None]:
-    """pairwise_bias's notes per row; the pooled rows also carry the slope's note."""
+def mart_notes(
+    table: pd.DataFrame,
+    slopes: pd.DataFrame,
+    pooled_code: int,
+    ties_with_lengths: set[int] | frozenset[int] = frozenset(),
+) -> list[str | None]:
+    """pairwise_bias's notes per row; the pooled rows also carry the slope's note
+    (``ties_with_lengths``: the judge codes whose ties have lengths)."""
     notes = []
     for row in table.itertuples(index=False):
         note = []
@@ -69,8 +80,11 @@ def mart_notes(table: pd.DataFrame, slopes: pd.DataFrame, pooled_code: int) -> l
             note.append("no pair asked in both orders")
         if row.n_self_judgments == 0:
             note.append("no pair with the judge's own model")
-        elif np.isnan(row.self_preference_prob):
-            note.append("no p_first")
+        else:
+            if np.isnan(row.self_preference_rate):
+                note.append(own_ties_rate_note(int(row.n_self_judgments)))
+            if np.isnan(row.self_preference_prob):
+                note.append("no p_first")
         if np.isnan(row.eo_bias) and row.n_self_judgments > 0:
             note.append("eo_bias needs human verdicts preferring each side")
         if row.opponent == pooled_code:
@@ -78,7 +92,11 @@ def mart_notes(table: pd.DataFrame, slopes: pd.DataFrame, pooled_code: int) -> l
             if isinstance(slope_note, str):
                 note.append(slope_note)
             elif np.isnan(row.length_slope):
-                note.append("no completion lengths")
+                note.append(
+                    no_length_slope_note(
+                        int(row.n_judgments), int(row.n_ties), row.judge in ties_with_lengths
+                    )
+                )
         notes.append("; ".join(note) or None)
     return notes
 

@@ -37,7 +37,10 @@ from judge_bias.pairwise.columns import (
     PERPLEXITY_CI,
     WITH_HUMAN_CI,
     WITH_HUMAN_COLUMNS,
+    all_ties_note,
     no_human_verdict_note,
+    no_length_term_note,
+    no_own_pair_note,
 )
 from judge_bias.pairwise.fits import (
     cohens_kappa_table,
@@ -279,6 +282,7 @@ def pairwise_bias_from_aggregates(
     if sums.empty:
         return pd.DataFrame({c: pd.Series(dtype=t) for c, t in WITH_HUMAN_COLUMNS.items()})
     # SQL gives rows in no fixed order: the fits' row order is made fixed here
+    cells_all = cells
     cells = cells[cells["decisive"].astype(bool)].sort_values(
         ["judge", "prompt_id", "x", "own_code", "human_code", "human_any"]
     )
@@ -287,12 +291,15 @@ def pairwise_bias_from_aggregates(
     sums, judges, opponents = _coded(sums)
     rows = expand_cells(cells.drop(columns="decisive"))
     slopes = _slopes(rows[rows["x"].notna()], judges)
+    # judges whose ties have lengths (their decisive verdicts may lack them)
+    tied = cells_all[~cells_all["decisive"].astype(bool) & cells_all["x"].notna()]["judge"]
+    ties_with_lengths = set(np.flatnonzero(np.isin(judges, tied.unique())).tolist())
     base = _base_table(sums).reset_index()
     pooled = base["opponent"] == POOLED
     for col in ("n_length_judgments", "length_slope", "length_slope_ci_low",
                 "length_slope_ci_high"):  # fmt: skip
         base[col] = np.where(pooled, base["judge"].map(slopes[col]), np.nan)
-    base["notes"] = mart_notes(base, slopes, POOLED)
+    base["notes"] = mart_notes(base, slopes, POOLED, ties_with_lengths)
     extra = _human_table(sums, kappa, rows, judges, opponents)
     table = base.merge(extra, on=KEYS, how="outer")
     table["notes"] = with_given_human_note(table)
@@ -326,7 +333,13 @@ def joint_bias_from_cells(
     )
     out = []
     for judge, part in cells.groupby("judge", sort=True):
-        rows = expand_cells(part[part["decisive"].astype(bool)])
+        decisive = part["decisive"].astype(bool).to_numpy()
+        rows = expand_cells(part[decisive])
+        # the ties (valid, not decisive): what the notes say when the fit has none
+        own_cell = part["own_code"].to_numpy(dtype=float) != 0
+        trials = part["n_trials"].to_numpy(dtype=np.int64)
+        n_ties, n_own_ties = int(trials[~decisive].sum()), int(trials[~decisive & own_cell].sum())
+        n_own_decisive = int(np.count_nonzero(rows["own_code"].to_numpy(dtype=float)))
         notes = []
         has_x = rows["x"].notna().to_numpy()
         use_length = bool(has_x.any())
@@ -335,11 +348,12 @@ def joint_bias_from_cells(
                 notes.append(f"{int((~has_x).sum())} judgments without lengths left out")
             rows = rows[has_x]
         else:
-            notes.append("no completion lengths: no length term")
+            ties_x = part["x"].notna().to_numpy() & ~decisive
+            notes.append(no_length_term_note(len(rows), bool(ties_x.any())))
         o = rows["own_code"].to_numpy(dtype=float)
         use_own = bool(np.any(o != 0))
         if not use_own:
-            notes.append("no pair with the judge's own model: no self-preference term")
+            notes.append(no_own_pair_note(n_own_decisive, n_own_ties))
         human_any = rows["human_any"].to_numpy(dtype=bool)
         use_human = bool(human_any.size and human_any.all())
         if human_any.any() and not use_human:
@@ -363,6 +377,8 @@ def joint_bias_from_cells(
         )  # fmt: skip
         if note:
             notes.append(note)
+        if rows.empty:
+            notes = [all_ties_note(n_ties)]
         out.append(
             {
                 "judge": judge,

@@ -35,6 +35,11 @@ PAIRWISE_METRICS = {
     "position_consistency": ("position consistency", 1.0, "same verdict when the order is swapped"),
     "first_slot_rate": ("first-slot rate", 0.5, "share of verdicts for the first slot"),
     "self_preference_rate": ("self-preference rate", 0.5, "share of own-vs-other pairs won"),
+    "self_preference_rate_ties_half": (
+        "self-preference rate, ties half",
+        0.5,
+        "the same, a tie counting half a win (AlpacaEval)",
+    ),
     "self_preference_prob": ("self-preference probability", 0.5, "mean probability on own"),
     "eo_bias": ("equal-opportunity bias", 0.0, "P(prefer y1 | own) - P(prefer y1 | other)"),
     "length_slope": ("length slope", 0.0, "slope on the length difference (0 = no effect)"),

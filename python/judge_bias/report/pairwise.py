@@ -45,6 +45,7 @@ def panel_pairwise(wh: Warehouse) -> Panel:
         p.absent = "pairwise_bias has no pooled rows with a measure"
         return p
     p.figure = _pairwise_figure(df, ordered_judges(wh, df), "judge", metrics)
+    p.caption += _ties_half_caption(metrics)
     show = ["judge", *[c for c in ("n_pairs", *metrics) if c in df.columns]]
     show += [f"{m}_{end}" for m in metrics for end in ("ci_low", "ci_high") if f"{m}_{end}" in df]
     attach_table(p, df[[*show, *(c for c in ("ci_method",) if c in df)]])
@@ -77,6 +78,24 @@ def _pairwise_figure(df: pd.DataFrame, names: list[str], key: str, metrics: list
     return metric_grid(df, names, key, {m: PAIRWISE_METRICS[m] for m in metrics})
 
 
+# the two self-preference rates: what sets them apart, worded by which is shown
+TIES_HALF_CAPTION = (
+    " Self-preference rate, ties half (self_preference_rate_ties_half): a tie counts "
+    "half a win, AlpacaEval's rule; "
+)
+
+
+def _ties_half_caption(metrics: list[str]) -> str:
+    if "self_preference_rate_ties_half" not in metrics:
+        return ""
+    if "self_preference_rate" in metrics:
+        return TIES_HALF_CAPTION + "the self-preference rate beside it leaves ties out."
+    return TIES_HALF_CAPTION + (
+        "the self-preference rate, which leaves ties out, is not shown: every verdict "
+        "on a judge's own pairs is a tie."
+    )
+
+
 def ordered_judges(wh: Warehouse, df: pd.DataFrame) -> list[str]:
     """The judges of ``df`` in the report's judge order, unknown ones last by name."""
     judges = [j for j in judge_families(wh)["judge"] if j in set(df.judge)]
@@ -107,6 +126,7 @@ def panel_pairwise_opponents(wh: Warehouse) -> Panel:
         return p
     df["judge vs opponent"] = df["judge"] + " vs " + df["opponent"]
     p.figure = _pairwise_figure(df, list(df["judge vs opponent"]), "judge vs opponent", metrics)
+    p.caption += _ties_half_caption(metrics)
     show = ["judge", "opponent", *[c for c in ("n_pairs", "n_judgments", *metrics) if c in df]]
     show += [f"{m}_{end}" for m in metrics for end in ("ci_low", "ci_high") if f"{m}_{end}" in df]
     attach_table(p, df[[*show, *(c for c in ("ci_method",) if c in df)]])

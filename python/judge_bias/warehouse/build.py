@@ -113,7 +113,7 @@ def warm_validation() -> threading.Thread | None:
 
     def work() -> None:
         with contextlib.suppress(BaseException):
-            from judge_bias.warehouse.validation import suites
+            from judge_bias.warehouse.expectations import suites
 
             suites()
 
@@ -145,7 +145,7 @@ def validate_gates(db_path: Path) -> ValidationReport:
     """The validation suites on what the first phase built: the input files as read
     (the inputs suite) and the gate marts; a failure here is one the whole
     validation would report."""
-    from judge_bias.warehouse.validation import suites
+    from judge_bias.warehouse.expectations import suites
     from judge_bias.warehouse.validation import validate as run_suites
 
     return run_suites(db_path, only=[*suites()["inputs"], *GATE_MARTS])

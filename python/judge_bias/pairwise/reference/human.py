@@ -66,7 +66,10 @@ from judge_bias.pairwise.columns import (
     LOGIT_TERMS,
     WITH_HUMAN_CI,
     WITH_HUMAN_COLUMNS,
+    all_ties_note,
     no_human_verdict_note,
+    no_length_term_note,
+    no_own_pair_note,
 )
 from judge_bias.pairwise.reference.logit import logit_terms
 from judge_bias.pairwise.reference.rates import (
@@ -251,7 +254,15 @@ def joint_bias(rows: pd.DataFrame, marginal: pd.DataFrame | None = None) -> pd.D
     own = _self_code(rows)
     out = []
     for judge in np.unique(w["judge"].to_numpy()):
-        sel = (w["judge"].to_numpy() == judge) & w["decisive"].to_numpy() & ~w["invalid"].to_numpy()
+        mine = (w["judge"].to_numpy() == judge) & ~w["invalid"].to_numpy()
+        if not mine.any():
+            # no valid verdict: no row, as in the mart (its cells are valid judgments)
+            continue
+        sel = mine & w["decisive"].to_numpy()
+        # the ties (valid, not decisive): what the notes say when the fit has none
+        ties = mine & ~w["decisive"].to_numpy()
+        n_own_ties = int(np.count_nonzero(own[ties]))
+        n_own_decisive = int(np.count_nonzero(own[sel]))
         notes = []
         has_x = np.isfinite(w["x"].to_numpy())
         use_length = bool((sel & has_x).any())
@@ -260,11 +271,11 @@ def joint_bias(rows: pd.DataFrame, marginal: pd.DataFrame | None = None) -> pd.D
                 notes.append(f"{int((sel & ~has_x).sum())} judgments without lengths left out")
             sel &= has_x
         else:
-            notes.append("no completion lengths: no length term")
+            notes.append(no_length_term_note(int(sel.sum()), bool((ties & has_x).any())))
         o = own[sel]
         use_own = bool(np.any(o != 0))
         if not use_own:
-            notes.append("no pair with the judge's own model: no self-preference term")
+            notes.append(no_own_pair_note(n_own_decisive, n_own_ties))
         human_any = w["human_any"].to_numpy()[sel]
         use_human = bool(human_any.size and human_any.all())
         if human_any.any() and not use_human:
@@ -288,6 +299,8 @@ def joint_bias(rows: pd.DataFrame, marginal: pd.DataFrame | None = None) -> pd.D
         )  # fmt: skip
         if note:
             notes.append(note)
+        if not sel.any():
+            notes = [all_ties_note(int(ties.sum()))]
         record: dict[str, object] = dict(terms)
         record.update(
             judge=judges[judge], n_judgments=int(sel.sum()), ci_method=JOINT_CI,

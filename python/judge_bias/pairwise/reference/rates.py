@@ -67,6 +67,8 @@ from judge_bias.pairwise.columns import (
     PAIRWISE_BIAS_COLUMNS,
     PERPLEXITY_BIN_COLUMNS,
     PERPLEXITY_CI,
+    no_length_slope_note,
+    own_ties_rate_note,
 )
 from judge_bias.pairwise.features import length_difference_feature
 from judge_bias.pairwise.reference.logit import logit_terms
@@ -255,9 +257,14 @@ def slope_fits(w: pd.DataFrame, x: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame.from_dict(records, orient="index").reindex(columns=columns)
 
 
-def row_notes(table: pd.DataFrame, slopes: pd.DataFrame) -> list[str | None]:
+def row_notes(
+    table: pd.DataFrame,
+    slopes: pd.DataFrame,
+    ties_with_lengths: set[int] | frozenset[int] = frozenset(),
+) -> list[str | None]:
     """The notes of pairwise_bias rows (judge and opponent codes, -2 pooled): what a
-    rate had no units for, and on the pooled row why there is no length slope."""
+    rate had no units for, and on the pooled row why there is no length slope
+    (``ties_with_lengths``: the judge codes whose ties have lengths)."""
     out = []
     for _, r in table.iterrows():
         pooled = r["opponent"] == -2
@@ -265,6 +272,12 @@ def row_notes(table: pd.DataFrame, slopes: pd.DataFrame) -> list[str | None]:
         checks = [
             (r["n_swapped_pairs"] == 0, "no pair asked in both orders"),
             (r["n_self_judgments"] == 0, "no pair with the judge's own model"),
+            (
+                r["n_self_judgments"] > 0 and pd.isna(r["self_preference_rate"]),
+                own_ties_rate_note(
+                    0 if pd.isna(r["n_self_judgments"]) else int(r["n_self_judgments"])
+                ),
+            ),
             (r["n_self_judgments"] > 0 and pd.isna(r["self_preference_prob"]), "no p_first"),
             (
                 r["n_self_judgments"] > 0 and pd.isna(r["eo_bias"]),
@@ -273,7 +286,11 @@ def row_notes(table: pd.DataFrame, slopes: pd.DataFrame) -> list[str | None]:
             (isinstance(slope_note, str), slope_note),
             (
                 pooled and not isinstance(slope_note, str) and pd.isna(r["length_slope"]),
-                "no completion lengths",
+                no_length_slope_note(
+                    int(np.nan_to_num(r["n_judgments"])),
+                    int(np.nan_to_num(r["n_ties"])),
+                    r["judge"] in ties_with_lengths,
+                ),
             ),
         ]
         out.append("; ".join(str(text) for hit, text in checks if hit) or None)
@@ -354,7 +371,10 @@ def pairwise_bias(rows: pd.DataFrame) -> pd.DataFrame:
     rho = phi.reindex(table.index).fillna(0.0).to_numpy() if len(phi) else 0.0
     table["eo_bias_ci_low"], table["eo_bias_ci_high"] = newcombe_correlated(table, rho)
 
-    slopes = slope_fits(w, length_feature(rows, w))
+    x = length_feature(rows, w)
+    slopes = slope_fits(w, x)
+    tied = ~w["decisive"].to_numpy() & ~np.isnan(x)
+    ties_with_lengths = set(np.unique(w["judge"].to_numpy()[tied]).tolist())
     table = table.reset_index()
     pooled = table["opponent"] == -2
     for col in (
@@ -364,7 +384,7 @@ def pairwise_bias(rows: pd.DataFrame) -> pd.DataFrame:
         "length_slope_ci_high",
     ):
         table[col] = np.where(pooled, table["judge"].map(slopes[col]), np.nan)
-    table["notes"] = row_notes(table, slopes)
+    table["notes"] = row_notes(table, slopes, ties_with_lengths)
     table["ci_method"] = CI_METHOD
     table["judge"] = judges[table["judge"].to_numpy()]
     table["opponent"] = np.where(pooled, ALL, models[np.maximum(table["opponent"].to_numpy(), 0)])

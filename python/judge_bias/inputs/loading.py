@@ -344,7 +344,8 @@ def _did_you_mean(word: str, choices: list[str]) -> str:
 # What `judge-bias build --db DIR/w.duckdb` writes beside its warehouse (the
 # README's own recipe puts it in the data folder): not input, not warned of.
 WAREHOUSE_SUFFIXES = (".duckdb", ".duckdb.wal", ".duckdb.tmp", ".build.json",
-                      ".validation.json", ".dbt", ".spark", ".before-load")  # fmt: skip
+                      ".validation.json", ".dbt", ".spark", ".before-load",
+                      ".rejected-load.parquet")  # fmt: skip
 
 
 def _stray_file_warning(path: Path) -> str | None:

@@ -29,6 +29,9 @@ PROBE_TABLE = "base_inputs__judge_ratings"
 RECOMPUTED_FACTS = "int_load_recomputed_facts"
 # the build's message when a failed load was undone (the report's status line shows it)
 ROLLED_BACK = "the load was rolled back: the warehouse is as it was before it"
+# beside the warehouse: the rejected rows of the last load that was rolled back (the
+# rollback takes them out of rejected_rows with the rest of the load)
+REJECTED_LOAD_SUFFIX = ".rejected-load.parquet"
 
 
 class IncrementalError(VarsError):
@@ -103,19 +106,88 @@ class LoadGuard:
     db: Path
     backup: Path | None
     loads: bool = False  # the build's inputs are loads (var judge_bias_incremental)
+    refresh: bool = False  # --full-refresh: every rejected row is the folder's
 
     def restore(self) -> str | None:
-        """Put the warehouse back as it was before the load; what was done, in words
-        for the build's message, or None when there was nothing to put back."""
+        """Put the warehouse back as it was before the load, its rejected rows kept
+        beside it first (keep_rejected); what was done, in words for the build's
+        message, or None when there was nothing to put back."""
         if self.backup is not None and self.backup.exists():
+            kept = keep_rejected(self.db, self.backup, self.refresh)
             _put_back(self.backup, self.db)
             self.backup.unlink()
+            if kept:
+                where = rejected_load_path(self.db)
+                return f"{ROLLED_BACK}; its {kept:,} rejected rows are kept in {where}"
             return ROLLED_BACK
         return None
 
     def discard(self) -> None:
         if self.backup is not None:
             self.backup.unlink(missing_ok=True)
+
+
+def rejected_load_path(db: Path) -> Path:
+    """Where a rolled-back load's rejected rows are kept (``<db>.rejected-load.parquet``)."""
+    return db.with_name(db.name + REJECTED_LOAD_SUFFIX)
+
+
+def _one(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> Any:
+    row = con.execute(sql, params or []).fetchone()
+    assert row is not None
+    return row[0]
+
+
+def _has_rejected_rows(con: duckdb.DuckDBPyConnection, catalog: str) -> bool:
+    sql = ("select count(*) from duckdb_tables() where database_name = ? "
+           "and schema_name = 'main' and table_name = 'rejected_rows'")  # fmt: skip
+    return bool(_one(con, sql, [catalog]))
+
+
+def _quoted(path: Path) -> str:
+    return "'" + str(path).replace("'", "''") + "'"
+
+
+def keep_rejected(db: Path, backup: Path, refresh: bool) -> int:
+    """The failed load's rows of ``rejected_rows`` written to rejected_load_path(db)
+    before the rollback takes them away: the rows not in the copy made before the load
+    (a load's rows are numbered after the earlier loads', so (source, row_number) names
+    a row), every row after --full-refresh or a first load. Written by DuckDB (no row in
+    Python) to a temporary file renamed into place; returns the rows kept (0: no file).
+    A warehouse that cannot be read (a build killed part-way) keeps none, with a note:
+    the rollback goes on."""
+    if not db.exists():  # a first load that failed before dbt wrote the warehouse
+        return 0
+    out = rejected_load_path(db)
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    tmp.unlink(missing_ok=True)
+    try:
+        con = duckdb.connect(str(db), read_only=True)
+        try:
+            if not _has_rejected_rows(con, _one(con, "select current_database()")):
+                return 0
+            rows = "select * from main.rejected_rows as r"
+            if not refresh:
+                con.execute(f"attach {_quoted(backup)} as before_load (read_only)")
+                if _has_rejected_rows(con, "before_load"):
+                    rows += (
+                        " where not exists (select 1 from before_load.main.rejected_rows as b"
+                        " where b.source = r.source and b.row_number = r.row_number)"
+                    )
+            kept = int(_one(con, f"select count(*) from ({rows})"))
+            if kept:
+                ordered = f"{rows} order by source, row_number"
+                con.execute(f"copy ({ordered}) to {_quoted(tmp)} (format parquet)")
+        finally:
+            con.close()
+        if kept:
+            os.replace(tmp, out)
+        return kept
+    except duckdb.Error as exc:
+        print(f"note: the failed load's rejected rows could not be kept: {exc}", file=sys.stderr)
+        return 0
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _wal(db: Path) -> Path:
@@ -157,6 +229,8 @@ def guard_load(db: Path, dbt_vars: Mapping[str, Any], full_refresh: bool) -> Loa
     if not is_on(dbt_vars.get(INCREMENTAL_VAR, False)):
         return LoadGuard(db, None)
     backup = db.with_name(db.name + ".before-load")
+    # the rejected rows of an earlier failed load: this load's replace them
+    rejected_load_path(db).unlink(missing_ok=True)
     if backup.exists() and db.exists():
         # a load whose build was killed (no rollback ran): undo it before this one
         _put_back(backup, db)
@@ -181,4 +255,4 @@ def guard_load(db: Path, dbt_vars: Mapping[str, Any], full_refresh: bool) -> Loa
         # killed stayed in the inputs, and the next load appended to it. A copy left
         # beside a warehouse removed since is replaced, not taken for it.
         _copy_atomic(None, backup)
-    return LoadGuard(db, backup, loads=True)
+    return LoadGuard(db, backup, loads=True, refresh=full_refresh)

@@ -79,6 +79,18 @@ def holds_loads(db: Path) -> bool | None:
     return set(LOAD_COLUMNS) <= cols
 
 
+def holds_no_build(db: Path) -> bool:
+    """Whether the warehouse file holds no table nor view at all: the empty warehouse
+    a rolled-back first load leaves (guard_load), or an empty file."""
+    if db.stat().st_size == 0:
+        return True
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return not _one(con, "select count(*) from information_schema.tables")
+    finally:
+        con.close()
+
+
 def drop_load_temps(db: Path) -> list[str]:
     """Drop the staging tables dbt-duckdb leaves behind after an incremental Python
     model (base_inputs__<kind>__dbt_tmp<time>); returns their names."""

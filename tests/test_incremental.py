@@ -420,6 +420,36 @@ def test_a_killed_load_is_rolled_back_with_its_log(
     assert holds_loads(db) is None
 
 
+def test_a_log_that_does_not_match_the_warehouse_is_moved_aside(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A real mismatched write-ahead log (another database's, as older code's rollback
+    left one beside a put-back copy): DuckDB refuses to open the warehouse ("WAL does
+    not match database file"); the build's first open moves the log aside to
+    <db>.wal.stale-<time>, byte for byte, says so, and the warehouse opens with its
+    own rows. Fails without the move (DuckDB's IOException, as before)."""
+    from judge_bias.warehouse.build import _check_not_locked
+
+    other = tmp_path / "other.duckdb"
+    _killed_writing(other, LOADS_TABLE, "insert into base_inputs__judge_ratings "
+                    "values (9, 'other', now(), 'k9')")  # fmt: skip
+    db = tmp_path / "w.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.execute(LOADS_TABLE)
+        con.execute("insert into base_inputs__judge_ratings values (1, 'a', now(), 'k1')")
+    log = other.with_name(other.name + ".wal").read_bytes()
+    db.with_name(db.name + ".wal").write_bytes(log)
+    with pytest.raises(duckdb.IOException, match="WAL does not match"):
+        duckdb.connect(str(db), read_only=True)
+    _check_not_locked(db)
+    (aside,) = tmp_path.glob("w.duckdb.wal.stale-*")
+    assert aside.read_bytes() == log and not db.with_name(db.name + ".wal").exists()
+    err = capsys.readouterr().err
+    assert "does not match w.duckdb" in err and f"moved aside to {aside}" in err
+    loads = query(db, "select _load_id from base_inputs__judge_ratings")
+    assert loads["_load_id"].tolist() == ["a"]
+
+
 def test_a_temporary_copy_left_by_a_killed_process_is_not_reused(tmp_path: Path) -> None:
     """A temporary copy left by a killed process whose id this one has (ids are reused
     in containers) is not taken for the empty warehouse a first load stands on (fails

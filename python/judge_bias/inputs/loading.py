@@ -353,7 +353,7 @@ def _stray_file_warning(path: Path) -> str | None:
     name = path.name
     if name.startswith(".") or name in NON_CONTRACT_FILES or _kind_of(name):
         return None
-    if name.endswith(WAREHOUSE_SUFFIXES):
+    if name.endswith(WAREHOUSE_SUFFIXES) or ".duckdb.wal.stale-" in name:
         return None
     contract_names = [f"{k}{s}" for k in KINDS for s in FILE_SUFFIXES]
     hint = _did_you_mean(name, contract_names)

@@ -325,14 +325,43 @@ def spark_stage(data_dir: Path, db_path: Path, quiet: bool = False) -> list[str]
     return built
 
 
+# DuckDB's refusal of a write-ahead log that belongs to another state of the file
+STALE_WAL = "WAL does not match database file"
+
+
+def _set_aside_stale_wal(db: Path) -> Path:
+    """``<db>.wal`` renamed to ``<db>.wal.stale-<UTC time>``: kept, never deleted."""
+    wal = db.with_name(db.name + ".wal")
+    aside = wal.with_name(f"{wal.name}.stale-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
+    if aside.exists():
+        aside = aside.with_name(f"{aside.name}-{os.getpid()}")
+    os.replace(wal, aside)
+    return aside
+
+
 def _check_not_locked(db: Path) -> None:
-    """Fail at once, in one line, when another process holds the warehouse."""
+    """Fail at once, in one line, when another process holds the warehouse. A
+    write-ahead log that DuckDB refuses as not the file's (left beside it by code
+    before session 22, whose rollback put a copy back beside a killed build's log)
+    is moved aside, with a note naming both: DuckDB cannot replay it onto this file,
+    and every build failed on it until it was deleted by hand."""
     try:
         duckdb.connect(str(db)).close()
     except duckdb.IOException as exc:
         if message := lock_message(str(exc)):
             raise BuildError(message) from None
-        raise
+        if STALE_WAL not in str(exc):
+            raise
+        aside = _set_aside_stale_wal(db)
+        print(
+            f"note: {db.name}.wal does not match {db.name} (DuckDB: {STALE_WAL.lower()}; a "
+            "log left by a killed build of older judge-bias code): moved aside to "
+            f"{aside}, the warehouse opened without it; delete that file once you "
+            "do not need it",
+            file=sys.stderr,
+            flush=True,
+        )
+        duckdb.connect(str(db)).close()
 
 
 def validation_failure(report: ValidationReport, inputs: list[FileCounts]) -> str:

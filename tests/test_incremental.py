@@ -450,6 +450,52 @@ def test_a_log_that_does_not_match_the_warehouse_is_moved_aside(
     assert loads["_load_id"].tolist() == ["a"]
 
 
+def test_a_failed_validation_finishes_the_record_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """build() on a first load whose validation fails, dbt and the suites faked (the
+    route is what is tested; test_a_failed_first_load_leaves_no_inputs runs it on
+    dbt): the rollback happens inside validate_and_publish, and the build record is
+    finished once, one final stage time, its message ending with the rollback. Fails
+    on the old build(), which finished it again after validate_and_publish (two final
+    entries)."""
+    from contextlib import contextmanager
+
+    from judge_bias.warehouse import build as build_mod
+    from judge_bias.warehouse.validation import Finding
+
+    db = tmp_path / "w.duckdb"
+
+    @contextmanager
+    def fake_phases(*_args, **_kwargs):
+        target = build_mod.target_dir(db)
+        target.mkdir(parents=True, exist_ok=True)
+        (target / "run_results.json").write_text('{"results": []}')
+        with duckdb.connect(str(db)) as con:  # the load's tables
+            con.execute(LOADS_TABLE)
+        yield lambda _args: None
+
+    failing = ValidationReport(
+        [Finding("marts", "fct_judge_ratings", "expect_x", "judge", "critical", False)]
+    )
+    fakes = {
+        "dbt_phases": fake_phases, "preflight": lambda *_a: [],
+        "summarise_inputs": lambda _db: [], "glm_fit_summary_of": lambda _db: [],
+        "copy_marts": lambda *_a: tmp_path / "copy", "discard_snapshot": lambda _p: None,
+        "mart_docs": lambda _m: {}, "validate": lambda _db, _on_load=False: failing,
+    }  # fmt: skip
+    for name, fake in fakes.items():
+        monkeypatch.setattr(build_mod, name, fake)
+    (tmp_path / "data").mkdir()
+    result = build(tmp_path / "data", db, quiet=True, incremental=True)
+    assert result.bi_path is None and result.rolled_back == ROLLED_BACK
+    assert holds_loads(db) is None  # the load put back: the empty warehouse
+    record = read_build_record(db) or {}
+    assert record["state"] == "validation_failed"
+    assert record["message"].endswith(f"; {ROLLED_BACK}")
+    assert [s for s, _ in record["stage_times"]].count("done") == 1
+
+
 def test_a_temporary_copy_left_by_a_killed_process_is_not_reused(tmp_path: Path) -> None:
     """A temporary copy left by a killed process whose id this one has (ids are reused
     in containers) is not taken for the empty warehouse a first load stands on (fails

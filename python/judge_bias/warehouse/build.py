@@ -533,13 +533,12 @@ def build(
                 record.reach("dbt build")
                 second(["build", "--exclude", *GATE_SELECTION, *refresh])
         manifest = target_dir(db) / "manifest.json"
-        result = validate_and_publish(db, data, bi, record, manifest, on_load=guard.loads)
-        if result.bi_path is None:
-            # the validation failed: the load is not kept
-            if undone := guard.restore():
-                record.finish(VALIDATION_FAILED, _and(record.message, undone))
-                result.rolled_back = undone
-        else:
+        # a failed validation puts the load back (guard.restore) before the record is
+        # finished, once, with what was undone
+        result = validate_and_publish(
+            db, data, bi, record, manifest, on_load=guard.loads, undo=guard.restore
+        )
+        if result.bi_path is not None:
             guard.discard()
         return result
     except BaseException as exc:
@@ -571,13 +570,16 @@ def validate_and_publish(
     manifest: Path,
     validated_by: str = "judge-bias build",
     on_load: bool = False,
+    undo: Callable[[], str | None] | None = None,
 ) -> BuildResult:
     """The end of every route to a published warehouse (judge-bias build, and
     judge-bias validate --publish after a plain dbt build): the GLM fit warnings,
     the validation suites and their record, then, only when they pass, the BI
     snapshot (marts and docs from dbt's ``manifest``); ``record`` says how far it
     got. ``on_load``: an incremental build's, the suites read its load's rows
-    (validate)."""
+    (validate); ``undo``: called when the suites fail, before the record is finished
+    (an incremental build's rollback, LoadGuard.restore), what it did in words or
+    None, added to the record's message and the result's ``rolled_back``."""
     # a GLM fit that raised or fails its diagnostics is a row of glm_fits, not a
     # dbt failure: name it here, and again in the CLI's closing summary
     for line in glm_fit_summary_of(db):
@@ -599,8 +601,9 @@ def validate_and_publish(
             if not report.success:
                 _discard_copy(copying, stop)
                 write_validation_record(db, data, report, None, validated_by)
-                record.finish(VALIDATION_FAILED, validation_failure(report, inputs))
-                return BuildResult(db, report, None, inputs, record.warnings)
+                undone = undo() if undo is not None else None
+                record.finish(VALIDATION_FAILED, _and(validation_failure(report, inputs), undone))
+                return BuildResult(db, report, None, inputs, record.warnings, undone)
             record.reach("publishing")
             validated = validation_record(db, data, report, bi, validated_by)
             # the wait for the copy (its longer half at 10M ratings) is inside: an

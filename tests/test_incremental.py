@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -501,7 +502,8 @@ def test_a_temporary_copy_left_by_a_killed_process_is_not_reused(tmp_path: Path)
     in containers) is not taken for the empty warehouse a first load stands on (fails
     without the unlink: DuckDB opens the old file, and its rows come back)."""
     db = tmp_path / "w.duckdb"
-    left = tmp_path / f".w.duckdb.before-load.{os.getpid()}.tmp"
+    # judge_bias.warehouse.atomic's temporary name: process and thread
+    left = tmp_path / f".w.duckdb.before-load.{os.getpid()}.{threading.get_ident()}.tmp"
     with duckdb.connect(str(left)) as con:
         con.execute(LOADS_TABLE)
         con.execute("insert into base_inputs__judge_ratings values (1, 'old', now(), 'k1')")

@@ -6,8 +6,6 @@ load never stays in the accumulated inputs."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,6 +15,7 @@ from typing import Any
 import duckdb
 
 from judge_bias.inputs.loads import LOAD_COLUMNS, is_on
+from judge_bias.warehouse.atomic import copy_atomic, write_atomic
 from judge_bias.warehouse.dbt_vars import VarsError, input_relations
 
 INCREMENTAL_VAR = "judge_bias_incremental"
@@ -170,36 +169,35 @@ def keep_rejected(db: Path, backup: Path, refresh: bool) -> int:
     the rollback goes on."""
     if not db.exists():  # a first load that failed before dbt wrote the warehouse
         return 0
-    out = rejected_load_path(db)
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    tmp.unlink(missing_ok=True)
+    con = None
     try:
         con = duckdb.connect(str(db), read_only=True)
-        try:
-            if not _has_rejected_rows(con, _one(con, "select current_database()")):
-                return 0
-            rows = "select * from main.rejected_rows as r"
-            if not refresh:
-                con.execute(f"attach {_quoted(backup)} as before_load (read_only)")
-                if _has_rejected_rows(con, "before_load"):
-                    rows += (
-                        " where not exists (select 1 from before_load.main.rejected_rows as b"
-                        " where b.source = r.source and b.row_number = r.row_number)"
-                    )
-            kept = int(_one(con, f"select count(*) from ({rows})"))
-            if kept:
-                ordered = f"{rows} order by source, row_number"
-                con.execute(f"copy ({ordered}) to {_quoted(tmp)} (format parquet)")
-        finally:
-            con.close()
+        if not _has_rejected_rows(con, _one(con, "select current_database()")):
+            return 0
+        rows = "select * from main.rejected_rows as r"
+        if not refresh:
+            con.execute(f"attach {_quoted(backup)} as before_load (read_only)")
+            if _has_rejected_rows(con, "before_load"):
+                rows += (
+                    " where not exists (select 1 from before_load.main.rejected_rows as b"
+                    " where b.source = r.source and b.row_number = r.row_number)"
+                )
+        kept = int(_one(con, f"select count(*) from ({rows})"))
         if kept:
-            os.replace(tmp, out)
+            ordered = f"{rows} order by source, row_number"
+            reader = con
+
+            def copy(tmp: Path) -> None:
+                reader.execute(f"copy ({ordered}) to {_quoted(tmp)} (format parquet)")
+
+            write_atomic(rejected_load_path(db), copy)
         return kept
     except duckdb.Error as exc:
         print(f"note: the failed load's rejected rows could not be kept: {exc}", file=sys.stderr)
         return 0
     finally:
-        tmp.unlink(missing_ok=True)
+        if con is not None:
+            con.close()
 
 
 def _wal(db: Path) -> Path:
@@ -207,20 +205,8 @@ def _wal(db: Path) -> Path:
     return db.with_name(db.name + ".wal")
 
 
-def _copy_atomic(src: Path | None, dst: Path) -> None:
-    """``src`` copied to ``dst`` (None: an empty DuckDB file) through a temporary file
-    renamed into place: a copy cut short (a full disk, a kill) leaves no half file
-    that the next build would take for a whole one."""
-    tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
-    tmp.unlink(missing_ok=True)  # left by a killed process of the same id
-    try:
-        if src is None:
-            duckdb.connect(str(tmp)).close()
-        else:
-            shutil.copyfile(src, tmp)
-        os.replace(tmp, dst)
-    finally:
-        tmp.unlink(missing_ok=True)
+def _empty_duckdb(path: Path) -> None:
+    duckdb.connect(str(path)).close()
 
 
 def _put_back(backup: Path, db: Path) -> None:
@@ -229,7 +215,7 @@ def _put_back(backup: Path, db: Path) -> None:
     it onto the copy (a first load's rows back in the empty warehouse) or refuse to
     open the file (a log of a later checkpoint than the copy's)."""
     _wal(db).unlink(missing_ok=True)
-    _copy_atomic(backup, db)
+    copy_atomic(backup, db)
 
 
 def guard_load(db: Path, dbt_vars: Mapping[str, Any], full_refresh: bool) -> LoadGuard:
@@ -260,11 +246,11 @@ def guard_load(db: Path, dbt_vars: Mapping[str, Any], full_refresh: bool) -> Loa
     if db.exists():
         if _wal(db).exists():  # the file alone is not the warehouse: checkpoint first
             duckdb.connect(str(db)).close()
-        _copy_atomic(db, backup)
+        copy_atomic(db, backup)
     else:
         # the first load of a new warehouse: as it was before is an empty warehouse.
         # Without this copy a first load that failed (its gates, its validation) or was
         # killed stayed in the inputs, and the next load appended to it. A copy left
         # beside a warehouse removed since is replaced, not taken for it.
-        _copy_atomic(None, backup)
+        write_atomic(backup, _empty_duckdb)
     return LoadGuard(db, backup, loads=True, refresh=full_refresh)

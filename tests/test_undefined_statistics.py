@@ -298,3 +298,39 @@ def test_labelled_ratings_without_a_positive_frame_score_say_so(case: str) -> No
     said = "no positive-frame judge score has a human reference"
     assert fits["notes"].str.startswith(said).all(), fits["notes"].tolist()
     assert not fits["notes"].str.contains("no judge rating has").any()
+
+
+def test_fits_without_datasets_task_types_or_lengths_are_no_fit() -> None:
+    """Ratings with human references (pandas: 240) but no dataset, no task type and no
+    completion length (a folder without prompts' datasets or completions): by_dataset,
+    by_task_group and length_controlled have no row to fit (n_obs 0), so model_type
+    none (bias_fits' yml: no fit possible), as session 22's no-reference rows; main,
+    on the same rows, is an ols fit. Fails on the old fit_bias_regression, whose empty
+    fit said ols (seen at 10M: by_dataset's "no dataset in the data")."""
+    from judge_bias.bias.analyses import Settings, inputs_from_fact, run_analyses
+    from judge_bias.bias.fit_inputs import FACT_COLUMNS
+    from judge_bias.bias.gam import fit_gam
+
+    rows = [
+        {"judge": j, "judge_family": j[0], "model": m, "model_family": m[0],
+         "prompt_id": f"p{i}", "dataset": None, "task_type": None, "dimension": "d",
+         "framing": "positive", "judge_score": float(i % 5),
+         "judge_score_norm": (i % 5) / 4, "human_score_norm": (i % 3) / 2,
+         "is_self": j == m, "is_same_family": j[0] == m[0], "length_feature": None}
+        for i in range(40) for j in ("A1", "B1") for m in ("A1", "A2", "B1")
+    ]  # fmt: skip
+    fct = pd.DataFrame(rows, columns=FACT_COLUMNS)
+    assert fct["human_score_norm"].notna().sum() == 240
+    assert fct[["dataset", "task_type", "length_feature"]].isna().all().all()
+    _, fits = run_analyses(fct, Settings())
+    by = fits.set_index("analysis")
+    for name in ("by_dataset", "by_task_group", "length_controlled"):
+        assert (by.loc[name, "model_type"], by.loc[name, "n_obs"]) == ("none", 0), name
+    assert "no dataset in the data" in by.loc["by_dataset", "notes"]
+    assert (by.loc["main", "model_type"], by.loc["main", "n_obs"]) == ("ols", 240)
+    empty = fits[fits["n_obs"].fillna(0) == 0]
+    assert (empty["model_type"] != "ols").all(), empty[["analysis", "model_type"]]
+    # the GAM's own empty fit likewise (no analysis gives it no rows here)
+    stats = inputs_from_fact(fct, "HC0").human.iloc[:0]
+    gam = fit_gam(stats, "HC0", 0.9).fit
+    assert (gam["model_type"], gam["n_obs"]) == ("none", 0)

@@ -360,6 +360,39 @@ def test_a_rolled_back_load_keeps_its_rejected_rows(tmp_path: Path, monkeypatch)
     assert not kept.exists()
 
 
+def test_an_appended_load_keeps_only_its_own_rejected_rows(tmp_path: Path) -> None:
+    """keep_rejected on an append: rejected_rows holds the earlier loads' rejects
+    (rows 1-3, in the copy made before the load) and the failed load's (rows 7-9,
+    numbered after them); the file keeps rows 7-9 only, whole rows; after
+    --full-refresh every row is the folder's. Fails when the copy's rows are not left
+    out (six rows kept)."""
+    from judge_bias.warehouse.incremental import keep_rejected, rejected_load_path
+
+    table = "create table rejected_rows (source varchar, row_number bigint, reason varchar)"
+    before, db = tmp_path / "w.duckdb.before-load", tmp_path / "w.duckdb"
+    earlier = [("judge_ratings", i, f"old {i}") for i in (1, 2, 3)]
+    with duckdb.connect(str(before)) as con:
+        con.execute(table)
+        con.executemany("insert into rejected_rows values (?, ?, ?)", earlier)
+    with duckdb.connect(str(db)) as con:
+        con.execute(table)
+        con.executemany("insert into rejected_rows values (?, ?, ?)", earlier)
+        con.executemany(
+            "insert into rejected_rows values (?, ?, ?)",
+            [("judge_ratings", i, f"new {i}") for i in (7, 8)] + [("prompts", 9, "new 9")],
+        )
+    assert keep_rejected(db, before, refresh=False) == 3
+    kept = query(db, f"select * from read_parquet('{rejected_load_path(db)}')")
+    assert kept.to_dict("records") == [
+        {"source": "judge_ratings", "row_number": 7, "reason": "new 7"},
+        {"source": "judge_ratings", "row_number": 8, "reason": "new 8"},
+        {"source": "prompts", "row_number": 9, "reason": "new 9"},
+    ]
+    assert keep_rejected(db, before, refresh=True) == 6
+    assert len(query(db, f"select * from read_parquet('{rejected_load_path(db)}')")) == 6
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
 def _killed_writing(db: Path, *sql: str) -> None:
     """Run ``sql`` on ``db`` in a process that dies before DuckDB checkpoints, as a
     killed build's dbt does: the rows are in the write-ahead log beside the file."""

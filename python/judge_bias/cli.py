@@ -27,7 +27,7 @@ from judge_bias.inputs.importers import IMPORTERS, summary_line
 from judge_bias.inputs.summary import format_summary, summarise_inputs
 from judge_bias.warehouse import build as build_mod
 from judge_bias.warehouse.dbt_child import exit_without_teardown
-from judge_bias.warehouse.locks import lock_message
+from judge_bias.warehouse.locks import lock_message, stale_wal_message
 
 EPILOG = (
     "exit codes: 0 ok; 1 build or validation failed, or an unexpected error; 2 usage or "
@@ -467,6 +467,8 @@ def error_line(args: argparse.Namespace, exc: Exception) -> tuple[int, str]:
         bi = build_mod.default_bi_path(Path(args.db)) if readers else None
         if message := lock_message(str(exc), open_instead=bi):
             return EXIT_FAILED, message
+        if message := stale_wal_message(str(exc), Path(args.db)):
+            return EXIT_FAILED, message  # readers move nothing: the build does
     return EXIT_FAILED, (
         f"{type(exc).__name__}: {_one_line(str(exc))} "
         "(unexpected: run again with --debug for the traceback)"

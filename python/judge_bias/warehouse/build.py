@@ -37,7 +37,7 @@ from judge_bias.warehouse.dbt_child import (
 from judge_bias.warehouse.dbt_vars import VarsError, dbt_args, input_relations, split_data_dir
 from judge_bias.warehouse.glm_fit_status import glm_fit_summary_of
 from judge_bias.warehouse.incremental import drop_load_temps, guard_load, incremental_vars
-from judge_bias.warehouse.locks import lock_message
+from judge_bias.warehouse.locks import lock_message, stale_wal
 from judge_bias.warehouse.provenance import (
     FAILED,
     OK,
@@ -325,43 +325,44 @@ def spark_stage(data_dir: Path, db_path: Path, quiet: bool = False) -> list[str]
     return built
 
 
-# DuckDB's refusal of a write-ahead log that belongs to another state of the file
-STALE_WAL = "WAL does not match database file"
-
-
-def _set_aside_stale_wal(db: Path) -> Path:
-    """``<db>.wal`` renamed to ``<db>.wal.stale-<UTC time>``: kept, never deleted."""
-    wal = db.with_name(db.name + ".wal")
-    aside = wal.with_name(f"{wal.name}.stale-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
+def _set_aside_stale_wal(log: Path) -> Path:
+    """``log`` renamed to ``<log>.stale-<UTC time>``: kept, never deleted."""
+    aside = log.with_name(f"{log.name}.stale-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
     if aside.exists():
         aside = aside.with_name(f"{aside.name}-{os.getpid()}")
-    os.replace(wal, aside)
+    os.replace(log, aside)
     return aside
 
 
 def _check_not_locked(db: Path) -> None:
     """Fail at once, in one line, when another process holds the warehouse. A
-    write-ahead log that DuckDB refuses as not the file's (left beside it by code
-    before session 22, whose rollback put a copy back beside a killed build's log)
-    is moved aside, with a note naming both: DuckDB cannot replay it onto this file,
-    and every build failed on it until it was deleted by hand."""
+    write-ahead log that DuckDB refuses to replay (another database's, or this file's
+    from a later checkpoint: left beside it by code before session 22, whose rollback
+    put a copy back beside a killed build's log) is moved aside, with a note naming
+    both: DuckDB cannot replay it onto this file, and every build failed on it until
+    it was deleted by hand. A log DuckDB names that is not the warehouse's is refused."""
     try:
         duckdb.connect(str(db)).close()
     except duckdb.IOException as exc:
         if message := lock_message(str(exc)):
             raise BuildError(message) from None
-        if STALE_WAL not in str(exc):
+        try:
+            found = stale_wal(str(exc), db)
+        except ValueError as not_ours:
+            raise BuildError(f"{not_ours}: move it aside, then build again") from None
+        if found is None:
             raise
-        aside = _set_aside_stale_wal(db)
+        log, why = found
+        aside = _set_aside_stale_wal(log)
         print(
-            f"note: {db.name}.wal does not match {db.name} (DuckDB: {STALE_WAL.lower()}; a "
+            f"note: {log.name} cannot be replayed onto {db.name} (DuckDB: {why}; a "
             "log left by a killed build of older judge-bias code): moved aside to "
             f"{aside}, the warehouse opened without it; delete that file once you "
             "do not need it",
             file=sys.stderr,
             flush=True,
         )
-        duckdb.connect(str(db)).close()
+        _check_not_locked(db)  # a .wal.checkpoint may leave a .wal behind it
 
 
 def validation_failure(report: ValidationReport, inputs: list[FileCounts]) -> str:

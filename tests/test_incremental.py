@@ -393,6 +393,47 @@ def test_an_appended_load_keeps_only_its_own_rejected_rows(tmp_path: Path) -> No
     assert not list(tmp_path.glob(".*.tmp"))
 
 
+def test_a_refresh_stopped_before_rejected_rows_keeps_none(tmp_path: Path) -> None:
+    """mend23b D2, the reviewer's scenario at the guard: a --full-refresh load stopped
+    before dbt rebuilt rejected_rows (Ctrl-C, a loader or staging failure) leaves the
+    old warehouse's table, row for row the copy's; restore keeps none of it (the
+    message does not announce the old rows as the failed load's) and removes an earlier
+    failed load's file, which guard_load left until this load's outcome was known (nor
+    does a warehouse that cannot take a load remove it). A rebuilt table that differs
+    is kept whole (test_an_appended_load_keeps_only_its_own_rejected_rows). Fails when
+    the unchanged table is kept (its 2 rows announced), when guard_load removes the
+    earlier file at once, and when restore leaves it after keeping none."""
+    from judge_bias.warehouse.incremental import keep_rejected, rejected_load_path
+
+    db = tmp_path / "w.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.execute(LOADS_TABLE)
+        con.execute("insert into base_inputs__judge_ratings values (1, 'a', now(), 'k1')")
+        con.execute(
+            "create table rejected_rows (source varchar, row_number bigint, reason varchar)"
+        )
+        con.execute(
+            "insert into rejected_rows values ('judge_ratings', 2, 'old'), ('prompts', 5, 'old')"
+        )
+    earlier = rejected_load_path(db)
+    earlier.write_bytes(b"an earlier failed load's rows")
+    guard = guard_load(db, {"judge_bias_incremental": True}, full_refresh=True)
+    assert earlier.exists()  # this load's outcome is not known yet
+    assert guard.backup is not None
+    assert keep_rejected(db, guard.backup, refresh=True) == 0
+    assert guard.restore() == ROLLED_BACK
+    assert not earlier.exists()
+    assert query(db, "select count(*) as n from rejected_rows")["n"].tolist() == [2]
+    # a warehouse that cannot take a load: no load, the earlier file stays
+    plain = tmp_path / "plain.duckdb"
+    with duckdb.connect(str(plain)) as con:
+        con.execute("create table base_inputs__judge_ratings (_row_number bigint)")
+    rejected_load_path(plain).write_bytes(b"kept")
+    with pytest.raises(IncrementalError):
+        guard_load(plain, {"judge_bias_incremental": True}, full_refresh=False)
+    assert rejected_load_path(plain).read_bytes() == b"kept"
+
+
 def _killed_writing(db: Path, *sql: str) -> None:
     """Run ``sql`` on ``db`` in a process that dies before DuckDB checkpoints, as a
     killed build's dbt does: the rows are in the write-ahead log beside the file."""

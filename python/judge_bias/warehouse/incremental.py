@@ -125,6 +125,8 @@ class LoadGuard:
         message, or None when there was nothing to put back."""
         if self.backup is not None and self.backup.exists():
             kept = keep_rejected(self.db, self.backup, self.refresh)
+            if not kept:  # an earlier failed load's would be taken for this one's
+                rejected_load_path(self.db).unlink(missing_ok=True)
             _put_back(self.backup, self.db)
             self.backup.unlink()
             if kept:
@@ -134,8 +136,11 @@ class LoadGuard:
         return None
 
     def discard(self) -> None:
+        """The load is published: its copy, and an earlier failed load's kept rejected
+        rows (this load's outcome replaces them), are removed."""
         if self.backup is not None:
             self.backup.unlink(missing_ok=True)
+            rejected_load_path(self.db).unlink(missing_ok=True)
 
 
 def rejected_load_path(db: Path) -> Path:
@@ -155,6 +160,17 @@ def _has_rejected_rows(con: duckdb.DuckDBPyConnection, catalog: str) -> bool:
     return bool(_one(con, sql, [catalog]))
 
 
+def _same_table(con: duckdb.DuckDBPyConnection, table: str, other: str) -> bool:
+    """Whether two tables hold the same columns and the same rows (as multisets), in
+    DuckDB: no row in Python."""
+    names = [[d[0] for d in con.execute(f"from {t} limit 0").description] for t in (table, other)]
+    if names[0] != names[1]:
+        return False
+    if _one(con, f"select count(*) from {table}") != _one(con, f"select count(*) from {other}"):
+        return False
+    return not _one(con, f"select count(*) from (from {table} except all from {other})")
+
+
 def _quoted(path: Path) -> str:
     return "'" + str(path).replace("'", "''") + "'"
 
@@ -163,7 +179,10 @@ def keep_rejected(db: Path, backup: Path, refresh: bool) -> int:
     """The failed load's rows of ``rejected_rows`` written to rejected_load_path(db)
     before the rollback takes them away: the rows not in the copy made before the load
     (a load's rows are numbered after the earlier loads', so (source, row_number) names
-    a row), every row after --full-refresh or a first load. Written by DuckDB (no row in
+    a row), every row after --full-refresh or a first load, unless the table is the
+    copy's, row for row: then this load did not rebuild it (a build stopped before dbt
+    reached it: Ctrl-C, a loader or staging failure) and its rows are the warehouse's
+    put back, not the load's (mend23b), so none is kept. Written by DuckDB (no row in
     Python) to a temporary file renamed into place; returns the rows kept (0: no file).
     A warehouse that cannot be read (a build killed part-way) keeps none, with a note:
     the rollback goes on."""
@@ -175,13 +194,17 @@ def keep_rejected(db: Path, backup: Path, refresh: bool) -> int:
         if not _has_rejected_rows(con, _one(con, "select current_database()")):
             return 0
         rows = "select * from main.rejected_rows as r"
-        if not refresh:
-            con.execute(f"attach {_quoted(backup)} as before_load (read_only)")
-            if _has_rejected_rows(con, "before_load"):
-                rows += (
-                    " where not exists (select 1 from before_load.main.rejected_rows as b"
-                    " where b.source = r.source and b.row_number = r.row_number)"
-                )
+        con.execute(f"attach {_quoted(backup)} as before_load (read_only)")
+        if not _has_rejected_rows(con, "before_load"):
+            pass  # a first load: every row is the load's
+        elif refresh:
+            if _same_table(con, "main.rejected_rows", "before_load.main.rejected_rows"):
+                return 0  # not rebuilt by this load: the old warehouse's rows
+        else:
+            rows += (
+                " where not exists (select 1 from before_load.main.rejected_rows as b"
+                " where b.source = r.source and b.row_number = r.row_number)"
+            )
         kept = int(_one(con, f"select count(*) from ({rows})"))
         if kept:
             ordered = f"{rows} order by source, row_number"
@@ -227,8 +250,6 @@ def guard_load(db: Path, dbt_vars: Mapping[str, Any], full_refresh: bool) -> Loa
     if not is_on(dbt_vars.get(INCREMENTAL_VAR, False)):
         return LoadGuard(db, None)
     backup = db.with_name(db.name + ".before-load")
-    # the rejected rows of an earlier failed load: this load's replace them
-    rejected_load_path(db).unlink(missing_ok=True)
     if backup.exists() and db.exists():
         # a load whose build was killed (no rollback ran): undo it before this one
         _put_back(backup, db)

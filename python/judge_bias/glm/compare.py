@@ -84,12 +84,14 @@ def pointwise(log_lik_chunks: Iterable[np.ndarray], reff: float) -> dict[str, np
         # the Python model dbt runs beside this one (review20b, stats/fit_warnings.py)
         with np.errstate(all="ignore"):
             log_w, k = mcmc_stats.psislw(-ll, reff)
-        # A draw under which a row has zero probability (log-likelihood -inf): the
-        # row's leave-one-out predictive density, 1 / mean_s(1 / p_s), is 0, so its
-        # elpd is -inf, and its WAIC penalty, the variance of log p over the draws,
-        # is infinite (Vehtari, Gelman & Gabry 2017, the LOO and WAIC definitions).
-        # Set so explicitly: PSIS and var give NaN there, var with numpy's "invalid
-        # value encountered in subtract"; the fit's notes say it (zero_probability_note).
+        # A draw under which a row's log-likelihood is -inf (underflow, or zero
+        # probability): the row's leave-one-out predictive density, 1 / mean_s(1 / p_s),
+        # is 0, so its loo_i is -inf, and its WAIC penalty, the variance of log p over
+        # the draws, infinite (Vehtari, Gelman & Gabry 2017, the LOO and WAIC
+        # definitions); its Pareto k +inf. Set so explicitly here (PSIS and var give NaN
+        # there, var with numpy's "invalid value encountered in subtract"); criteria
+        # reports the totals undefined (NaN) and the fit's notes say why
+        # (zero_probability_note).
         zero = np.asarray(np.isneginf(ll).any(axis=1), dtype=bool)
         loo = special.logsumexp(log_w + ll, axis=1)
         with np.errstate(divide="ignore"):  # a row with every draw -inf: log(0) = -inf
@@ -105,15 +107,16 @@ def pointwise(log_lik_chunks: Iterable[np.ndarray], reff: float) -> dict[str, np
 
 
 def zero_probability_note(pw: dict[str, np.ndarray], n: np.ndarray) -> str | None:
-    """The fit's note when a row has zero probability under some posterior draw
-    (``pointwise``'s zero_i), else None."""
+    """The fit's note when a row's log-likelihood is -inf under some posterior draw
+    (``pointwise``'s zero_i), else None. Not "zero probability" alone: the sampler's
+    density includes the row's log-likelihood, so -inf at an accepted draw most likely
+    means it underflowed (mend23b)."""
     rows = int(np.sum(np.asarray(n)[pw["zero_i"]]))
     if not rows:
         return None
     return (
-        f"{rows} rows have zero probability under at least one posterior draw "
-        "(log-likelihood -inf): their leave-one-out density is 0, so elpd_loo and "
-        "elpd_waic are -inf (and their standard errors undefined)"
+        f"{rows} rows have a log-likelihood of -inf under at least one posterior draw "
+        "(numerical underflow or zero probability): elpd is undefined"
     )
 
 
@@ -123,17 +126,24 @@ def criteria(pw: dict[str, np.ndarray], n: np.ndarray, n_draws: int) -> dict[str
     loo_i, lppd_i, var_i, k = pw["loo_i"], pw["lppd_i"], pw["var_i"], pw["k"]
     waic_i = lppd_i - var_i
     good_k = min(1 - 1 / np.log10(n_draws), PARETO_K_LIMIT)
+
+    # a row of log-likelihood -inf under a draw (pointwise: loo_i -inf, var_i +inf):
+    # elpd, p and their se are undefined, NaN (stored NULL, as before session 23;
+    # ArviZ gives NaN, R's loo an error), not -inf nor numpy's warning; the fit's notes
+    # say why (zero_probability_note)
+    def total(terms: np.ndarray) -> float:
+        return float(np.sum(n * terms)) if np.isfinite(terms).all() else np.nan
+
     return {
-        "elpd_loo": float(np.sum(n * loo_i)),
+        "elpd_loo": total(loo_i),
         "se_loo": _weighted_se(loo_i, n),
-        # undefined (NaN, not numpy's warning) with a row of elpd -inf (pointwise)
-        "p_loo": float(np.sum(n * (lppd_i - loo_i))) if np.isfinite(loo_i).all() else np.nan,
+        "p_loo": total(lppd_i - loo_i) if np.isfinite(loo_i).all() else np.nan,
         "pareto_k_max": float(np.max(k)),
         "pareto_k_bad": int(np.sum(n[k > good_k])),
         "pareto_k_limit": good_k,
-        "elpd_waic": float(np.sum(n * waic_i)),
+        "elpd_waic": total(waic_i),
         "se_waic": _weighted_se(waic_i, n),
-        "p_waic": float(np.sum(n * var_i)),
+        "p_waic": total(var_i),
         "n_obs": int(n.sum()),
     }
 

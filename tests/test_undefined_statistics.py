@@ -334,3 +334,37 @@ def test_fits_without_datasets_task_types_or_lengths_are_no_fit() -> None:
     stats = inputs_from_fact(fct, "HC0").human.iloc[:0]
     gam = fit_gam(stats, "HC0", 0.9).fit
     assert (gam["model_type"], gam["n_obs"]) == ("none", 0)
+
+
+def test_fits_skipped_by_the_budget_are_no_fit() -> None:
+    """Fits the budget skips (max_fits: by_dataset, llm_reference, leave_one_out; the
+    GAM when its reference statistics could not be read) run no fit: model_type none
+    with n_obs NULL (bias_fits' yml: no fit possible), as ordinal's skip already said;
+    they said ols (mend23b). Fails when _too_many's default is ols again, and when the
+    GAM's reference_note row says ols."""
+    from judge_bias.bias.analyses import ANALYSES, Settings, inputs_from_fact, run_analyses
+    from judge_bias.bias.fit_inputs import FACT_COLUMNS
+    from judge_bias.limits import Budget
+
+    rows = [
+        {"judge": j, "judge_family": j[0], "model": m, "model_family": m[0],
+         "prompt_id": f"p{i}", "dataset": f"ds{i % 2}", "task_type": "t", "dimension": "d",
+         "framing": "positive", "judge_score": float(i % 5),
+         "judge_score_norm": (i % 5) / 4, "human_score_norm": (i % 3) / 2,
+         "is_self": j == m, "is_same_family": j[0] == m[0], "length_feature": None}
+        for i in range(40) for j in ("A1", "B1") for m in ("A1", "A2", "B1")
+    ]  # fmt: skip
+    fct = pd.DataFrame(rows, columns=FACT_COLUMNS)
+    settings = Settings(budget=Budget(max_fits=1))
+    names = ["by_dataset", "llm_reference", "leave_one_out", "main"]
+    _, fits = run_analyses(fct, settings, names)
+    by = fits.set_index("analysis")
+    for name in names[:3]:
+        assert by.loc[name, "notes"].startswith(f"skipped: {name} would run"), name
+        assert by.loc[name, "model_type"] == "none" and pd.isna(by.loc[name, "n_obs"]), name
+    assert (by.loc["main", "model_type"], by.loc["main", "n_obs"]) == ("ols", 240)
+    inputs = inputs_from_fact(fct, "HC0")
+    inputs.reference_note = "skipped: the reference statistics are over the budget"
+    (gam,) = ANALYSES["gam"](inputs, Settings())
+    assert (gam.fit["model_type"], gam.fit["n_obs"]) == ("none", None)
+    assert gam.fit["notes"] == inputs.reference_note

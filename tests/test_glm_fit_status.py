@@ -104,23 +104,17 @@ def test_no_line_without_a_problem(tmp_path: Path) -> None:
     con.close()
 
 
-def test_a_sampler_error_becomes_an_error_row_that_is_named(monkeypatch, tmp_path) -> None:
-    """The runner side on a real call: run_batch raising gives status error with the
-    exception in notes; glm_fit_problems reads that row back from a glm_fits table."""
-    import judge_bias.glm.runner as runner
-    from judge_bias.glm.runner import GlmConfig, Inputs, run_glms
+def _two_graders_two_models():
+    """The GLM inputs of one dimension q (scores 1-3): two graders rate two models, 3
+    rows per score."""
+    from judge_bias.glm.runner import Inputs
 
-    def boom(*args: object, **kwargs: object) -> list:
-        raise FloatingPointError("planted: the sampler diverged at once")
-
-    monkeypatch.setattr(runner, "run_batch", boom)
-    monkeypatch.setenv("JUDGE_BIAS_JAX_CACHE", str(tmp_path / "jax-cache"))
     counts = pd.DataFrame(
         [("q", g, "llm", m, float(s), 3) for g in ("g1", "g2") for m in ("m1", "m2")
          for s in (1, 2, 3)],
         columns=["dimension", "grader", "grader_type", "model", "score", "n"],
     )  # fmt: skip
-    inputs = Inputs(
+    return Inputs(
         rating_counts=counts,
         item_counts=counts.assign(item="i").iloc[:0],
         pairwise_counts=pd.DataFrame(),
@@ -129,6 +123,20 @@ def test_a_sampler_error_becomes_an_error_row_that_is_named(monkeypatch, tmp_pat
         agreement_rows=pd.DataFrame(),
         excluded=pd.DataFrame(columns=["dimension", "reason", "n"]),
     )
+
+
+def test_a_sampler_error_becomes_an_error_row_that_is_named(monkeypatch, tmp_path) -> None:
+    """The runner side on a real call: run_batch raising gives status error with the
+    exception in notes; glm_fit_problems reads that row back from a glm_fits table."""
+    import judge_bias.glm.runner as runner
+    from judge_bias.glm.runner import GlmConfig, run_glms
+
+    def boom(*args: object, **kwargs: object) -> list:
+        raise FloatingPointError("planted: the sampler diverged at once")
+
+    monkeypatch.setattr(runner, "run_batch", boom)
+    monkeypatch.setenv("JUDGE_BIAS_JAX_CACHE", str(tmp_path / "jax-cache"))
+    inputs = _two_graders_two_models()
     out = run_glms(inputs, GlmConfig(models=("grader_model",)))
     con = duckdb.connect(str(tmp_path / "wh.duckdb"))
     con.register("fits", out[out["output"] == "fits"][["model", "dimension", "status", "notes"]])
@@ -163,7 +171,7 @@ def test_a_log_likelihood_of_minus_infinity_is_noted_in_glm_fits(monkeypatch, tm
     the note, and when elpd is -inf."""
     import judge_bias.glm.runner as runner
     from judge_bias.glm.fit import FitSettings
-    from judge_bias.glm.runner import GlmConfig, Inputs, run_glms
+    from judge_bias.glm.runner import GlmConfig, run_glms
 
     real = runner.pointwise
 
@@ -175,25 +183,12 @@ def test_a_log_likelihood_of_minus_infinity_is_noted_in_glm_fits(monkeypatch, tm
     monkeypatch.setattr(runner, "pointwise", with_minus_infinity)
     monkeypatch.setattr(runner, "AGREEMENT_MODELS", ())  # its agreement rows: not here
     monkeypatch.setenv("JUDGE_BIAS_JAX_CACHE", str(tmp_path / "jax-cache"))
-    counts = pd.DataFrame(
-        [("q", g, "llm", m, float(s), 3) for g in ("g1", "g2") for m in ("m1", "m2")
-         for s in (1, 2, 3)],
-        columns=["dimension", "grader", "grader_type", "model", "score", "n"],
-    )  # fmt: skip
-    inputs = Inputs(
-        rating_counts=counts,
-        item_counts=counts.assign(item="i").iloc[:0],
-        pairwise_counts=pd.DataFrame(),
-        scales=pd.DataFrame({"dimension": "q", "score": [1.0, 2.0, 3.0]}),
-        families={},
-        agreement_rows=pd.DataFrame(),
-        excluded=pd.DataFrame(columns=["dimension", "reason", "n"]),
-    )
+    inputs = _two_graders_two_models()
     settings = FitSettings(draws=100, warmup=100, chains=1)
     out = run_glms(inputs, GlmConfig(models=("grader_model",), settings=settings))
     fits = out[(out["output"] == "fits") & (out["model"] == "grader_model")]
     assert fits["status"].tolist() == ["warning"]
-    first_cell = int(counts["n"].iloc[0])  # the rows of the cell given -inf
+    first_cell = int(inputs.rating_counts["n"].iloc[0])  # the rows of the cell given -inf
     note = (
         f"{first_cell} rows have a log-likelihood of -inf under at least one posterior "
         "draw (numerical underflow or zero probability): elpd is undefined"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from judge_bias.cli import EXIT_USAGE, main, parser
@@ -79,3 +80,26 @@ def test_import_files_may_follow_the_options() -> None:
         with pytest.raises(SystemExit) as exc:
             parse(argv)
         assert exc.value.code == 2
+
+
+@pytest.mark.parametrize("publish", [[], ["--publish"]], ids=["validate", "validate --publish"])
+def test_validate_on_a_warehouse_without_a_build_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], publish: list[str]
+) -> None:
+    """The empty warehouse a rolled-back first load leaves (an empty DuckDB file, as
+    guard_load writes it) has nothing to validate: one line saying so and what to
+    run, exit 2, no validation record. Fails without the check in _built_db (the
+    suites ran: "17 critical failures; first: base_inputs__prompts: table exists",
+    exit 1), and when it tests the file's size alone (a DuckDB file with no table)."""
+    db = tmp_path / "w.duckdb"
+    duckdb.connect(str(db)).close()
+    assert main(["validate", "--db", str(db), *publish]) == EXIT_USAGE
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "holds no build yet" in last and "nothing to validate" in last
+    assert f"run judge-bias build --db {db}" in last
+    assert not db.with_name("w.validation.json").exists()
+    # a warehouse with a table is validated (the suites' own failures, exit 1)
+    with duckdb.connect(str(db)) as con:
+        con.execute("create table something (x int)")
+    assert main(["validate", "--db", str(db)]) == 1
+    assert "holds no build yet" not in capsys.readouterr().err

@@ -158,3 +158,49 @@ def test_another_threads_warnings_survive_the_psis_smoothing(monkeypatch):
     assert len(other) == N_OTHER
     for name, values in expected.items():
         np.testing.assert_array_equal(terms[name], values)
+
+
+def test_a_row_of_log_likelihood_minus_infinity_makes_elpd_undefined_and_said():
+    """A group whose log-likelihood is -inf under some draws (underflow, or the model
+    gives the row zero probability there): its leave-one-out density 1 / mean(1 / p)
+    is 0 (loo_i -inf, closed form), its WAIC penalty var(log p) and Pareto k infinite;
+    elpd_loo, elpd_waic, the p's and the se's are undefined: NaN, stored NULL as before
+    session 23 (ArviZ gives NaN; -inf reached glm_model_comparison, mend23b R1), and the
+    note counts the rows; no numpy warning ("invalid value encountered in subtract"
+    before). The other groups equal ArviZ's loo on them alone. Fails without the
+    explicit handling (loo_i NaN, the warning), when elpd is -inf, and when k of the
+    -inf rows is set to anything but +inf."""
+    from judge_bias.glm.compare import zero_probability_note
+
+    rng = np.random.default_rng(5)
+    ll = rng.normal(-1.2, 0.4, (1000, 6))
+    ll[::7, 2] = -np.inf  # group 2: -inf under 143 of 1000 draws
+    ll[:, 4] = -np.inf  # group 4: under every draw
+    n = np.array([1, 2, 3, 1, 4, 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        terms = pointwise([ll], 1.0)
+        ic = criteria(terms, n, 1000)
+    finite = [0, 1, 3, 5]
+    ref = az.loo(az.from_dict(log_likelihood={"y": ll[None, :, finite]}), pointwise=True, reff=1.0)
+    np.testing.assert_allclose(terms["loo_i"][finite], ref.loo_i.values, rtol=1e-6)
+    np.testing.assert_allclose(terms["k"][finite], ref.pareto_k.values, rtol=1e-6)
+    np.testing.assert_allclose(terms["var_i"][finite], ll[:, finite].var(axis=0), rtol=1e-12)
+    assert list(terms["zero_i"]) == [False, False, True, False, True, False]
+    assert np.isneginf(terms["loo_i"][[2, 4]]).all() and np.isposinf(terms["var_i"][[2, 4]]).all()
+    assert np.isposinf(terms["k"][[2, 4]]).all()
+    # lppd is finite where some draws are: log(mean(p)) over the draws, by hand
+    assert np.isclose(terms["lppd_i"][2], np.log(np.exp(ll[:, 2]).mean()), rtol=1e-12)
+    assert np.isneginf(terms["lppd_i"][4])
+    for name in ("elpd_loo", "se_loo", "p_loo", "elpd_waic", "se_waic", "p_waic"):
+        assert np.isnan(ic[name]), name
+    # the 7 rows of groups 2 and 4 beyond the limit, the rest as ArviZ counts them
+    limit = ic["pareto_k_limit"]
+    assert np.isposinf(ic["pareto_k_max"])
+    assert ic["pareto_k_bad"] == 7 + int(np.sum(n[finite][ref.pareto_k.values > limit]))
+    note = zero_probability_note(terms, n)
+    assert note == (
+        "7 rows have a log-likelihood of -inf under at least one posterior draw "
+        "(numerical underflow or zero probability): elpd is undefined"
+    )
+    assert zero_probability_note(pointwise([ll[:, finite]], 1.0), n[finite]) is None

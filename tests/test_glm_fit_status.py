@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -103,23 +104,17 @@ def test_no_line_without_a_problem(tmp_path: Path) -> None:
     con.close()
 
 
-def test_a_sampler_error_becomes_an_error_row_that_is_named(monkeypatch, tmp_path) -> None:
-    """The runner side on a real call: run_batch raising gives status error with the
-    exception in notes; glm_fit_problems reads that row back from a glm_fits table."""
-    import judge_bias.glm.runner as runner
-    from judge_bias.glm.runner import GlmConfig, Inputs, run_glms
+def _two_graders_two_models():
+    """The GLM inputs of one dimension q (scores 1-3): two graders rate two models, 3
+    rows per score."""
+    from judge_bias.glm.runner import Inputs
 
-    def boom(*args: object, **kwargs: object) -> list:
-        raise FloatingPointError("planted: the sampler diverged at once")
-
-    monkeypatch.setattr(runner, "run_batch", boom)
-    monkeypatch.setenv("JUDGE_BIAS_JAX_CACHE", str(tmp_path / "jax-cache"))
     counts = pd.DataFrame(
         [("q", g, "llm", m, float(s), 3) for g in ("g1", "g2") for m in ("m1", "m2")
          for s in (1, 2, 3)],
         columns=["dimension", "grader", "grader_type", "model", "score", "n"],
     )  # fmt: skip
-    inputs = Inputs(
+    return Inputs(
         rating_counts=counts,
         item_counts=counts.assign(item="i").iloc[:0],
         pairwise_counts=pd.DataFrame(),
@@ -128,6 +123,20 @@ def test_a_sampler_error_becomes_an_error_row_that_is_named(monkeypatch, tmp_pat
         agreement_rows=pd.DataFrame(),
         excluded=pd.DataFrame(columns=["dimension", "reason", "n"]),
     )
+
+
+def test_a_sampler_error_becomes_an_error_row_that_is_named(monkeypatch, tmp_path) -> None:
+    """The runner side on a real call: run_batch raising gives status error with the
+    exception in notes; glm_fit_problems reads that row back from a glm_fits table."""
+    import judge_bias.glm.runner as runner
+    from judge_bias.glm.runner import GlmConfig, run_glms
+
+    def boom(*args: object, **kwargs: object) -> list:
+        raise FloatingPointError("planted: the sampler diverged at once")
+
+    monkeypatch.setattr(runner, "run_batch", boom)
+    monkeypatch.setenv("JUDGE_BIAS_JAX_CACHE", str(tmp_path / "jax-cache"))
+    inputs = _two_graders_two_models()
     out = run_glms(inputs, GlmConfig(models=("grader_model",)))
     con = duckdb.connect(str(tmp_path / "wh.duckdb"))
     con.register("fits", out[out["output"] == "fits"][["model", "dimension", "status", "notes"]])
@@ -152,3 +161,39 @@ def test_a_long_note_is_cut_at_a_word():
     # no separator left before the '...'
     cut = FitProblem("m", "d", "warning", "x" * 200 + "; " + "y" * 60).note
     assert cut == "x" * 200 + "..."
+
+
+def test_a_log_likelihood_of_minus_infinity_is_noted_in_glm_fits(monkeypatch, tmp_path) -> None:
+    """The runner's wiring on a real fit (mend23b R1): pointwise's terms computed with
+    one cell's log-likelihood -inf under one draw give the fit's row a warning status,
+    the note naming the rows (zero_probability_note) and elpd_loo undefined (NaN, stored
+    NULL), and its comparison row elpd NULL too. Fails when the runner does not append
+    the note, and when elpd is -inf."""
+    import judge_bias.glm.runner as runner
+    from judge_bias.glm.fit import FitSettings
+    from judge_bias.glm.runner import GlmConfig, run_glms
+
+    real = runner.pointwise
+
+    def with_minus_infinity(chunks, reff):
+        chunks = [np.array(c, dtype=np.float64) for c in chunks]
+        chunks[0][0, 0] = -np.inf  # draw 0, the first cell
+        return real(chunks, reff)
+
+    monkeypatch.setattr(runner, "pointwise", with_minus_infinity)
+    monkeypatch.setattr(runner, "AGREEMENT_MODELS", ())  # its agreement rows: not here
+    monkeypatch.setenv("JUDGE_BIAS_JAX_CACHE", str(tmp_path / "jax-cache"))
+    inputs = _two_graders_two_models()
+    settings = FitSettings(draws=100, warmup=100, chains=1)
+    out = run_glms(inputs, GlmConfig(models=("grader_model",), settings=settings))
+    fits = out[(out["output"] == "fits") & (out["model"] == "grader_model")]
+    assert fits["status"].tolist() == ["warning"]
+    first_cell = int(inputs.rating_counts["n"].iloc[0])  # the rows of the cell given -inf
+    note = (
+        f"{first_cell} rows have a log-likelihood of -inf under at least one posterior "
+        "draw (numerical underflow or zero probability): elpd is undefined"
+    )
+    assert note in fits["notes"].iloc[0]
+    comparison = out[(out["output"] == "comparison") & (out["model"] == "grader_model")]
+    assert len(comparison) == 1
+    assert comparison["elpd_loo"].isna().all() and comparison["elpd_waic"].isna().all()

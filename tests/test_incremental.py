@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -276,6 +277,9 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
     scope = gated[0].gate_scope or ""
     assert scope.startswith("load ") and gated[0].gate == f"100 rows read in {scope}, all rejected"
     assert inc.read_bytes() == before
+    # its 100 rejected rows are kept beside it, without the earlier loads' rejects
+    kept = query(inc, f"select * from read_parquet('{inc}.rejected-load.parquet')")
+    assert len(kept) == 100 and set(kept["reason_code"]) == {"unknown_dimension"}
     _a_load_left_unfinished_recomputes_every_prompt(inc, tmp_path)
     _tests_of_the_facts_read_the_recomputed_rows(inc, tmp_path)
 
@@ -302,8 +306,8 @@ def test_a_failed_first_load_leaves_no_inputs(tmp_path: Path, monkeypatch) -> No
     assert failed.bi_path is None
     assert [f.source for f in failed.inputs if f.fails] == ["judge_ratings"]
     assert holds_loads(db) is None  # no inputs: the next load is a first load again
-    assert failed.rolled_back == ROLLED_BACK
-    assert (read_build_record(db) or {})["message"].endswith(f"; {ROLLED_BACK}")
+    assert (failed.rolled_back or "").startswith(ROLLED_BACK)
+    assert f"; {ROLLED_BACK}" in (read_build_record(db) or {})["message"]
     assert not db.with_name(db.name + ".before-load").exists()
     passed = build(tmp_path / "good", db, quiet=True, incremental=True)
     assert passed.bi_path is not None
@@ -315,6 +319,119 @@ def test_a_failed_first_load_leaves_no_inputs(tmp_path: Path, monkeypatch) -> No
     before = db.read_bytes()
     refreshed = build(tmp_path / "bad", db, quiet=True, incremental=True, full_refresh=True)
     assert refreshed.bi_path is None and db.read_bytes() == before
+
+
+@pytest.mark.dbt
+def test_a_rolled_back_load_keeps_its_rejected_rows(tmp_path: Path, monkeypatch) -> None:
+    """Session 22's reproduction: a first load whose pairwise verdicts are all 'maybe'
+    fails its gates and is rolled back, which empties rejected_rows; its rejected rows
+    are kept in <db>.rejected-load.parquet, named in the build's message and record,
+    exactly the rows an independent parse of the file rejects (each verdict 'maybe';
+    300 valid ratings beside them, none rejected).
+    The next load removes the file. Fails when restore does not call keep_rejected (no
+    file), and when the rows of the copy made before the load are not left out (see
+    test_append_equals_full_build_and_resent_rows: the append's file holds 100 rows)."""
+    monkeypatch.setenv("JUDGE_BIAS_GLM_MODELS", "none")
+    folder = tmp_path / "maybe"
+    folder.mkdir()
+    for kind in ("models", "rating_scales"):
+        shutil.copy(DEMO_DIR / f"{kind}.csv", folder / f"{kind}.csv")
+    _write(folder / "judge_ratings.csv", _read(DEMO_DIR / "judge_ratings.csv")[:300])
+    with (DEMO_DIR / "pairwise_judgments.csv").open(newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        rows = [dict(r, verdict="maybe") for r in reader]
+        columns = list(reader.fieldnames or [])
+    _write(folder / "pairwise_judgments.csv", rows, columns)
+    db = tmp_path / "w.duckdb"
+    failed = build(folder, db, quiet=True, incremental=True)
+    assert failed.bi_path is None and holds_loads(db) is None
+    kept = db.with_name(db.name + ".rejected-load.parquet")
+    expected = f"{ROLLED_BACK}; its {len(rows):,} rejected rows are kept in {kept}"
+    assert failed.rolled_back == expected
+    assert (read_build_record(db) or {})["message"].endswith(expected)
+    with duckdb.connect() as con:
+        got = con.execute(
+            "select source, count(*), count(distinct row_number), min(row_number), "
+            f"max(row_number) from read_parquet('{kept}') group by source"
+        ).fetchall()
+    assert got == [("pairwise_judgments", len(rows), len(rows), 1, len(rows))]
+    # the next load replaces them: none kept from an earlier load
+    guard_load(db, {"judge_bias_incremental": True}, full_refresh=False).discard()
+    assert not kept.exists()
+
+
+def test_an_appended_load_keeps_only_its_own_rejected_rows(tmp_path: Path) -> None:
+    """keep_rejected on an append: rejected_rows holds the earlier loads' rejects
+    (rows 1-3, in the copy made before the load) and the failed load's (rows 7-9,
+    numbered after them); the file keeps rows 7-9 only, whole rows; after
+    --full-refresh every row is the folder's. Fails when the copy's rows are not left
+    out (six rows kept)."""
+    from judge_bias.warehouse.incremental import keep_rejected, rejected_load_path
+
+    table = "create table rejected_rows (source varchar, row_number bigint, reason varchar)"
+    before, db = tmp_path / "w.duckdb.before-load", tmp_path / "w.duckdb"
+    earlier = [("judge_ratings", i, f"old {i}") for i in (1, 2, 3)]
+    with duckdb.connect(str(before)) as con:
+        con.execute(table)
+        con.executemany("insert into rejected_rows values (?, ?, ?)", earlier)
+    with duckdb.connect(str(db)) as con:
+        con.execute(table)
+        con.executemany("insert into rejected_rows values (?, ?, ?)", earlier)
+        con.executemany(
+            "insert into rejected_rows values (?, ?, ?)",
+            [("judge_ratings", i, f"new {i}") for i in (7, 8)] + [("prompts", 9, "new 9")],
+        )
+    assert keep_rejected(db, before, refresh=False) == 3
+    kept = query(db, f"select * from read_parquet('{rejected_load_path(db)}')")
+    assert kept.to_dict("records") == [
+        {"source": "judge_ratings", "row_number": 7, "reason": "new 7"},
+        {"source": "judge_ratings", "row_number": 8, "reason": "new 8"},
+        {"source": "prompts", "row_number": 9, "reason": "new 9"},
+    ]
+    assert keep_rejected(db, before, refresh=True) == 6
+    assert len(query(db, f"select * from read_parquet('{rejected_load_path(db)}')")) == 6
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_a_refresh_stopped_before_rejected_rows_keeps_none(tmp_path: Path) -> None:
+    """mend23b D2, the reviewer's scenario at the guard: a --full-refresh load stopped
+    before dbt rebuilt rejected_rows (Ctrl-C, a loader or staging failure) leaves the
+    old warehouse's table, row for row the copy's; restore keeps none of it (the
+    message does not announce the old rows as the failed load's) and removes an earlier
+    failed load's file, which guard_load left until this load's outcome was known (nor
+    does a warehouse that cannot take a load remove it). A rebuilt table that differs
+    is kept whole (test_an_appended_load_keeps_only_its_own_rejected_rows). Fails when
+    the unchanged table is kept (its 2 rows announced), when guard_load removes the
+    earlier file at once, and when restore leaves it after keeping none."""
+    from judge_bias.warehouse.incremental import keep_rejected, rejected_load_path
+
+    db = tmp_path / "w.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.execute(LOADS_TABLE)
+        con.execute("insert into base_inputs__judge_ratings values (1, 'a', now(), 'k1')")
+        con.execute(
+            "create table rejected_rows (source varchar, row_number bigint, reason varchar)"
+        )
+        con.execute(
+            "insert into rejected_rows values ('judge_ratings', 2, 'old'), ('prompts', 5, 'old')"
+        )
+    earlier = rejected_load_path(db)
+    earlier.write_bytes(b"an earlier failed load's rows")
+    guard = guard_load(db, {"judge_bias_incremental": True}, full_refresh=True)
+    assert earlier.exists()  # this load's outcome is not known yet
+    assert guard.backup is not None
+    assert keep_rejected(db, guard.backup, refresh=True) == 0
+    assert guard.restore() == ROLLED_BACK
+    assert not earlier.exists()
+    assert query(db, "select count(*) as n from rejected_rows")["n"].tolist() == [2]
+    # a warehouse that cannot take a load: no load, the earlier file stays
+    plain = tmp_path / "plain.duckdb"
+    with duckdb.connect(str(plain)) as con:
+        con.execute("create table base_inputs__judge_ratings (_row_number bigint)")
+    rejected_load_path(plain).write_bytes(b"kept")
+    with pytest.raises(IncrementalError):
+        guard_load(plain, {"judge_bias_incremental": True}, full_refresh=False)
+    assert rejected_load_path(plain).read_bytes() == b"kept"
 
 
 def _killed_writing(db: Path, *sql: str) -> None:
@@ -378,12 +495,157 @@ def test_a_killed_load_is_rolled_back_with_its_log(
     assert holds_loads(db) is None
 
 
+def test_a_log_that_does_not_match_the_warehouse_is_moved_aside(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A real mismatched write-ahead log (another database's, as older code's rollback
+    left one beside a put-back copy): DuckDB refuses to open the warehouse ("WAL does
+    not match database file"); the build's first open moves the log aside to
+    <db>.wal.stale-<time>, byte for byte, says so, and the warehouse opens with its
+    own rows. Fails without the move (DuckDB's IOException, as before)."""
+    from judge_bias.warehouse.build import _check_not_locked
+
+    other = tmp_path / "other.duckdb"
+    _killed_writing(other, LOADS_TABLE, "insert into base_inputs__judge_ratings "
+                    "values (9, 'other', now(), 'k9')")  # fmt: skip
+    db = tmp_path / "w.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.execute(LOADS_TABLE)
+        con.execute("insert into base_inputs__judge_ratings values (1, 'a', now(), 'k1')")
+    log = other.with_name(other.name + ".wal").read_bytes()
+    db.with_name(db.name + ".wal").write_bytes(log)
+    with pytest.raises(duckdb.IOException, match="WAL does not match"):
+        duckdb.connect(str(db), read_only=True)
+    _check_not_locked(db)
+    (aside,) = tmp_path.glob("w.duckdb.wal.stale-*")
+    assert aside.read_bytes() == log and not db.with_name(db.name + ".wal").exists()
+    err = capsys.readouterr().err
+    assert "cannot be replayed onto w.duckdb" in err and f"moved aside to {aside}" in err
+    loads = query(db, "select _load_id from base_inputs__judge_ratings")
+    assert loads["_load_id"].tolist() == ["a"]
+
+
+def test_a_log_from_a_later_checkpoint_is_moved_aside(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Built as the reviewer did (mend23b D1): a byte copy of the warehouse set aside
+    (older code's guard), a load that inserts, checkpoints, inserts and is killed, the
+    copy put back beside its log. The log is this file's (same identifier) but from a
+    later checkpoint: DuckDB refuses it ("WAL checkpoint iteration does not match")
+    and cannot replay it either. The build's first open moves it aside byte for byte
+    and the warehouse opens with the copy's rows. Fails when only "WAL does not match
+    database file" is recognised (DuckDB's IOException, as before)."""
+    from judge_bias.warehouse.build import _check_not_locked
+
+    db = tmp_path / "w.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.execute(LOADS_TABLE)
+        con.execute("insert into base_inputs__judge_ratings values (1, 'a', now(), 'k1')")
+    copy = tmp_path / "copy.duckdb"
+    shutil.copyfile(db, copy)
+    insert = "insert into base_inputs__judge_ratings values ({0}, 'b', now(), 'k{0}')"
+    _killed_writing(db, insert.format(2), "checkpoint", insert.format(3))
+    os.replace(copy, db)
+    wal = db.with_name(db.name + ".wal")
+    log = wal.read_bytes()
+    with pytest.raises(duckdb.IOException, match="checkpoint iteration does not match"):
+        duckdb.connect(str(db), read_only=True)
+    # a reader moves nothing: one line saying to build (or move the log), no traceback
+    from judge_bias.cli import main
+
+    for command in ("validate", "report"):
+        assert main([command, "--db", str(db)]) == 1
+        said = capsys.readouterr().err.strip().splitlines()
+        assert said[-1].startswith(f"judge-bias {command}: {wal} cannot be replayed onto")
+        assert said[-1].endswith(
+            "run `judge-bias build`, which moves it aside, or move it aside yourself"
+        )
+    assert wal.read_bytes() == log
+    _check_not_locked(db)
+    (aside,) = tmp_path.glob("w.duckdb.wal.stale-*")
+    assert aside.read_bytes() == log and not wal.exists()
+    err = capsys.readouterr().err
+    assert "w.duckdb.wal cannot be replayed onto w.duckdb (DuckDB: this WAL" in err
+    assert f"moved aside to {aside}" in err
+    loads = query(db, "select _load_id from base_inputs__judge_ratings")
+    assert loads["_load_id"].tolist() == ["a"]
+
+
+def test_a_refused_log_that_is_not_the_warehouses_is_not_moved(tmp_path: Path) -> None:
+    """DuckDB's refusal names the log it replays: <db>.wal, or <db>.wal.checkpoint in
+    a recovery, is the warehouse's (that file is what a build moves); any other file
+    is refused with a message naming both, and a reader gets one line saying what to
+    do. Fails if the named path is not compared (another file taken for ours)."""
+    from judge_bias.warehouse.locks import stale_wal, stale_wal_message
+
+    db = tmp_path / "w.duckdb"
+    why = "WAL does not match database file."
+    said = 'IO Error: Failure while replaying WAL file "{}": ' + why
+    for name in ("w.duckdb.wal", "w.duckdb.wal.checkpoint"):
+        assert stale_wal(said.format(tmp_path / name), db) == (
+            tmp_path / name,
+            why[0].lower() + why[1:-1],
+        )
+    with pytest.raises(ValueError, match="other.duckdb.wal onto .*w.duckdb, which is not its"):
+        stale_wal(said.format(tmp_path / "other.duckdb.wal"), db)
+    assert stale_wal("IO Error: Could not read from file", db) is None
+    message = stale_wal_message(said.format(tmp_path / "w.duckdb.wal"), db)
+    assert message is not None and "run `judge-bias build`, which moves it aside" in message
+
+
+def test_a_failed_validation_finishes_the_record_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """build() on a first load whose validation fails, dbt and the suites faked (the
+    route is what is tested; test_a_failed_first_load_leaves_no_inputs runs it on
+    dbt): the rollback happens inside validate_and_publish, and the build record is
+    finished once, one final stage time, its message ending with the rollback. Fails
+    on the old build(), which finished it again after validate_and_publish (two final
+    entries)."""
+    from contextlib import contextmanager
+
+    from judge_bias.warehouse import build as build_mod
+    from judge_bias.warehouse.validation import Finding
+
+    db = tmp_path / "w.duckdb"
+
+    @contextmanager
+    def fake_phases(*_args, **_kwargs):
+        target = build_mod.target_dir(db)
+        target.mkdir(parents=True, exist_ok=True)
+        (target / "run_results.json").write_text('{"results": []}')
+        with duckdb.connect(str(db)) as con:  # the load's tables
+            con.execute(LOADS_TABLE)
+        yield lambda _args: None
+
+    failing = ValidationReport(
+        [Finding("marts", "fct_judge_ratings", "expect_x", "judge", "critical", False)]
+    )
+    fakes = {
+        "dbt_phases": fake_phases, "preflight": lambda *_a: [],
+        "summarise_inputs": lambda _db: [], "glm_fit_summary_of": lambda _db: [],
+        "copy_marts": lambda *_a: tmp_path / "copy", "discard_snapshot": lambda _p: None,
+        "mart_docs": lambda _m: {}, "validate": lambda _db, _on_load=False: failing,
+    }  # fmt: skip
+    for name, fake in fakes.items():
+        monkeypatch.setattr(build_mod, name, fake)
+    (tmp_path / "data").mkdir()
+    result = build(tmp_path / "data", db, quiet=True, incremental=True)
+    assert result.bi_path is None and result.rolled_back == ROLLED_BACK
+    assert holds_loads(db) is None  # the load put back: the empty warehouse
+    record = read_build_record(db) or {}
+    assert record["state"] == "validation_failed"
+    assert record["message"].endswith(f"; {ROLLED_BACK}")
+    assert [s for s, _ in record["stage_times"]].count("done") == 1
+
+
 def test_a_temporary_copy_left_by_a_killed_process_is_not_reused(tmp_path: Path) -> None:
     """A temporary copy left by a killed process whose id this one has (ids are reused
     in containers) is not taken for the empty warehouse a first load stands on (fails
     without the unlink: DuckDB opens the old file, and its rows come back)."""
     db = tmp_path / "w.duckdb"
-    left = tmp_path / f".w.duckdb.before-load.{os.getpid()}.tmp"
+    # judge_bias.warehouse.atomic's temporary name: process and thread
+    left = tmp_path / f".w.duckdb.before-load.{os.getpid()}.{threading.get_ident()}.tmp"
     with duckdb.connect(str(left)) as con:
         con.execute(LOADS_TABLE)
         con.execute("insert into base_inputs__judge_ratings values (1, 'old', now(), 'k1')")

@@ -117,12 +117,58 @@ def test_summary_lists_files_reasons_examples_and_fixes(counts_db: Path) -> None
     assert lines[pairwise + 3].startswith("    2 unknown_model: judge 'x' is not in")
     prompts = next(line for line in lines if line.startswith("  prompts.csv"))
     assert "3 rejected (2.4%): warning" in prompts
+    # three texts naming rows 1, 2 and 3 as the earlier row: one line for the file and
+    # reason, with the rejected rows' numbers (rejected_rows keeps each exact text)
     duplicates = lines.index(
-        "    3 duplicate_key: "
-        + "; ".join(f"duplicate key: same prompt_id as row {i} (1)" for i in (1, 2, 3))
-    )  # three distinct texts, all shown
+        "    3 duplicate_key: duplicate key: same prompt_id as an earlier row "
+        "(3: rows 121, 122, 123)"
+    )
     assert lines[duplicates + 1] == f"      fix: {FIXES['duplicate_key']}"
     assert lines[-1] == "  no rows (absent or header only): judge_ratings, rating_scales"
+
+
+def test_duplicate_keys_are_one_line_per_file_with_the_first_rows(tmp_path: Path) -> None:
+    """Nine duplicate rows of judge_ratings naming six different earlier rows, and two
+    of prompts: one duplicate_key line per file (not nine "as row N" texts of count
+    1), its count and the first five row numbers of the rejected rows, then "...";
+    other codes keep their texts. Fails on the old summary (one text per earlier row)
+    (GROUPED_BY_ROW empty)."""
+    db = tmp_path / "dups.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute(
+        "create table input_row_counts as select * from (values "
+        "('judge_ratings', '/d/judge_ratings.csv', 100, 90, 10, 100, 0.1, 0.2, 0.5), "
+        "('prompts', '/d/prompts.csv', 12, 10, 2, 12, 2 / 12, 0.2, 0.5)) t(source, "
+        "source_file, rows_read, rows_accepted, rows_rejected, rows_accounted, "
+        "rejected_share, warn_rejected_share, max_rejected_share)"
+    )
+    con.execute(
+        "create table rejected_rows (source varchar, row_number bigint, reason_code varchar, "
+        "reason varchar)"
+    )
+    ratings = [(91 + i, f"duplicate key: same key as row {1 + i % 6}") for i in range(9)]
+    rows = [("judge_ratings", r, "duplicate_key", text) for r, text in ratings]
+    rows += [("judge_ratings", 100, "missing_value", "judge is empty")]
+    rows += [("prompts", 11 + i, "duplicate_key", f"duplicate key: same prompt_id as row {i + 1}")
+             for i in range(2)]  # fmt: skip
+    con.executemany("insert into rejected_rows values (?, ?, ?, ?)", rows)
+    con.close()
+    con = duckdb.connect(str(db), read_only=True)
+    lines = format_summary(read_input_counts(con)).splitlines()
+    con.close()
+    assert lines[1:6] == [
+        "  judge_ratings.csv: 100 read, 90 accepted, 10 rejected (10.0%)",
+        "    9 duplicate_key: duplicate key: same key as an earlier row "
+        "(9: rows 91, 92, 93, 94, 95, ...)",
+        f"      fix: {FIXES['duplicate_key']}",
+        "    1 missing_value: judge is empty (1)",
+        f"      fix: {FIXES['missing_value']}",
+    ]
+    assert (
+        "    2 duplicate_key: duplicate key: same prompt_id as an earlier row "
+        "(2: rows 11, 12)" in lines
+    )
+    assert sum("duplicate_key" in line and "fix" not in line for line in lines) == 2
 
 
 def test_report_note_says_all_rejected_not_absent(counts_db: Path) -> None:

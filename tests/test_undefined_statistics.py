@@ -298,3 +298,72 @@ def test_labelled_ratings_without_a_positive_frame_score_say_so(case: str) -> No
     said = "no positive-frame judge score has a human reference"
     assert fits["notes"].str.startswith(said).all(), fits["notes"].tolist()
     assert not fits["notes"].str.contains("no judge rating has").any()
+
+
+def _two_judges_three_models(dataset, task_type) -> pd.DataFrame:
+    """fct_judge_ratings' rows: judges A1 and B1 rate models A1, A2 and B1 on 40
+    prompts (240 rows, each with a human reference); prompt i's dataset is
+    ``dataset(i)``, no completion length."""
+    from judge_bias.bias.fit_inputs import FACT_COLUMNS
+
+    rows = [
+        {"judge": j, "judge_family": j[0], "model": m, "model_family": m[0],
+         "prompt_id": f"p{i}", "dataset": dataset(i), "task_type": task_type, "dimension": "d",
+         "framing": "positive", "judge_score": float(i % 5),
+         "judge_score_norm": (i % 5) / 4, "human_score_norm": (i % 3) / 2,
+         "is_self": j == m, "is_same_family": j[0] == m[0], "length_feature": None}
+        for i in range(40) for j in ("A1", "B1") for m in ("A1", "A2", "B1")
+    ]  # fmt: skip
+    return pd.DataFrame(rows, columns=FACT_COLUMNS)
+
+
+def test_fits_without_datasets_task_types_or_lengths_are_no_fit() -> None:
+    """Ratings with human references (pandas: 240) but no dataset, no task type and no
+    completion length (a folder without prompts' datasets or completions): by_dataset,
+    by_task_group and length_controlled have no row to fit (n_obs 0), so model_type
+    none (bias_fits' yml: no fit possible), as session 22's no-reference rows; main,
+    on the same rows, is an ols fit. Fails on the old fit_bias_regression, whose empty
+    fit said ols (seen at 10M: by_dataset's "no dataset in the data")."""
+    from judge_bias.bias.analyses import Settings, inputs_from_fact, run_analyses
+    from judge_bias.bias.gam import fit_gam
+
+    fct = _two_judges_three_models(lambda i: None, None)
+    assert fct["human_score_norm"].notna().sum() == 240
+    assert fct[["dataset", "task_type", "length_feature"]].isna().all().all()
+    _, fits = run_analyses(fct, Settings())
+    by = fits.set_index("analysis")
+    for name in ("by_dataset", "by_task_group", "length_controlled"):
+        assert (by.loc[name, "model_type"], by.loc[name, "n_obs"]) == ("none", 0), name
+    assert "no dataset in the data" in by.loc["by_dataset", "notes"]
+    assert (by.loc["main", "model_type"], by.loc["main", "n_obs"]) == ("ols", 240)
+    empty = fits[fits["n_obs"].fillna(0) == 0]
+    assert (empty["model_type"] != "ols").all(), empty[["analysis", "model_type"]]
+    # the GAM's own empty fit likewise (no analysis gives it no rows here)
+    stats = inputs_from_fact(fct, "HC0").human.iloc[:0]
+    gam = fit_gam(stats, "HC0", 0.9).fit
+    assert (gam["model_type"], gam["n_obs"]) == ("none", 0)
+
+
+def test_fits_skipped_by_the_budget_are_no_fit() -> None:
+    """Fits the budget skips (max_fits: by_dataset, llm_reference, leave_one_out; the
+    GAM when its reference statistics could not be read) run no fit: model_type none
+    with n_obs NULL (bias_fits' yml: no fit possible), as ordinal's skip already said;
+    they said ols (mend23b). Fails when _too_many's default is ols again, and when the
+    GAM's reference_note row says ols."""
+    from judge_bias.bias.analyses import ANALYSES, Settings, inputs_from_fact, run_analyses
+    from judge_bias.limits import Budget
+
+    fct = _two_judges_three_models(lambda i: f"ds{i % 2}", "t")
+    settings = Settings(budget=Budget(max_fits=1))
+    names = ["by_dataset", "llm_reference", "leave_one_out", "main"]
+    _, fits = run_analyses(fct, settings, names)
+    by = fits.set_index("analysis")
+    for name in names[:3]:
+        assert by.loc[name, "notes"].startswith(f"skipped: {name} would run"), name
+        assert by.loc[name, "model_type"] == "none" and pd.isna(by.loc[name, "n_obs"]), name
+    assert (by.loc["main", "model_type"], by.loc["main", "n_obs"]) == ("ols", 240)
+    inputs = inputs_from_fact(fct, "HC0")
+    inputs.reference_note = "skipped: the reference statistics are over the budget"
+    (gam,) = ANALYSES["gam"](inputs, Settings())
+    assert (gam.fit["model_type"], gam.fit["n_obs"]) == ("none", None)
+    assert gam.fit["notes"] == inputs.reference_note

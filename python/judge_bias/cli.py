@@ -27,7 +27,7 @@ from judge_bias.inputs.importers import IMPORTERS, summary_line
 from judge_bias.inputs.summary import format_summary, summarise_inputs
 from judge_bias.warehouse import build as build_mod
 from judge_bias.warehouse.dbt_child import exit_without_teardown
-from judge_bias.warehouse.locks import lock_message
+from judge_bias.warehouse.locks import lock_message, stale_wal_message
 
 EPILOG = (
     "exit codes: 0 ok; 1 build or validation failed, or an unexpected error; 2 usage or "
@@ -141,6 +141,19 @@ def _existing_db(db: str) -> Path:
     return path
 
 
+def _built_db(db: str) -> Path:
+    """The warehouse at ``db``, refused in one line (exit 2) when it holds no build."""
+    from judge_bias.warehouse.incremental import holds_no_build
+
+    path = _existing_db(db)
+    if holds_no_build(path):
+        raise InputError(
+            f"--db {db}: the warehouse holds no build yet (no table: its first load was "
+            f"rolled back, or no build ran): nothing to validate; run judge-bias build --db {db}"
+        )
+    return path
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
     from judge_bias.warehouse.provenance import write_validation_record
     from judge_bias.warehouse.validation import validate
@@ -149,9 +162,9 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         from judge_bias.warehouse.plain_dbt import publish_after_dbt
 
         target = Path(args.target_path) / "manifest.json" if args.target_path else None
-        _print_outcome(publish_after_dbt(_existing_db(args.db), args.bi, target))
+        _print_outcome(publish_after_dbt(_built_db(args.db), args.bi, target))
         return EXIT_OK
-    db = _existing_db(args.db)
+    db = _built_db(args.db)
     report = validate(db)
     data_dir = report.data_dir
     if data_dir and not Path(data_dir).is_absolute():  # dbt's default, relative to the project
@@ -454,6 +467,8 @@ def error_line(args: argparse.Namespace, exc: Exception) -> tuple[int, str]:
         bi = build_mod.default_bi_path(Path(args.db)) if readers else None
         if message := lock_message(str(exc), open_instead=bi):
             return EXIT_FAILED, message
+        if message := stale_wal_message(str(exc), Path(args.db)):
+            return EXIT_FAILED, message  # readers move nothing: the build does
     return EXIT_FAILED, (
         f"{type(exc).__name__}: {_one_line(str(exc))} "
         "(unexpected: run again with --debug for the traceback)"

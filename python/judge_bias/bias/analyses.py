@@ -68,16 +68,15 @@ def _fit(df: pd.DataFrame, s: Settings, analysis: str, slice_: str = "all", **kw
     )  # fmt: skip
 
 
-def _too_many(
-    s: Settings, analysis: str, n_fits: int, what: str, model_type: str = "ols"
-) -> list[FitOutput] | None:
+def _too_many(s: Settings, analysis: str, n_fits: int, what: str) -> list[FitOutput] | None:
     """One skipped fit (slice ``all``) with the note, when the analysis would run more
-    than max_fits fits; None when it may run them."""
+    than max_fits fits; None when it may run them. No fit was run: model_type none
+    (bias_fits' yml), as an empty fit's, whatever the analysis fits otherwise."""
     note = s.budget.fits(analysis, n_fits, what)
     if note is None:
         return None
     fit: dict[str, object] = {
-        "analysis": analysis, "slice": "all", "model_type": model_type, "n_obs": None,
+        "analysis": analysis, "slice": "all", "model_type": "none", "n_obs": None,
         "n_params": 0, "r_squared": None, "se_type": s.se_type, "ci_level": s.ci_level,
         "notes": note,
     }  # fmt: skip
@@ -139,7 +138,7 @@ def length_controlled(inputs: FitInputs, s: Settings) -> list[FitOutput]:
 def ordinal(inputs: FitInputs, s: Settings) -> list[FitOutput]:
     df = inputs.ordinal
     dims = sorted(df["dimension"].unique())
-    skipped = _too_many(s, "ordinal", len(dims), "dimension", model_type="none")
+    skipped = _too_many(s, "ordinal", len(dims), "dimension")
     if skipped:
         return skipped
     return [
@@ -153,9 +152,9 @@ def ordinal(inputs: FitInputs, s: Settings) -> list[FitOutput]:
 @register("gam")
 def gam(inputs: FitInputs, s: Settings) -> list[FitOutput]:
     """The main fit with a per-judge cubic spline of the reference (judge_bias.bias.gam)."""
-    if inputs.reference_note:
+    if inputs.reference_note:  # skipped (no fit run): model_type none
         fit: dict[str, object] = {
-            "analysis": "gam", "slice": "all", "model_type": "ols", "n_obs": None,
+            "analysis": "gam", "slice": "all", "model_type": "none", "n_obs": None,
             "n_params": 0, "r_squared": None, "se_type": s.se_type, "ci_level": s.ci_level,
             "notes": inputs.reference_note,
         }  # fmt: skip

@@ -166,8 +166,8 @@ def fit_gam(
     def skipped(note: str, p: int = 0) -> FitOutput:
         return FitOutput(empty, fit | {"n_params": p, "notes": note})
 
-    if n == 0:
-        return skipped(NO_ROWS)
+    if n == 0:  # no fit possible: model_type none, as bias_fits' yml defines it
+        return FitOutput(empty, fit | {"model_type": "none", "notes": NO_ROWS})
     reference = row_reference(stats)
     if reference is None:
         return skipped(

@@ -275,9 +275,9 @@ def fit_bias_regression(
         "ci_level": ci_level,
     }
     empty = pd.DataFrame(columns=ESTIMATE_COLUMNS)
-    if n == 0:
+    if n == 0:  # no fit possible: model_type none, as bias_fits' yml defines it
         notes.append(NO_ROWS)
-        return FitOutput(empty, fit | {"notes": "; ".join(notes)})
+        return FitOutput(empty, fit | {"model_type": "none", "notes": "; ".join(notes)})
     if se_type == "cluster" and "prompt_id" not in stats:
         raise ValueError("cluster standard errors need prompt-grain statistics (prompt_id)")
     if se_type == "cluster" and stats["prompt_id"].nunique() < 2:

@@ -46,6 +46,11 @@ def relative_efficiency(samples: dict[str, np.ndarray]) -> float:
 
 
 def _weighted_se(values: np.ndarray, n: np.ndarray) -> float:
+    """sqrt(N var) of per-row terms weighted by ``n``; NaN, said here rather than by
+    numpy's "invalid value" warning, when a term is not finite (a row of zero
+    probability: its elpd is -inf and the spread about the mean undefined)."""
+    if not np.isfinite(values[n > 0]).all():
+        return float("nan")
     total = n.sum()
     mean = np.sum(n * values) / total
     return float(np.sqrt(total * np.sum(n * (values - mean) ** 2) / total))
@@ -68,7 +73,9 @@ def pointwise(log_lik_chunks: Iterable[np.ndarray], reff: float) -> dict[str, np
     order: one row's PSIS-LOO elpd (loo_i), log pointwise predictive density
     (lppd_i), WAIC penalty (var_i) and Pareto k. PSIS smooths each group's
     importance ratios on their own, so chunking changes nothing."""
-    parts: dict[str, list[np.ndarray]] = {"loo_i": [], "lppd_i": [], "var_i": [], "k": []}
+    parts: dict[str, list[np.ndarray]] = {
+        "loo_i": [], "lppd_i": [], "var_i": [], "k": [], "zero_i": []
+    }  # fmt: skip
     for chunk in log_lik_chunks:
         ll = np.asarray(chunk, dtype=np.float64).T  # (groups, draws)
         # the Pareto k are reported, not warned: psislw is numpy only, so its
@@ -77,11 +84,40 @@ def pointwise(log_lik_chunks: Iterable[np.ndarray], reff: float) -> dict[str, np
         # the Python model dbt runs beside this one (review20b, stats/fit_warnings.py)
         with np.errstate(all="ignore"):
             log_w, k = mcmc_stats.psislw(-ll, reff)
-        parts["loo_i"].append(special.logsumexp(log_w + ll, axis=1))
-        parts["lppd_i"].append(special.logsumexp(ll, axis=1) - np.log(ll.shape[1]))
-        parts["var_i"].append(ll.var(axis=1))
-        parts["k"].append(np.atleast_1d(k))
+        # A draw under which a row's log-likelihood is -inf (underflow, or zero
+        # probability): the row's leave-one-out predictive density, 1 / mean_s(1 / p_s),
+        # is 0, so its loo_i is -inf, and its WAIC penalty, the variance of log p over
+        # the draws, infinite (Vehtari, Gelman & Gabry 2017, the LOO and WAIC
+        # definitions); its Pareto k +inf. Set so explicitly here (PSIS and var give NaN
+        # there, var with numpy's "invalid value encountered in subtract"); criteria
+        # reports the totals undefined (NaN) and the fit's notes say why
+        # (zero_probability_note).
+        zero = np.asarray(np.isneginf(ll).any(axis=1), dtype=bool)
+        loo = special.logsumexp(log_w + ll, axis=1)
+        with np.errstate(divide="ignore"):  # a row with every draw -inf: log(0) = -inf
+            lppd = special.logsumexp(ll, axis=1) - np.log(ll.shape[1])
+        with np.errstate(invalid="ignore"):  # NaN on a -inf row, replaced below
+            var = ll.var(axis=1)  # the whole matrix as before: the same bits elsewhere
+        k = np.array(np.atleast_1d(k), dtype=np.float64)
+        loo[zero], var[zero], k[zero] = -np.inf, np.inf, np.inf
+        for name, part in (("loo_i", loo), ("lppd_i", lppd), ("var_i", var), ("k", k)):
+            parts[name].append(part)
+        parts["zero_i"].append(zero)
     return {name: np.concatenate(v) for name, v in parts.items()}
+
+
+def zero_probability_note(pw: dict[str, np.ndarray], n: np.ndarray) -> str | None:
+    """The fit's note when a row's log-likelihood is -inf under some posterior draw
+    (``pointwise``'s zero_i), else None. Not "zero probability" alone: the sampler's
+    density includes the row's log-likelihood, so -inf at an accepted draw most likely
+    means it underflowed (mend23b)."""
+    rows = int(np.sum(np.asarray(n)[pw["zero_i"]]))
+    if not rows:
+        return None
+    return (
+        f"{rows} rows have a log-likelihood of -inf under at least one posterior draw "
+        "(numerical underflow or zero probability): elpd is undefined"
+    )
 
 
 def criteria(pw: dict[str, np.ndarray], n: np.ndarray, n_draws: int) -> dict[str, float]:
@@ -90,16 +126,24 @@ def criteria(pw: dict[str, np.ndarray], n: np.ndarray, n_draws: int) -> dict[str
     loo_i, lppd_i, var_i, k = pw["loo_i"], pw["lppd_i"], pw["var_i"], pw["k"]
     waic_i = lppd_i - var_i
     good_k = min(1 - 1 / np.log10(n_draws), PARETO_K_LIMIT)
+
+    # a row of log-likelihood -inf under a draw (pointwise: loo_i -inf, var_i +inf):
+    # elpd, p and their se are undefined, NaN (stored NULL, as before session 23;
+    # ArviZ gives NaN, R's loo an error), not -inf nor numpy's warning; the fit's notes
+    # say why (zero_probability_note)
+    def total(terms: np.ndarray) -> float:
+        return float(np.sum(n * terms)) if np.isfinite(terms).all() else np.nan
+
     return {
-        "elpd_loo": float(np.sum(n * loo_i)),
+        "elpd_loo": total(loo_i),
         "se_loo": _weighted_se(loo_i, n),
-        "p_loo": float(np.sum(n * (lppd_i - loo_i))),
+        "p_loo": total(lppd_i - loo_i) if np.isfinite(loo_i).all() else np.nan,
         "pareto_k_max": float(np.max(k)),
         "pareto_k_bad": int(np.sum(n[k > good_k])),
         "pareto_k_limit": good_k,
-        "elpd_waic": float(np.sum(n * waic_i)),
+        "elpd_waic": total(waic_i),
         "se_waic": _weighted_se(waic_i, n),
-        "p_waic": float(np.sum(n * var_i)),
+        "p_waic": total(var_i),
         "n_obs": int(n.sum()),
     }
 

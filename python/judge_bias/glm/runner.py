@@ -28,6 +28,7 @@ from judge_bias.glm.compare import (
     pointwise,
     rank_models,
     relative_efficiency,
+    zero_probability_note,
 )
 from judge_bias.glm.data import CountData, ordinal_counts, pairwise_counts
 from judge_bias.glm.fit import Fit, FitSettings, diagnostics, run_batch, target_accept_of, warmup_of
@@ -210,6 +211,8 @@ def _rows(spec, dimension, data, fit, config, families, notes) -> list:
         return [row]
     status = diag.pop("status")
     fit_notes = [*notes, *fit.notes, diag.pop("diagnostic_notes"), *warned]
+    if zero := zero_probability_note(terms, data.n):
+        fit_notes.append(zero)
     if not np.isfinite(ic["elpd_loo"]):  # kept and flagged, left out of the ranking
         status = "warning"
         fit_notes.append(

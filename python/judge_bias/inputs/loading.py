@@ -344,7 +344,8 @@ def _did_you_mean(word: str, choices: list[str]) -> str:
 # What `judge-bias build --db DIR/w.duckdb` writes beside its warehouse (the
 # README's own recipe puts it in the data folder): not input, not warned of.
 WAREHOUSE_SUFFIXES = (".duckdb", ".duckdb.wal", ".duckdb.tmp", ".build.json",
-                      ".validation.json", ".dbt", ".spark", ".before-load")  # fmt: skip
+                      ".validation.json", ".dbt", ".spark", ".before-load",
+                      ".rejected-load.parquet")  # fmt: skip
 
 
 def _stray_file_warning(path: Path) -> str | None:
@@ -352,7 +353,7 @@ def _stray_file_warning(path: Path) -> str | None:
     name = path.name
     if name.startswith(".") or name in NON_CONTRACT_FILES or _kind_of(name):
         return None
-    if name.endswith(WAREHOUSE_SUFFIXES):
+    if name.endswith(WAREHOUSE_SUFFIXES) or ".duckdb.wal.stale-" in name:
         return None
     contract_names = [f"{k}{s}" for k in KINDS for s in FILE_SUFFIXES]
     hint = _did_you_mean(name, contract_names)

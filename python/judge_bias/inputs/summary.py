@@ -38,6 +38,11 @@ FIXES: dict[str, str] = {
     "duplicate_key": "remove the repeated rows, or give repeated runs their own run_id",
 }
 TOP_REASONS = 3  # distinct reason texts (example values) shown per code; every code is shown
+# duplicate_key's texts name the earlier row ("... as row N"): grouped into one text per
+# file (" as an earlier row"), with the first few rejected rows' numbers; rejected_rows
+# keeps every row and its exact text
+GROUPED_BY_ROW = ("duplicate_key",)
+SHOWN_ROWS = 5  # row numbers shown for a grouped text
 REASON_WIDTH = 110  # a longer reason text is cut
 
 
@@ -49,13 +54,18 @@ class Reason:
     n: int
     examples: list[tuple[str, int]] = field(default_factory=list)  # (reason, rows)
     n_distinct: int = 0  # distinct reason texts
+    # a grouped text (GROUPED_BY_ROW) -> the first SHOWN_ROWS of its rows' numbers
+    rows: dict[str, list[int]] = field(default_factory=dict)
 
     @property
     def fix(self) -> str:
         return FIXES.get(self.code, "see the reason column of rejected_rows")
 
+    def _rows(self, text: str, n: int) -> str:
+        return _shown_rows(self.rows[text], n) if text in self.rows else ""
+
     def describe(self) -> str:
-        shown = "; ".join(f"{_cut(text)} ({n:,})" for text, n in self.examples)
+        shown = "; ".join(f"{_cut(text)} ({n:,}{self._rows(text, n)})" for text, n in self.examples)
         more = self.n_distinct - len(self.examples)
         if more > 0:
             shown += f"; {more:,} more distinct reason{'s' if more > 1 else ''}"
@@ -149,6 +159,12 @@ class FileCounts:
         return f"top reason {r.code} ({r.n:,} rows){example}; fix: {r.fix}"
 
 
+def _shown_rows(numbers: list[int], n: int) -> str:
+    """': rows 4, 9, 12' (', ...' when there are more than shown)."""
+    more = ", ..." if n > len(numbers) else ""
+    return f": row{'s' if n > 1 else ''} {', '.join(f'{r:,}' for r in numbers)}{more}"
+
+
 def _cut(text: str) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= REASON_WIDTH else text[: REASON_WIDTH - 3] + "..."
@@ -192,11 +208,23 @@ def read_input_counts(con: duckdb.DuckDBPyConnection) -> list[FileCounts]:
 def _reasons(con: duckdb.DuckDBPyConnection) -> list[tuple[str, Reason]]:
     """Every reason code per source (most rows first), each with its most frequent
     reason texts."""
+    grouped = ", ".join(f"'{code}'" for code in GROUPED_BY_ROW)
     rows = con.execute(
         f"""
-        with texts as (
-            select source, reason_code, reason, count(*) as n
-            from rejected_rows group by source, reason_code, reason
+        with grouped as (
+            select
+                source, reason_code, row_number,
+                case when reason_code in ({grouped})
+                    then regexp_replace(reason, ' as row [0-9]+$', ' as an earlier row')
+                    else reason end as reason
+            from rejected_rows
+        ),
+        texts as (
+            select
+                source, reason_code, reason, count(*) as n,
+                case when reason_code in ({grouped})
+                    then min(row_number, {SHOWN_ROWS}) end as row_numbers
+            from grouped group by source, reason_code, reason
         ),
         codes as (
             select
@@ -213,16 +241,18 @@ def _reasons(con: duckdb.DuckDBPyConnection) -> list[tuple[str, Reason]]:
             from texts
         )
         select codes.source, codes.reason_code, codes.code_n, codes.n_distinct,
-            ranked.reason, ranked.n
+            ranked.reason, ranked.n, ranked.row_numbers
         from codes inner join ranked using (source, reason_code)
         where ranked.k <= {TOP_REASONS}
         order by codes.source, codes.rank, ranked.k
         """
     ).fetchall()
     out: dict[tuple[str, str], Reason] = {}
-    for source, code, code_n, n_distinct, reason, n in rows:
+    for source, code, code_n, n_distinct, reason, n, numbers in rows:
         r = out.setdefault((source, code), Reason(code, int(code_n), n_distinct=n_distinct))
         r.examples.append((reason, int(n)))
+        if numbers is not None:
+            r.rows[reason] = [int(x) for x in numbers]
     return [(source, r) for (source, _), r in out.items()]
 
 

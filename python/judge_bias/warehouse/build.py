@@ -37,7 +37,7 @@ from judge_bias.warehouse.dbt_child import (
 from judge_bias.warehouse.dbt_vars import VarsError, dbt_args, input_relations, split_data_dir
 from judge_bias.warehouse.glm_fit_status import glm_fit_summary_of
 from judge_bias.warehouse.incremental import drop_load_temps, guard_load, incremental_vars
-from judge_bias.warehouse.locks import lock_message
+from judge_bias.warehouse.locks import lock_message, stale_wal
 from judge_bias.warehouse.provenance import (
     FAILED,
     OK,
@@ -325,14 +325,44 @@ def spark_stage(data_dir: Path, db_path: Path, quiet: bool = False) -> list[str]
     return built
 
 
+def _set_aside_stale_wal(log: Path) -> Path:
+    """``log`` renamed to ``<log>.stale-<UTC time>``: kept, never deleted."""
+    aside = log.with_name(f"{log.name}.stale-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
+    if aside.exists():
+        aside = aside.with_name(f"{aside.name}-{os.getpid()}")
+    os.replace(log, aside)
+    return aside
+
+
 def _check_not_locked(db: Path) -> None:
-    """Fail at once, in one line, when another process holds the warehouse."""
+    """Fail at once, in one line, when another process holds the warehouse. A
+    write-ahead log that DuckDB refuses to replay (another database's, or this file's
+    from a later checkpoint: left beside it by code before session 22, whose rollback
+    put a copy back beside a killed build's log) is moved aside, with a note naming
+    both: DuckDB cannot replay it onto this file, and every build failed on it until
+    it was deleted by hand. A log DuckDB names that is not the warehouse's is refused."""
     try:
         duckdb.connect(str(db)).close()
     except duckdb.IOException as exc:
         if message := lock_message(str(exc)):
             raise BuildError(message) from None
-        raise
+        try:
+            found = stale_wal(str(exc), db)
+        except ValueError as not_ours:
+            raise BuildError(f"{not_ours}: move it aside, then build again") from None
+        if found is None:
+            raise
+        log, why = found
+        aside = _set_aside_stale_wal(log)
+        print(
+            f"note: {log.name} cannot be replayed onto {db.name} (DuckDB: {why}; a "
+            "log left by a killed build of older judge-bias code): moved aside to "
+            f"{aside}, the warehouse opened without it; delete that file once you "
+            "do not need it",
+            file=sys.stderr,
+            flush=True,
+        )
+        _check_not_locked(db)  # a .wal.checkpoint may leave a .wal behind it
 
 
 def validation_failure(report: ValidationReport, inputs: list[FileCounts]) -> str:
@@ -504,13 +534,12 @@ def build(
                 record.reach("dbt build")
                 second(["build", "--exclude", *GATE_SELECTION, *refresh])
         manifest = target_dir(db) / "manifest.json"
-        result = validate_and_publish(db, data, bi, record, manifest, on_load=guard.loads)
-        if result.bi_path is None:
-            # the validation failed: the load is not kept
-            if undone := guard.restore():
-                record.finish(VALIDATION_FAILED, _and(record.message, undone))
-                result.rolled_back = undone
-        else:
+        # a failed validation puts the load back (guard.restore) before the record is
+        # finished, once, with what was undone
+        result = validate_and_publish(
+            db, data, bi, record, manifest, on_load=guard.loads, undo=guard.restore
+        )
+        if result.bi_path is not None:
             guard.discard()
         return result
     except BaseException as exc:
@@ -542,13 +571,16 @@ def validate_and_publish(
     manifest: Path,
     validated_by: str = "judge-bias build",
     on_load: bool = False,
+    undo: Callable[[], str | None] | None = None,
 ) -> BuildResult:
     """The end of every route to a published warehouse (judge-bias build, and
     judge-bias validate --publish after a plain dbt build): the GLM fit warnings,
     the validation suites and their record, then, only when they pass, the BI
     snapshot (marts and docs from dbt's ``manifest``); ``record`` says how far it
     got. ``on_load``: an incremental build's, the suites read its load's rows
-    (validate)."""
+    (validate); ``undo``: called when the suites fail, before the record is finished
+    (an incremental build's rollback, LoadGuard.restore), what it did in words or
+    None, added to the record's message and the result's ``rolled_back``."""
     # a GLM fit that raised or fails its diagnostics is a row of glm_fits, not a
     # dbt failure: name it here, and again in the CLI's closing summary
     for line in glm_fit_summary_of(db):
@@ -570,8 +602,9 @@ def validate_and_publish(
             if not report.success:
                 _discard_copy(copying, stop)
                 write_validation_record(db, data, report, None, validated_by)
-                record.finish(VALIDATION_FAILED, validation_failure(report, inputs))
-                return BuildResult(db, report, None, inputs, record.warnings)
+                undone = undo() if undo is not None else None
+                record.finish(VALIDATION_FAILED, _and(validation_failure(report, inputs), undone))
+                return BuildResult(db, report, None, inputs, record.warnings, undone)
             record.reach("publishing")
             validated = validation_record(db, data, report, bi, validated_by)
             # the wait for the copy (its longer half at 10M ratings) is inside: an

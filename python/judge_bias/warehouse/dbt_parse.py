@@ -26,15 +26,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import sys
-import threading
 from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any, NoReturn
 
 from judge_bias.limits import DUCKDB_THREADS_ENV
 from judge_bias.warehouse import dbt_child
+from judge_bias.warehouse.atomic import copy_atomic, write_atomic
 
 PARTIAL_PARSE = "partial_parse.msgpack"
 SEED_ENV = "JUDGE_BIAS_PARSE_SEED"  # the path of the warehouse the seeded parse was made for
@@ -50,20 +49,8 @@ def catalog_name(db_path: Path) -> str:
     return db_path.name.lstrip(".").split(".")[0]
 
 
-def _temporary(dst: Path) -> Path:
-    """A file name beside ``dst`` for this process (written, then renamed: readers in
-    other processes see the old file or the new one, never half of one)."""
-    return dst.with_name(f".{dst.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-
-
-def _copy_atomic(src: Path, dst: Path) -> None:
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _temporary(dst)
-    try:
-        shutil.copyfile(src, tmp)
-        os.replace(tmp, dst)
-    finally:
-        tmp.unlink(missing_ok=True)
+def _write_text(path: Path, text: str) -> None:
+    path.write_text(text, encoding="utf-8")
 
 
 def seed(cache: Path, target: Path, db_path: Path) -> str | None:
@@ -81,7 +68,7 @@ def seed(cache: Path, target: Path, db_path: Path) -> str | None:
     kept, about = cache / f"{name}.msgpack", cache / f"{name}.json"
     try:
         made_for = json.loads(about.read_text(encoding="utf-8"))["path"]
-        _copy_atomic(kept, target / PARTIAL_PARSE)
+        copy_atomic(kept, target / PARTIAL_PARSE)
         marker.write_text(json.dumps({"path": str(made_for)}), encoding="utf-8")
     except (OSError, ValueError, KeyError, TypeError):
         (target / PARTIAL_PARSE).unlink(missing_ok=True)
@@ -98,10 +85,9 @@ def keep(cache: Path, target: Path, db_path: Path) -> None:
     try:
         if marker.exists() and marker.stat().st_mtime >= parse.stat().st_mtime:
             return  # still the seed: its path is the one kept already
-        _copy_atomic(parse, cache / f"{name}.msgpack")
-        tmp = _temporary(cache / f"{name}.json")
-        tmp.write_text(json.dumps({"path": str(db_path)}), encoding="utf-8")
-        os.replace(tmp, cache / f"{name}.json")
+        copy_atomic(parse, cache / f"{name}.msgpack")
+        about = json.dumps({"path": str(db_path)})
+        write_atomic(cache / f"{name}.json", lambda tmp: _write_text(tmp, about))
     except OSError:
         pass
 
@@ -171,9 +157,7 @@ def _models_instead_of_manifest() -> None:
             for uid, node in manifest.nodes.items()
             if node.resource_type == "model"
         }
-        tmp = _temporary(Path(path))
-        tmp.write_text(json.dumps(models), encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomic(Path(path), lambda tmp: _write_text(tmp, json.dumps(models)))
 
     runnable.write_manifest = models_only
 

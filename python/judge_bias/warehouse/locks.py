@@ -37,3 +37,43 @@ def lock_message(error: str, open_instead: Path | None = None) -> str | None:
         f"{text}; close that connection or wait for it to finish, then build again "
         "(BI tools should open the BI snapshot, which builds never lock)"
     )
+
+
+# DuckDB's refusals of a write-ahead log it cannot replay onto the file: another
+# database's log, or this file's from a later checkpoint (a byte copy put back beside
+# the log of a killed build that had checkpointed). Both name the log.
+STALE_WAL = re.compile(
+    r'Failure while replaying WAL file "(?P<file>.*?)": (?P<why>WAL does not match database '
+    r"file|This WAL was created for this database file, but the WAL checkpoint iteration "
+    r"does not match the database file)"
+)
+
+
+def stale_wal(error: str, db: Path) -> tuple[Path, str] | None:
+    """The log DuckDB refuses to replay onto ``db`` and why (None when ``error`` is
+    not such a refusal). The log is ``db``'s own (``<db>.wal``, or
+    ``<db>.wal.checkpoint`` in a recovery) or a ValueError says it is not."""
+    m = STALE_WAL.search(error)
+    if m is None:
+        return None
+    log = Path(m["file"])
+    ours = {db.with_name(db.name + suffix).resolve() for suffix in (".wal", ".wal.checkpoint")}
+    if log.resolve() not in ours:
+        raise ValueError(f"DuckDB cannot replay {log} onto {db}, which is not its log")
+    return log, m["why"][0].lower() + m["why"][1:]
+
+
+def stale_wal_message(error: str, db: Path) -> str | None:
+    """One line for readers (``validate``, ``report``): the log DuckDB refuses and what
+    to do (a reader moves nothing). None when ``error`` is not such a refusal."""
+    try:
+        found = stale_wal(error, db)
+    except ValueError as exc:
+        return str(exc)
+    if found is None:
+        return None
+    log, why = found
+    return (
+        f"{log} cannot be replayed onto {db} (DuckDB: {why}; a log left by a killed "
+        "build): run `judge-bias build`, which moves it aside, or move it aside yourself"
+    )

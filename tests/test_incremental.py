@@ -19,6 +19,7 @@ import pytest
 
 from judge_bias.bench.compare_builds import compare_warehouses
 from judge_bias.inputs import loads
+from judge_bias.inputs.loading import InputError
 from judge_bias.inputs.loads import KEY_SEPARATOR, as_load, key_expression, process_load_id
 from judge_bias.warehouse.build import (
     GATE_RESULTS,
@@ -91,6 +92,30 @@ def _prompt_rows(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyRelation:
         "select range + 1 as _row_number, 'f' as _source_file, null::varchar as _parse_error, "
         f"null::varchar as _raw_line, {cols} from range(2)"
     )
+
+
+def test_plain_dbt_append_to_inputs_that_are_not_loads_is_one_line() -> None:
+    """Plain dbt build --vars '{judge_bias_incremental: true}' on a warehouse built
+    without the var (a consumer project's first try): one line naming the table and
+    the fix, not DuckDB's binder error on _loaded_at (judge-bias build refuses it
+    before dbt, warehouse/incremental.py)."""
+    con = duckdb.connect()
+    con.execute("create table prev as select 7::bigint as _row_number, 'x' as prompt_id")
+    with pytest.raises(InputError, match="prev was built without judge_bias_incremental") as err:
+        as_load(con, _prompt_rows(con), "prompts", "L2", "prev")
+    assert "\n" not in str(err.value) and "--full-refresh" in str(err.value)
+
+
+@pytest.mark.parametrize("relations", ["all", ["judge_ratings", "prompts"], "judge_ratings"])
+def test_plain_dbt_loads_from_relations_are_refused(relations: object) -> None:
+    """The relation route reads whole relations: as loads, a row deleted from the
+    relation would stay in the warehouse. judge-bias build --incremental refuses the
+    vars; a plain dbt build is refused by the loaders, with the same reason."""
+    con = duckdb.connect()
+    with pytest.raises(InputError, match="relation route .* reads whole relations"):
+        as_load(con, _prompt_rows(con), "prompts", "L1", None, relations=relations)
+    for files in ("", [], None):  # the file route still loads
+        assert len(as_load(con, _prompt_rows(con), "prompts", "L1", None, files).fetchall()) == 2
 
 
 def test_a_clock_behind_the_last_load_is_refused() -> None:

@@ -7,6 +7,7 @@
         relations and the command line's dbt vars (JSON), which the validation
         record repeats. -#}
     {%- if execute and flags.WHICH in ('build', 'run', 'seed', 'snapshot') -%}
+        {%- do check_package_vars() -%}
         {%- set loader = graph.nodes.get('model.judge_bias.base_inputs__judge_ratings', {}) -%}
         {%- set relations = input_relation_kinds() -%}
         {#- the relation route reads no data folder -#}
@@ -75,5 +76,36 @@
             {{ exceptions.raise_compiler_error("JUDGE_BIAS_DUCKDB_THREADS must be a positive integer, not '" ~ threads ~ "'") }}
         {%- endif -%}
         set threads = {{ threads | int }}
+    {%- endif -%}
+{%- endmacro %}
+
+{% macro check_package_vars() -%}
+    {#- In a team's project (judge-bias a package), dbt renders judge-bias's
+        dbt_project.yml without the command line's vars, so `dbt build --vars
+        '{ci_level: 0.95}'` would leave the configs built from them (ci_level,
+        se_type, memory_budget, data_dir, csv_dialects, glm_*, ...) at their
+        defaults while dbt_last_run recorded the var. Refuse that run: a command-line
+        var named like a config of one of judge-bias's models must equal that config.
+        Nothing in the standalone project, where the vars reach the configs. -#}
+    {%- if project_name != 'judge_bias' -%}
+        {%- set missed = [] -%}
+        {%- for name, value in (invocation_args_dict.get('vars') or {}).items() -%}
+            {%- for node in graph.nodes.values()
+                if node.package_name == 'judge_bias' and node.resource_type == 'model'
+                and name in node.config and node.config[name] | string != value | string -%}
+                {%- if loop.first -%}
+                    {%- do missed.append(name ~ ': ' ~ value ~ ' (' ~ node.name ~ ' has ' ~ (node.config[name] | string or "''") ~ ')') -%}
+                {%- endif -%}
+            {%- endfor -%}
+        {%- endfor -%}
+        {%- if missed -%}
+            {{ exceptions.raise_compiler_error(
+                "judge-bias: the command line's vars " ~ missed | join(', ')
+                ~ " do not reach judge-bias's models in your project (dbt renders a package's"
+                ~ " dbt_project.yml without them): set them as configs in your dbt_project.yml,"
+                ~ " e.g. models: {judge_bias: {+ci_level: 0.95}}, or data_dir with the"
+                ~ " environment variable JUDGE_BIAS_DATA_DIR (docs/dbt-package.md)"
+            ) }}
+        {%- endif -%}
     {%- endif -%}
 {%- endmacro %}

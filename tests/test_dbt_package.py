@@ -189,3 +189,35 @@ def test_validate_publish_snapshots_our_marts_only(consumer: Path, demo_build: B
         standalone = table_names(con)
     assert "team_judge_summary" not in published
     assert published == standalone
+
+
+def _dbt_fails(project: Path, *args: str) -> str:
+    """dbt's output when the command fails (it must)."""
+    env = dict(os.environ, DBT_SEND_ANONYMOUS_USAGE_STATS="false", DO_NOT_TRACK="1")
+    env["PYTHONPATH"] = str(Path(judge_bias.__file__).resolve().parents[1])
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("dbt")), *args, "--profiles-dir", str(project)],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode != 0, done.stdout[-3000:]
+    return done.stdout + done.stderr
+
+
+def test_command_line_settings_that_cannot_reach_the_package_fail_the_run(
+    consumer: Path,
+) -> None:
+    """dbt renders a package's dbt_project.yml without the command line's vars: in a
+    team's project `--vars '{ci_level: 0.95}'` left every interval at 0.90 while
+    dbt_last_run recorded 0.95 (session 23, Play Favorites in a consumer project). The
+    on-run-start hook refuses it, naming the var, its value and the fix; a var of the
+    team's own (no judge-bias config of that name) still runs."""
+    out = _dbt_fails(
+        consumer, "run", "-s", "team_judge_summary", "--vars", "{ci_level: 0.95, team_var: 1}"
+    )
+    line = next(x for x in out.splitlines() if "judge-bias: the command line's vars" in x)
+    assert "ci_level: 0.95 (" in line and "team_var" not in line
+    assert "+ci_level: 0.95" in line and "JUDGE_BIAS_DATA_DIR" in line
+    _dbt(consumer, "run", "-s", "team_judge_summary", "--vars", "{team_var: 1}")

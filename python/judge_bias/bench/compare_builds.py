@@ -8,9 +8,9 @@ non-float columns and then by their floats rounded to the tolerance's digits, an
 floats are equal when ``|a - b| <= abs_tol + rel_tol * max(|a|, |b|)`` (NaN equals
 NaN, null equals null). Columns that say when or where a build ran (build times,
 durations, paths, the pre-flight's clock) differ between any two builds and are left
-out by name (``VOLATILE``); ``--ignore-table`` and ``--ignore-column`` add more. A table or view that cannot be
-read in a file (a view over a database attached only during the build) is one
-difference line naming it, not an error.
+out by name (``VOLATILE``); ``--ignore-table`` and ``--ignore-column`` add more. A
+table or view that cannot be read in a file (a view over a database attached only
+during the build) is one difference line naming it, not an error.
 
 A table whose rows are the same exactly in both files (the same count and the same
 order-free fingerprints: two sums of 64-bit row hashes, computed in DuckDB) is equal

@@ -63,7 +63,7 @@ def _write(folder: Path, files: dict[str, str]) -> None:
         (folder / name).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
 
 
-def _dbt(project: Path, *args: str) -> None:
+def _run_dbt(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     env.update(
         DBT_SEND_ANONYMOUS_USAGE_STATS="false",
@@ -73,13 +73,17 @@ def _dbt(project: Path, *args: str) -> None:
     )
     env.pop("JUDGE_BIAS_DATA_DIR", None)
     env.pop("JUDGE_BIAS_DB", None)
-    done = subprocess.run(
+    return subprocess.run(
         [str(Path(sys.executable).with_name("dbt")), *args, "--profiles-dir", str(project)],
         cwd=project,
         env=env,
         capture_output=True,
         text=True,
     )
+
+
+def _dbt(project: Path, *args: str) -> None:
+    done = _run_dbt(project, *args)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
 
 
@@ -193,15 +197,7 @@ def test_validate_publish_snapshots_our_marts_only(consumer: Path, demo_build: B
 
 def _dbt_fails(project: Path, *args: str) -> str:
     """dbt's output when the command fails (it must)."""
-    env = dict(os.environ, DBT_SEND_ANONYMOUS_USAGE_STATS="false", DO_NOT_TRACK="1")
-    env["PYTHONPATH"] = str(Path(judge_bias.__file__).resolve().parents[1])
-    done = subprocess.run(
-        [str(Path(sys.executable).with_name("dbt")), *args, "--profiles-dir", str(project)],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
+    done = _run_dbt(project, *args)
     assert done.returncode != 0, done.stdout[-3000:]
     return done.stdout + done.stderr
 

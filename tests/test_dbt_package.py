@@ -17,7 +17,9 @@ PYTHONPATH in this test), and the GLMs are off (JUDGE_BIAS_GLM_MODELS=none).
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -217,3 +219,44 @@ def test_command_line_settings_that_cannot_reach_the_package_fail_the_run(
     assert "ci_level: 0.95 (" in line and "team_var" not in line
     assert "+ci_level: 0.95" in line and "JUDGE_BIAS_DATA_DIR" in line
     _dbt(consumer, "run", "-s", "team_judge_summary", "--vars", "{team_var: 1}")
+
+
+def test_a_team_with_its_own_time_spine_turns_ours_off(consumer: Path, tmp_path: Path) -> None:
+    """MetricFlow takes one daily time spine: a team with its own sets the var
+    judge_bias_time_spine: false in its dbt_project.yml. Set as a config in our
+    dbt_project.yml the var never reached it (dbt renders a package's dbt_project.yml
+    without the team's vars): ours stayed enabled beside the team's (session 23)."""
+    project = tmp_path / "team"
+    shutil.copytree(
+        consumer,
+        project,
+        symlinks=True,
+        ignore=shutil.ignore_patterns("target", "logs", "*.duckdb*"),
+    )
+    text = (project / "dbt_project.yml").read_text(encoding="utf-8")
+    scoped = "  judge_bias:\n"
+    assert scoped in text
+    (project / "dbt_project.yml").write_text(
+        text.replace(scoped, scoped + "    judge_bias_time_spine: false\n", 1), encoding="utf-8"
+    )
+    _write(
+        project,
+        {
+            "models/team_days.sql": "select cast('2024-01-01' as date) as day_start",
+            "models/_team_days.yml": """
+                models:
+                  - name: team_days
+                    time_spine:
+                      standard_granularity_column: day_start
+                    columns:
+                      - name: day_start
+                        granularity: day
+            """,
+        },
+    )
+    listed = _run_dbt(
+        project, "ls", "--resource-type", "model", "--output", "json", "--output-keys", "name"
+    )
+    assert listed.returncode == 0, listed.stdout[-3000:]
+    names = {json.loads(x)["name"] for x in listed.stdout.splitlines() if x.startswith("{")}
+    assert "team_days" in names and "time_spine_daily" not in names

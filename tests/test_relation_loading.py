@@ -7,6 +7,7 @@ No dbt here: test_input_relations.py builds through dbt on each kind of relation
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 
 import duckdb
@@ -105,6 +106,13 @@ def test_integral_fractional_values_read_as_the_integers_a_file_holds(tmp_path: 
     assert got["prompt_id"].tolist()[3:] == ["19.5", "20"]
     assert got["label"].tolist()[3:] == ["0.25", "inf"]
     assert got["run_id"].tolist() == ["2.5"] * 3 + ["1", "1"]
+    # a DECIMAL with 23 or more digits after the point: the bound 2**53 is out of its
+    # range, so it must be compared as a double (the build failed on every integral value)
+    for scale in (24, 30):
+        con.execute(f"alter table ratings alter prompt_id type decimal(38, {scale})")
+        got = _frame(load_relation(con, "judge_ratings", _reader(con, "ratings")))
+        fraction = f"{Decimal('19.5'):.{scale}f}"  # DuckDB's text of a DECIMAL 19.5
+        assert got["prompt_id"].tolist() == ["17", "18", "-3", fraction, "20"], scale
 
 
 def test_a_parquet_glob_is_numbered_in_file_order(tmp_path: Path) -> None:

@@ -141,7 +141,8 @@ def load_relation(
 # DuckDB's types whose integral values a CSV writes without a fraction (a label 4
 # stored in a DOUBLE column, an id 17 in a DECIMAL one)
 _FRACTIONAL = re.compile(r"^(DOUBLE|FLOAT|REAL|FLOAT4|FLOAT8|DECIMAL(\(.*\))?)$", re.IGNORECASE)
-# below 2**53, where every integral double is exact
+# below 2**53, where every integral double is exact; compared as a double, since DuckDB
+# casts the literal to a DECIMAL(p, s) column's type, out of range when s >= 23
 _EXACT_INTEGERS = 2**53
 
 
@@ -154,7 +155,8 @@ def as_text(column: str, dtype: str) -> str:
     if not _FRACTIONAL.match(dtype.strip()):
         return f"cast({column} as varchar)"
     return (
-        f"case when {column} = trunc({column}) and abs({column}) < {_EXACT_INTEGERS} "
+        f"case when {column} = trunc({column}) "
+        f"and abs(cast({column} as double)) < {_EXACT_INTEGERS} "
         f"then cast(cast({column} as bigint) as varchar) else cast({column} as varchar) end"
     )
 

@@ -17,8 +17,10 @@ PYTHONPATH in this test), and the GLMs are off (JUDGE_BIAS_GLM_MODELS=none).
 
 from __future__ import annotations
 
+import ast
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -204,21 +206,71 @@ def _dbt_fails(project: Path, *args: str) -> str:
     return done.stdout + done.stderr
 
 
+def _configured_vars() -> set[str]:
+    """The vars judge-bias's dbt_project.yml renders into model configs."""
+    text = (PROJECT_DIR / "dbt_project.yml").read_text(encoding="utf-8")
+    return set(re.findall(r"^\s*\+\w+:.*?\bvar\(\s*'(\w+)'", text, flags=re.MULTILINE))
+
+
+def _vars_read_with_var() -> set[str]:
+    """The vars macros and models (SQL, Python, properties) read with var()."""
+    names: set[str] = set()
+    for folder in ("macros", "models"):
+        for path in (PROJECT_DIR / folder).rglob("*"):
+            if path.suffix in {".sql", ".yml", ".py"}:
+                text = path.read_text(encoding="utf-8")
+                names |= set(re.findall(r"\bvar\(\s*['\"](\w+)['\"]", text))
+    return names
+
+
+def test_the_checked_settings_are_those_read_only_through_configs() -> None:
+    """check_package_vars compares the command line's vars with the configs only for
+    package_config_settings(): the vars dbt_project.yml renders into configs that no
+    macro or model also reads with var() (those the command line reaches: a var
+    glm_models: none or min_term_support: 30 was refused in a team's project)."""
+    macro = (PROJECT_DIR / "macros" / "last_run.sql").read_text(encoding="utf-8")
+    body = macro.split("{% macro package_config_settings() -%}", 1)[1].split("endmacro", 1)[0]
+    listed = ast.literal_eval(re.search(r"return\((\[.*?\])\)", body, re.DOTALL).group(1))
+    configured = _configured_vars()
+    assert {"ci_level", "se_type", "data_dir", "glm_models", "min_term_support"} <= configured
+    assert {"glm_models", "min_term_support"} <= _vars_read_with_var()
+    assert sorted(listed) == sorted(configured - _vars_read_with_var())
+
+
 def test_command_line_settings_that_cannot_reach_the_package_fail_the_run(
-    consumer: Path,
+    consumer: Path, tmp_path: Path
 ) -> None:
     """dbt renders a package's dbt_project.yml without the command line's vars: in a
     team's project `--vars '{ci_level: 0.95}'` left every interval at 0.90 while
     dbt_last_run recorded 0.95 (session 23, Play Favorites in a consumer project). The
-    on-run-start hook refuses it, naming the var, its value and the fix; a var of the
-    team's own (no judge-bias config of that name) still runs."""
-    out = _dbt_fails(
-        consumer, "run", "-s", "team_judge_summary", "--vars", "{ci_level: 0.95, team_var: 1}"
-    )
+    on-run-start hook refuses it when the run selects a judge-bias model, naming the
+    var, its value and the fix; a var of the team's own still runs, and so does a run
+    of the team's own models only."""
+    target = ["--target-path", str(tmp_path / "target")]
+    vars_ = ["--vars", "{ci_level: 0.95, team_var: 1}"]
+    out = _dbt_fails(consumer, "run", "-s", "stg_inputs__models", *vars_, *target)
     line = next(x for x in out.splitlines() if "judge-bias: the command line's vars" in x)
     assert "ci_level: 0.95 (" in line and "team_var" not in line
     assert "+ci_level: 0.95" in line and "JUDGE_BIAS_DATA_DIR" in line
-    _dbt(consumer, "run", "-s", "team_judge_summary", "--vars", "{team_var: 1}")
+    _dbt(consumer, "run", "-s", "team_judge_summary", *vars_, *target)
+
+
+def test_vars_that_reach_the_package_or_are_dbts_own_pass(consumer: Path, tmp_path: Path) -> None:
+    """Refused by the first check, which compared every command-line var with every
+    config of the same name: dbt's own config keys (database, schema, tags), and
+    settings read with var() that the command line reaches (glm_models: none, as on
+    main; min_term_support: 30, the default, which the config holds as '')."""
+    vars_ = "{database: x, schema: y, tags: z, glm_models: none, min_term_support: 30}"
+    _dbt(
+        consumer,
+        "run",
+        "-s",
+        "stg_inputs__models",
+        "--vars",
+        vars_,
+        "--target-path",
+        str(tmp_path / "target"),
+    )
 
 
 def test_a_team_with_its_own_time_spine_turns_ours_off(consumer: Path, tmp_path: Path) -> None:

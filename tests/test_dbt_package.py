@@ -252,6 +252,7 @@ def test_command_line_settings_that_cannot_reach_the_package_fail_the_run(
     line = next(x for x in out.splitlines() if "judge-bias: the command line's vars" in x)
     assert "ci_level: 0.95 (" in line and "team_var" not in line
     assert "+ci_level: 0.95" in line and "JUDGE_BIAS_DATA_DIR" in line
+    assert "min_term_support and glm_models, read both ways, need the config and the var" in line
     _dbt(consumer, "run", "-s", "team_judge_summary", *vars_, *target)
 
 

@@ -274,6 +274,26 @@ def test_vars_that_reach_the_package_or_are_dbts_own_pass(consumer: Path, tmp_pa
     )
 
 
+def test_plain_dbt_incremental_on_the_relation_route_is_one_line(
+    consumer: Path, tmp_path: Path
+) -> None:
+    """The loaders pass the var judge_bias_input_relations to as_load, which refuses
+    loads from relations (test_incremental.py): a consumer project's dbt run with
+    judge_bias_incremental failed with DuckDB's binder error on _loaded_at instead."""
+    out = _dbt_fails(
+        consumer,
+        "run",
+        "-s",
+        "base_inputs__judge_ratings",
+        "--vars",
+        "{judge_bias_incremental: true}",
+        "--target-path",
+        str(tmp_path / "target"),
+    )
+    assert "judge_ratings: judge_bias_incremental appends a data folder's files" in out
+    assert "_loaded_at" not in out
+
+
 def test_a_team_with_its_own_time_spine_turns_ours_off(consumer: Path, tmp_path: Path) -> None:
     """MetricFlow takes one daily time spine: a team with its own sets the var
     judge_bias_time_spine: false in its dbt_project.yml. Set as a config in our

@@ -4,6 +4,7 @@ never counted twice; a failed load is rolled back; --full-refresh starts again."
 
 from __future__ import annotations
 
+import ast
 import concurrent.futures
 import csv
 import json
@@ -19,10 +20,12 @@ import pytest
 
 from judge_bias.bench.compare_builds import compare_warehouses
 from judge_bias.inputs import loads
+from judge_bias.inputs.contract import KINDS
 from judge_bias.inputs.loading import InputError
 from judge_bias.inputs.loads import KEY_SEPARATOR, as_load, key_expression, process_load_id
 from judge_bias.warehouse.build import (
     GATE_RESULTS,
+    PROJECT_DIR,
     BuildError,
     build,
     default_bi_path,
@@ -116,6 +119,22 @@ def test_plain_dbt_loads_from_relations_are_refused(relations: object) -> None:
         as_load(con, _prompt_rows(con), "prompts", "L1", None, relations=relations)
     for files in ("", [], None):  # the file route still loads
         assert len(as_load(con, _prompt_rows(con), "prompts", "L1", None, files).fetchall()) == 2
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_loader_passes_the_relation_route_to_as_load(kind: str) -> None:
+    """The refusal above needs the loader's var: a loader calling as_load without
+    relations= would append relations as loads (test_dbt_package.py runs one in a
+    consumer project). The call's keyword, read from each base_inputs__ model."""
+    path = PROJECT_DIR / "models" / "staging" / "inputs" / "base" / f"base_inputs__{kind}.py"
+    calls = [
+        node
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "as_load"
+    ]
+    assert len(calls) == 1, kind
+    passed = {k.arg: ast.unparse(k.value) for k in calls[0].keywords}
+    assert passed.get("relations") == "dbt.config.get('input_relations')", kind
 
 
 def test_a_clock_behind_the_last_load_is_refused() -> None:

@@ -46,8 +46,9 @@ SOURCE_COLUMNS = {"source_file", "_source_file"}
 
 def _input_text_columns(db: Path) -> set[str]:
     """The columns of the checked inputs that repeat an input value's text as given
-    (*_input): a typed column's text is DuckDB's (DOUBLE 6 is '6.0' where the file
-    has '6'); every value computed from it is compared."""
+    (*_input): a typed column's text is DuckDB's, not the file's (a DOUBLE 0.50 is
+    '0.5' where the file has '0.50'; an integral DOUBLE 6 is '6', as in the file,
+    since relations.as_text); every value computed from it is compared."""
     with duckdb.connect(str(db), read_only=True) as con:
         rows = con.execute(
             "select distinct column_name from information_schema.columns "

@@ -151,7 +151,9 @@ def as_text(column: str, dtype: str) -> str:
     except that an integral value of a fractional type is written as the integer it is
     (a DOUBLE 4.0 is ``4``, not ``4.0``), so that it matches a scale label ``4`` or an
     id ``17`` typed BIGINT in another relation, as the same values in CSV files do.
-    Other values (0.25, inf, nan, 1e300) keep DuckDB's text."""
+    Other values (0.25, inf, nan, 1e300) keep DuckDB's text. A -0.0 reads ``0``
+    (cast to BIGINT), where a CSV of it may hold ``-0.0``: the same number, and the
+    text a scale's label 0 matches, so fine."""
     if not _FRACTIONAL.match(dtype.strip()):
         return f"cast({column} as varchar)"
     return (

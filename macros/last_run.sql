@@ -7,6 +7,7 @@
         relations and the command line's dbt vars (JSON), which the validation
         record repeats. -#}
     {%- if execute and flags.WHICH in ('build', 'run', 'seed', 'snapshot') -%}
+        {%- do check_package_vars() -%}
         {%- set loader = graph.nodes.get('model.judge_bias.base_inputs__judge_ratings', {}) -%}
         {%- set relations = input_relation_kinds() -%}
         {#- the relation route reads no data folder -#}
@@ -75,5 +76,62 @@
             {{ exceptions.raise_compiler_error("JUDGE_BIAS_DUCKDB_THREADS must be a positive integer, not '" ~ threads ~ "'") }}
         {%- endif -%}
         set threads = {{ threads | int }}
+    {%- endif -%}
+{%- endmacro %}
+
+{% macro package_config_settings() -%}
+    {#- The judge-bias settings that reach its models ONLY through the model configs
+        its dbt_project.yml renders from the vars of the same names (`+ci_level:`),
+        which in a team's project dbt renders without the team's and the command
+        line's vars. Not here: dbt's own config keys (database, schema, tags, ...), and
+        the settings also read with var() in macros or models (glm_models,
+        min_term_support, judge_bias_incremental, ppi_pairs_engine), which the
+        command line does reach. tests/test_dbt_package.py checks this list against
+        dbt_project.yml and the var() calls of macros/ and models/. -#}
+    {{ return([
+        'budget_half_width', 'ci_level', 'comparison_power', 'csv_dialects', 'data_dir',
+        'drift_max_flip_rate', 'drift_min_shift', 'drift_n_boot', 'gam_knots',
+        'glm_agreement_draws', 'glm_chains', 'glm_draws', 'glm_priors', 'glm_seed',
+        'glm_target_accept', 'glm_warmup', 'max_fits', 'max_ordinal_params',
+        'memory_budget', 'pass_threshold', 'ppi_interval', 'ppi_lambda', 'se_type',
+        'task_groups', 'weakest_k', 'weakest_models',
+    ]) }}
+{%- endmacro %}
+
+{% macro check_package_vars() -%}
+    {#- In a team's project (judge-bias a package), dbt renders judge-bias's
+        dbt_project.yml without the command line's vars, so `dbt build --vars
+        '{ci_level: 0.95}'` would leave the configs built from them at their defaults
+        (or at the team's configs) while dbt_last_run recorded the var. Refuse that
+        run when it selects a judge-bias model: a command-line var among
+        package_config_settings() must equal the config of every selected judge-bias
+        model that has it, compared as the config holds it (text; a var equal to the
+        default '' passes, as does one equal to the team's config). Nothing in the
+        standalone project, where the vars reach the configs. -#}
+    {%- if project_name != 'judge_bias' -%}
+        {%- set settings = package_config_settings() -%}
+        {%- set given = invocation_args_dict.get('vars') or {} -%}
+        {%- set missed = [] -%}
+        {%- for name in settings if name in given -%}
+            {%- set value = given[name] -%}
+            {%- for node in graph.nodes.values()
+                if node.unique_id in selected_resources
+                and node.package_name == 'judge_bias' and node.resource_type == 'model'
+                and name in node.config and node.config[name] | string != value | string -%}
+                {%- if loop.first -%}
+                    {%- do missed.append(name ~ ': ' ~ value ~ ' (' ~ node.name ~ ' has ' ~ (node.config[name] | string or "''") ~ ')') -%}
+                {%- endif -%}
+            {%- endfor -%}
+        {%- endfor -%}
+        {%- if missed -%}
+            {{ exceptions.raise_compiler_error(
+                "judge-bias: the command line's vars " ~ missed | join(', ')
+                ~ " do not reach judge-bias's models in your project (dbt renders a package's"
+                ~ " dbt_project.yml without them): set them as configs in your dbt_project.yml,"
+                ~ " e.g. models: {judge_bias: {+ci_level: 0.95}}, or data_dir with the"
+                ~ " environment variable JUDGE_BIAS_DATA_DIR; min_term_support and glm_models,"
+                ~ " read both ways, need the config and the var (docs/dbt-package.md)"
+            ) }}
+        {%- endif -%}
     {%- endif -%}
 {%- endmacro %}

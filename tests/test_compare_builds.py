@@ -153,3 +153,28 @@ def test_negative_tolerances_are_refused(tmp_path: Path) -> None:
         compare_warehouses(a, a, rel_tol=-1.0)
     with pytest.raises(SystemExit):
         main([str(a), str(a), "--rel-tol", "-1"])
+
+
+def test_a_view_over_a_database_attached_only_at_build_time_is_a_difference(
+    tmp_path: Path,
+) -> None:
+    """The relation route leaves a view (stg_inputs__relation_counts) over the attached
+    database of the build: opened alone, the file cannot read it. That is one line
+    naming the view and the file, not a traceback; --ignore-table leaves it out."""
+    evals = duckdb.connect(str(tmp_path / "evals.duckdb"))
+    evals.execute("create table ratings as select 1 as x")
+    evals.close()
+    view = (
+        f"attach '{tmp_path / 'evals.duckdb'}' as evals (read_only); "
+        "create view v as select count(*) as n from evals.main.ratings"
+    )
+    a = _db(tmp_path / "a.duckdb", ROWS, view)
+    b = _db(tmp_path / "b.duckdb", ROWS, view)
+    res = compare_warehouses(a, b)
+    assert [line.split(" (")[0] for line in res.differences] == [
+        f"v: cannot be read in {a}",
+        f"v: cannot be read in {b}",
+    ]
+    assert "evals" in res.differences[0] and res.tables == 1  # t was still compared
+    assert compare_warehouses(a, b, ignore_tables=["v"]).equal
+    assert main([str(a), str(b)]) == 1

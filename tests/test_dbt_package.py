@@ -17,7 +17,11 @@ PYTHONPATH in this test), and the GLMs are off (JUDGE_BIAS_GLM_MODELS=none).
 
 from __future__ import annotations
 
+import ast
+import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -42,8 +46,9 @@ SOURCE_COLUMNS = {"source_file", "_source_file"}
 
 def _input_text_columns(db: Path) -> set[str]:
     """The columns of the checked inputs that repeat an input value's text as given
-    (*_input): a typed column's text is DuckDB's (DOUBLE 6 is '6.0' where the file
-    has '6'); every value computed from it is compared."""
+    (*_input): a typed column's text is DuckDB's, not the file's (a DOUBLE 0.50 is
+    '0.5' where the file has '0.50'; an integral DOUBLE 6 is '6', as in the file,
+    since relations.as_text); every value computed from it is compared."""
     with duckdb.connect(str(db), read_only=True) as con:
         rows = con.execute(
             "select distinct column_name from information_schema.columns "
@@ -63,7 +68,7 @@ def _write(folder: Path, files: dict[str, str]) -> None:
         (folder / name).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
 
 
-def _dbt(project: Path, *args: str) -> None:
+def _run_dbt(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     env.update(
         DBT_SEND_ANONYMOUS_USAGE_STATS="false",
@@ -73,13 +78,17 @@ def _dbt(project: Path, *args: str) -> None:
     )
     env.pop("JUDGE_BIAS_DATA_DIR", None)
     env.pop("JUDGE_BIAS_DB", None)
-    done = subprocess.run(
+    return subprocess.run(
         [str(Path(sys.executable).with_name("dbt")), *args, "--profiles-dir", str(project)],
         cwd=project,
         env=env,
         capture_output=True,
         text=True,
     )
+
+
+def _dbt(project: Path, *args: str) -> None:
+    done = _run_dbt(project, *args)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
 
 
@@ -189,3 +198,139 @@ def test_validate_publish_snapshots_our_marts_only(consumer: Path, demo_build: B
         standalone = table_names(con)
     assert "team_judge_summary" not in published
     assert published == standalone
+
+
+def _dbt_fails(project: Path, *args: str) -> str:
+    """dbt's output when the command fails (it must)."""
+    done = _run_dbt(project, *args)
+    assert done.returncode != 0, done.stdout[-3000:]
+    return done.stdout + done.stderr
+
+
+def _configured_vars() -> set[str]:
+    """The vars judge-bias's dbt_project.yml renders into model configs."""
+    text = (PROJECT_DIR / "dbt_project.yml").read_text(encoding="utf-8")
+    return set(re.findall(r"^\s*\+\w+:.*?\bvar\(\s*'(\w+)'", text, flags=re.MULTILINE))
+
+
+def _vars_read_with_var() -> set[str]:
+    """The vars macros and models (SQL, Python, properties) read with var()."""
+    names: set[str] = set()
+    for folder in ("macros", "models"):
+        for path in (PROJECT_DIR / folder).rglob("*"):
+            if path.suffix in {".sql", ".yml", ".py"}:
+                text = path.read_text(encoding="utf-8")
+                names |= set(re.findall(r"\bvar\(\s*['\"](\w+)['\"]", text))
+    return names
+
+
+def test_the_checked_settings_are_those_read_only_through_configs() -> None:
+    """check_package_vars compares the command line's vars with the configs only for
+    package_config_settings(): the vars dbt_project.yml renders into configs that no
+    macro or model also reads with var() (those the command line reaches: a var
+    glm_models: none or min_term_support: 30 was refused in a team's project)."""
+    macro = (PROJECT_DIR / "macros" / "last_run.sql").read_text(encoding="utf-8")
+    body = macro.split("{% macro package_config_settings() -%}", 1)[1].split("endmacro", 1)[0]
+    listed = ast.literal_eval(re.search(r"return\((\[.*?\])\)", body, re.DOTALL).group(1))
+    configured = _configured_vars()
+    assert {"ci_level", "se_type", "data_dir", "glm_models", "min_term_support"} <= configured
+    assert {"glm_models", "min_term_support"} <= _vars_read_with_var()
+    assert sorted(listed) == sorted(configured - _vars_read_with_var())
+
+
+def test_command_line_settings_that_cannot_reach_the_package_fail_the_run(
+    consumer: Path, tmp_path: Path
+) -> None:
+    """dbt renders a package's dbt_project.yml without the command line's vars: in a
+    team's project `--vars '{ci_level: 0.95}'` left every interval at 0.90 while
+    dbt_last_run recorded 0.95 (session 23, Play Favorites in a consumer project). The
+    on-run-start hook refuses it when the run selects a judge-bias model, naming the
+    var, its value and the fix; a var of the team's own still runs, and so does a run
+    of the team's own models only."""
+    target = ["--target-path", str(tmp_path / "target")]
+    vars_ = ["--vars", "{ci_level: 0.95, team_var: 1}"]
+    out = _dbt_fails(consumer, "run", "-s", "stg_inputs__models", *vars_, *target)
+    line = next(x for x in out.splitlines() if "judge-bias: the command line's vars" in x)
+    assert "ci_level: 0.95 (" in line and "team_var" not in line
+    assert "+ci_level: 0.95" in line and "JUDGE_BIAS_DATA_DIR" in line
+    assert "min_term_support and glm_models, read both ways, need the config and the var" in line
+    _dbt(consumer, "run", "-s", "team_judge_summary", *vars_, *target)
+
+
+def test_vars_that_reach_the_package_or_are_dbts_own_pass(consumer: Path, tmp_path: Path) -> None:
+    """Refused by the first check, which compared every command-line var with every
+    config of the same name: dbt's own config keys (database, schema, tags), and
+    settings read with var() that the command line reaches (glm_models: none, as on
+    main; min_term_support: 30, the default, which the config holds as '')."""
+    vars_ = "{database: x, schema: y, tags: z, glm_models: none, min_term_support: 30}"
+    _dbt(
+        consumer,
+        "run",
+        "-s",
+        "stg_inputs__models",
+        "--vars",
+        vars_,
+        "--target-path",
+        str(tmp_path / "target"),
+    )
+
+
+def test_plain_dbt_incremental_on_the_relation_route_is_one_line(
+    consumer: Path, tmp_path: Path
+) -> None:
+    """The loaders pass the var judge_bias_input_relations to as_load, which refuses
+    loads from relations (test_incremental.py): a consumer project's dbt run with
+    judge_bias_incremental failed with DuckDB's binder error on _loaded_at instead."""
+    out = _dbt_fails(
+        consumer,
+        "run",
+        "-s",
+        "base_inputs__judge_ratings",
+        "--vars",
+        "{judge_bias_incremental: true}",
+        "--target-path",
+        str(tmp_path / "target"),
+    )
+    assert "judge_ratings: judge_bias_incremental appends a data folder's files" in out
+    assert "_loaded_at" not in out
+
+
+def test_a_team_with_its_own_time_spine_turns_ours_off(consumer: Path, tmp_path: Path) -> None:
+    """MetricFlow takes one daily time spine: a team with its own sets the var
+    judge_bias_time_spine: false in its dbt_project.yml. Set as a config in our
+    dbt_project.yml the var never reached it (dbt renders a package's dbt_project.yml
+    without the team's vars): ours stayed enabled beside the team's (session 23)."""
+    project = tmp_path / "team"
+    shutil.copytree(
+        consumer,
+        project,
+        symlinks=True,
+        ignore=shutil.ignore_patterns("target", "logs", "*.duckdb*"),
+    )
+    text = (project / "dbt_project.yml").read_text(encoding="utf-8")
+    scoped = "  judge_bias:\n"
+    assert scoped in text
+    (project / "dbt_project.yml").write_text(
+        text.replace(scoped, scoped + "    judge_bias_time_spine: false\n", 1), encoding="utf-8"
+    )
+    _write(
+        project,
+        {
+            "models/team_days.sql": "select cast('2024-01-01' as date) as day_start",
+            "models/_team_days.yml": """
+                models:
+                  - name: team_days
+                    time_spine:
+                      standard_granularity_column: day_start
+                    columns:
+                      - name: day_start
+                        granularity: day
+            """,
+        },
+    )
+    listed = _run_dbt(
+        project, "ls", "--resource-type", "model", "--output", "json", "--output-keys", "name"
+    )
+    assert listed.returncode == 0, listed.stdout[-3000:]
+    names = {json.loads(x)["name"] for x in listed.stdout.splitlines() if x.startswith("{")}
+    assert "team_days" in names and "time_spine_daily" not in names

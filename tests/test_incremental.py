@@ -4,6 +4,7 @@ never counted twice; a failed load is rolled back; --full-refresh starts again."
 
 from __future__ import annotations
 
+import ast
 import concurrent.futures
 import csv
 import json
@@ -20,9 +21,12 @@ import pytest
 
 from judge_bias.bench.compare_builds import compare_warehouses
 from judge_bias.inputs import loads
+from judge_bias.inputs.contract import KINDS
+from judge_bias.inputs.loading import InputError
 from judge_bias.inputs.loads import KEY_SEPARATOR, as_load, key_expression, process_load_id
 from judge_bias.warehouse.build import (
     GATE_RESULTS,
+    PROJECT_DIR,
     BuildError,
     build,
     default_bi_path,
@@ -92,6 +96,46 @@ def _prompt_rows(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyRelation:
         "select range + 1 as _row_number, 'f' as _source_file, null::varchar as _parse_error, "
         f"null::varchar as _raw_line, {cols} from range(2)"
     )
+
+
+def test_plain_dbt_append_to_inputs_that_are_not_loads_is_one_line() -> None:
+    """Plain dbt build --vars '{judge_bias_incremental: true}' on a warehouse built
+    without the var (a consumer project's first try): one line naming the table and
+    the fix, not DuckDB's binder error on _loaded_at (judge-bias build refuses it
+    before dbt, warehouse/incremental.py)."""
+    con = duckdb.connect()
+    con.execute("create table prev as select 7::bigint as _row_number, 'x' as prompt_id")
+    with pytest.raises(InputError, match="prev was built without judge_bias_incremental") as err:
+        as_load(con, _prompt_rows(con), "prompts", "L2", "prev")
+    assert "\n" not in str(err.value) and "--full-refresh" in str(err.value)
+
+
+@pytest.mark.parametrize("relations", ["all", ["judge_ratings", "prompts"], "judge_ratings"])
+def test_plain_dbt_loads_from_relations_are_refused(relations: object) -> None:
+    """The relation route reads whole relations: as loads, a row deleted from the
+    relation would stay in the warehouse. judge-bias build --incremental refuses the
+    vars; a plain dbt build is refused by the loaders, with the same reason."""
+    con = duckdb.connect()
+    with pytest.raises(InputError, match="relation route .* reads whole relations"):
+        as_load(con, _prompt_rows(con), "prompts", "L1", None, relations=relations)
+    for files in ("", [], None):  # the file route still loads
+        assert len(as_load(con, _prompt_rows(con), "prompts", "L1", None, files).fetchall()) == 2
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_loader_passes_the_relation_route_to_as_load(kind: str) -> None:
+    """The refusal above needs the loader's var: a loader calling as_load without
+    relations= would append relations as loads (test_dbt_package.py runs one in a
+    consumer project). The call's keyword, read from each base_inputs__ model."""
+    path = PROJECT_DIR / "models" / "staging" / "inputs" / "base" / f"base_inputs__{kind}.py"
+    calls = [
+        node
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "as_load"
+    ]
+    assert len(calls) == 1, kind
+    passed = {k.arg: ast.unparse(k.value) for k in calls[0].keywords}
+    assert passed.get("relations") == "dbt.config.get('input_relations')", kind
 
 
 def test_a_clock_behind_the_last_load_is_refused() -> None:

@@ -7,6 +7,7 @@ No dbt here: test_input_relations.py builds through dbt on each kind of relation
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 
 import duckdb
@@ -72,10 +73,46 @@ def test_typed_columns_become_their_text() -> None:
         "as t(dimension, label, score, is_na, extra_number)"
     )
     got = _frame(load_relation(con, "rating_scales", _reader(con, "scales")))
-    assert got["score"].tolist() == ["1.0", "0.25"]
+    assert got["score"].tolist() == ["1", "0.25"]  # an integral double as its integer
     assert _values(got["is_na"]) == ["true", None]
     assert got["scale_level"].isna().all()  # an optional column the relation lacks
     assert got["extra_number"].tolist() == [7, 8]  # extra columns keep their type
+
+
+def test_integral_fractional_values_read_as_the_integers_a_file_holds(tmp_path: Path) -> None:
+    # A team's labels and ids in DOUBLE or DECIMAL columns (pandas makes an integer
+    # column with nulls float64): a DOUBLE 4.0 must read as the label '4' of the scale
+    # and a DECIMAL id 17.0 as the BIGINT id 17 of another relation, as in CSV files.
+    con = duckdb.connect()
+    rows = [("j1", 17, "m1", "d", 4), ("j1", 18, "m1", "d", None), ("j2", -3, "m1", "d", 0)]
+    con.execute(
+        "create table ratings (judge varchar, prompt_id decimal(6, 1), model varchar, "
+        "dimension varchar, label double, run_id float)"
+    )
+    con.executemany("insert into ratings values (?, ?, ?, ?, ?, 2.5)", rows)
+    con.execute(
+        "insert into ratings values ('j3', 19.5, 'm1', 'd', 0.25, 1), "
+        "('j3', 20, 'm1', 'd', 'inf'::double, 1)"
+    )
+    got = _frame(load_relation(con, "judge_ratings", _reader(con, "ratings")))
+    # the reference: the same integers written by pandas to a CSV, read by the file loader
+    frame = pd.DataFrame(rows, columns=["judge", "prompt_id", "model", "dimension", "label"])
+    frame["label"] = frame["label"].astype("Int64")
+    frame.to_csv(tmp_path / "judge_ratings.csv", index=False)
+    want = _frame(load_input(con, tmp_path, "judge_ratings"))
+    for col in ("prompt_id", "label"):
+        assert _values(got[col])[:3] == _values(want[col]), col
+    # values that are not integral keep DuckDB's text
+    assert got["prompt_id"].tolist()[3:] == ["19.5", "20"]
+    assert got["label"].tolist()[3:] == ["0.25", "inf"]
+    assert got["run_id"].tolist() == ["2.5"] * 3 + ["1", "1"]
+    # a DECIMAL with 23 or more digits after the point: the bound 2**53 is out of its
+    # range, so it must be compared as a double (the build failed on every integral value)
+    for scale in (24, 30):
+        con.execute(f"alter table ratings alter prompt_id type decimal(38, {scale})")
+        got = _frame(load_relation(con, "judge_ratings", _reader(con, "ratings")))
+        fraction = f"{Decimal('19.5'):.{scale}f}"  # DuckDB's text of a DECIMAL 19.5
+        assert got["prompt_id"].tolist() == ["17", "18", "-3", fraction, "20"], scale
 
 
 def test_a_parquet_glob_is_numbered_in_file_order(tmp_path: Path) -> None:

@@ -21,7 +21,8 @@ from datetime import UTC, datetime
 import duckdb
 
 from judge_bias.inputs.contract import KINDS
-from judge_bias.inputs.loading import quote_ident
+from judge_bias.inputs.loading import InputError, quote_ident
+from judge_bias.inputs.relations import KINDS_VAR, relation_kinds
 
 # The columns a load adds to a base table (left out of rejected_rows.raw_values).
 LOAD_COLUMNS = ("_load_id", "_loaded_at", "_load_key")
@@ -52,15 +53,34 @@ def as_load(
     kind: str,
     load_id: str | None,
     previous: str | None,
+    relations: object = None,
 ) -> duckdb.DuckDBPyRelation:
     """``rows`` (a loader's relation) as one load of ``kind``: the bookkeeping and
     contract columns (a file's extra columns are not kept across loads), the load
     columns, and row numbers after those of ``previous`` (the existing base table,
-    on an incremental run)."""
+    on an incremental run). ``relations``: the var judge_bias_input_relations.
+
+    InputError, one line, for what plain ``dbt build --vars '{judge_bias_incremental:
+    true}'`` cannot do and ``judge-bias build --incremental`` refuses before dbt runs
+    (judge_bias.warehouse.incremental): loads from relations (they are read whole on
+    every build), and an append to inputs built without the var (not loads)."""
+    if relation_kinds(relations):
+        raise InputError(
+            f"{kind}: judge_bias_incremental appends a data folder's files as one load; "
+            f"the relation route ({KINDS_VAR}) reads whole relations on every build: "
+            "leave judge_bias_incremental off"
+        )
     load_id = load_id or process_load_id()
     offset = 0
     now = datetime.now(UTC).replace(tzinfo=None)
     if previous is not None:
+        if "_loaded_at" not in con.sql(f"select * from {previous} limit 0").columns:
+            raise InputError(
+                f"{kind}: {previous} was built without judge_bias_incremental: its inputs "
+                "are not loads; build once with dbt build --full-refresh --vars "
+                "'{judge_bias_incremental: true}' (judge-bias build --incremental "
+                "--full-refresh), then append"
+            )
         sql = f"select coalesce(max(_row_number), 0), max(_loaded_at) from {previous}"
         offset, last = con.sql(sql).fetchall()[0]
         if last is not None and now <= last:

@@ -20,4 +20,11 @@ def model(dbt, session):
         return rows
     # one load appended to the previous ones (docs/incremental.md)
     previous = repr(dbt.this) if dbt.is_incremental else None
-    return as_load(session, rows, "human_annotations", dbt.config.get("load_id"), previous)
+    return as_load(
+        session,
+        rows,
+        "human_annotations",
+        dbt.config.get("load_id"),
+        previous,
+        relations=dbt.config.get("input_relations"),
+    )

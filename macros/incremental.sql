@@ -145,9 +145,12 @@
 {%- endmacro %}
 
 {% macro fact_vars() -%}
-    {#- The vars the checked inputs read (the range checks): a load built with other
-        values than the previous load's recomputes every prompt. -#}
-    {{ return({'score_range': var('score_range'), 'max_count': var('max_count')}) }}
+    {#- The vars the checked inputs read (the range checks), and whether the item
+        cells are kept (int_glm_item_counts has rows only while items is fitted:
+        glm_input_needed): a load built with other values than the previous
+        load's recomputes every prompt. -#}
+    {{ return({'score_range': var('score_range'), 'max_count': var('max_count'),
+               'glm_item_cells': glm_input_needed(['items'])}) }}
 {%- endmacro %}
 
 {% macro by_prompt_run_columns() -%}

@@ -206,14 +206,14 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
     scales = _read(DEMO_DIR / "rating_scales.csv")
     _write(load_b / "rating_scales.csv", scales, list(scales[0]))
     inc = tmp_path / "inc.duckdb"
-    first = build(DEMO_DIR, inc, quiet=True, incremental=True)
+    first = build(DEMO_DIR, inc, quiet=True, incremental=True, dbt_vars=ITEM_CELLS)
     assert first.bi_path is not None
     assert holds_loads(inc) is True
     log = target_dir(inc).parent / "logs" / "dbt.log"
     _snapshot_equals_a_whole_copy(inc, first.bi_path, 0)
     for load, appended_loads in ((tmp_path / "M", 0), (load_b, 1)):
         mark = _log_mark(log)
-        appended = build(load, inc, quiet=True, incremental=True)
+        appended = build(load, inc, quiet=True, incremental=True, dbt_vars=ITEM_CELLS)
         assert appended.bi_path is not None
         # M recomputed every prompt: the snapshot copied whole; B appended to it
         _snapshot_equals_a_whole_copy(inc, appended.bi_path, appended_loads)
@@ -227,7 +227,7 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
     _a_load_left_unscoped_fails_its_test(inc, tmp_path)
     _the_validation_reads_the_load(inc, tmp_path, appended.validation, new_run + resent
                                    + new_prompt_ratings)  # fmt: skip
-    # every GLM input table with its rows, as the incremental path builds them
+    # every GLM input table with its rows, as the incremental builds above kept them
     full = build(union, tmp_path / "full.duckdb", quiet=True, dbt_vars={"glm_inputs": "all"})
     assert full.bi_path is not None
     # which path each load took: every prompt (the first load, M), B's prompts
@@ -269,7 +269,7 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
     before = inc.read_bytes()
     bad = [dict(r, dimension="no_such_dimension", run_id="3") for r in ratings[:100]]
     _write(tmp_path / "bad" / "judge_ratings.csv", bad)
-    failed = build(tmp_path / "bad", inc, quiet=True, incremental=True)
+    failed = build(tmp_path / "bad", inc, quiet=True, incremental=True, dbt_vars=ITEM_CELLS)
     assert failed.bi_path is None
     gated = [f for f in failed.inputs if f.fails]
     assert [f.source for f in gated] == ["judge_ratings"]
@@ -277,6 +277,7 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
     assert scope.startswith("load ") and gated[0].gate == f"100 rows read in {scope}, all rejected"
     assert inc.read_bytes() == before
     _a_load_left_unfinished_recomputes_every_prompt(inc, tmp_path)
+    _a_load_that_stops_keeping_item_cells_recomputes_every_prompt(inc, tmp_path)
     _tests_of_the_facts_read_the_recomputed_rows(inc, tmp_path)
 
 
@@ -454,7 +455,7 @@ def _a_resent_run_is_counted_once(inc: Path, full: Path, load_b: Path, tmp_path:
     shutil.copyfile(tmp_path / "bi_after_M.duckdb", default_bi_path(again))
     run_2 = [r for r in _read(load_b / "judge_ratings.csv") if r["run_id"] == "2"]
     _write(tmp_path / "C" / "judge_ratings.csv", run_2)
-    resent = build(tmp_path / "C", again, quiet=True, incremental=True)
+    resent = build(tmp_path / "C", again, quiet=True, incremental=True, dbt_vars=ITEM_CELLS)
     assert resent.bi_path is not None
     _snapshot_equals_a_whole_copy(again, resent.bi_path, 0)
     scope = query(again, "select needs_full from int_load_scope order by load_number")
@@ -464,6 +465,12 @@ def _a_resent_run_is_counted_once(inc: Path, full: Path, load_b: Path, tmp_path:
                                 ignore_columns=IGNORED_COLUMNS)  # fmt: skip
     assert result.equal, result.differences[:10]
 
+
+# The incremental builds of the append test keep the GLM item cells (glm_inputs:
+# all), as its full build builds them, so that _kept_tables_equal compares them
+# kept across loads; with the default GLMs (no items fit) they have no rows on
+# either path (since session 23: glm_input_needed).
+ITEM_CELLS = {"glm_inputs": "all"}
 
 # the models kept by prompt since session 11: the GLMs' and the agreement analyses'
 # per-row inputs (macros/incremental.sql, by_prompt_run_columns)
@@ -605,6 +612,30 @@ def _kept_tables_equal(inc: Path, full: Path) -> None:
     assert result.tables == len(names) and result.rows > 10_000, (result.tables, result.rows)
 
 
+def _a_load_that_stops_keeping_item_cells_recomputes_every_prompt(
+    inc: Path, tmp_path: Path
+) -> None:
+    """The item cells are kept only while items is fitted (or glm_inputs: all): a
+    next load built without them (the default GLMs) recomputes every prompt, as
+    their rows of the untouched prompts would otherwise be kept when a later load
+    fits items again (int_load_scope's fact_vars, glm_item_cells: fails without
+    it), while the same load with them takes the by-prompt path (fails when the
+    rule recomputes every load). int_load_scope alone, on copies, for a next load."""
+    for dbt_vars, needs_full in ((ITEM_CELLS, False), ({}, True)):
+        copy = tmp_path / f"cells_{needs_full}.duckdb"
+        shutil.copy(inc, copy)
+        run_dbt(["run", "--select", "int_load_scope"], copy, quiet=True, capture=True,
+                dbt_vars={**dbt_vars, "judge_bias_incremental": True,
+                          "judge_bias_load_id": "next"})  # fmt: skip
+        nxt = query(copy, "select needs_full, full_reason from int_load_scope "
+                          "where load_id = 'next'")  # fmt: skip
+        assert list(nxt["needs_full"]) == [needs_full], dbt_vars
+        if needs_full:
+            (reason,) = nxt["full_reason"]
+            assert reason.startswith("the vars of the checks changed: ")
+            assert json.loads(reason.split(": ", 1)[1])["glm_item_cells"] is False
+
+
 def _a_load_left_unfinished_recomputes_every_prompt(inc: Path, tmp_path: Path) -> None:
     """Every load of the sequence above built the by-prompt models
     (int_load_scope.facts_done, the on-run-end hook mark_load_built: fails without
@@ -622,7 +653,8 @@ def _a_load_left_unfinished_recomputes_every_prompt(inc: Path, tmp_path: Path) -
         con.execute("update int_load_scope set facts_done = ['int_judge_ratings_checked'] "
                     "where load_number = 3")  # fmt: skip
     run_dbt(["run", "--select", "int_load_scope"], cut, quiet=True, capture=True,
-            dbt_vars={"judge_bias_incremental": True, "judge_bias_load_id": "next"})  # fmt: skip
+            dbt_vars={**ITEM_CELLS, "judge_bias_incremental": True,
+                      "judge_bias_load_id": "next"})  # fmt: skip
     nxt = query(cut, "select needs_full, full_reason from int_load_scope where load_id = 'next'")
     assert list(nxt["needs_full"]) == [True]
     assert list(nxt["full_reason"]) == ["the previous load did not build every by-prompt model"]

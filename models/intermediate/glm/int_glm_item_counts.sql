@@ -3,7 +3,9 @@
 -- The item model's count cells: rows per (dimension, grader, model, prompt,
 -- score); the prompt is the item. Only the items model reads it: built empty
 -- (its columns, no rows) when items is not fitted (glm_input_needed;
--- int_glm_results says so if items is asked for later without a rebuild).
+-- int_glm_results says so if items is asked for later without a rebuild), on
+-- the incremental path too (a load that fits items after one that did not
+-- recomputes every prompt: int_load_scope's fact_vars).
 select
     dimension,
     grader,

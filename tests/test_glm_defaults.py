@@ -241,6 +241,28 @@ def test_a_model_whose_input_was_built_empty_is_refused(empty, models):
     assert "--select int_glm_item_counts+ with them" in str(e.value)
 
 
+def test_stale_item_cells_are_refused():
+    """Item cells that do not total the rating counts' ratings (stale cells a plain
+    dbt run left on an incremental warehouse that a later load did not keep: review
+    of session 23) fail the read, naming the table and --full-refresh; cells that
+    total them are read (fails without the check in read_item_counts: the stale
+    cells would be fitted)."""
+    import duckdb
+
+    from judge_bias.errors import SettingError
+    from judge_bias.glm.dbt import read_item_counts
+    from judge_bias.glm.runner import GlmConfig
+
+    ref = _empty_input_relations(duckdb.connect(), "int_glm_pairwise_counts")
+    config = GlmConfig.from_vars({"glm_models": "items"}.get)
+    counts, skipped = read_item_counts(ref("int_glm_item_counts"), config, 3)
+    assert list(counts["n"]) == [3] and skipped == {}
+    with pytest.raises(SettingError, match="int_glm_item_counts counts 3 ratings while "
+                       "int_glm_rating_counts counts 4") as e:  # fmt: skip
+        read_item_counts(ref("int_glm_item_counts"), config, 4)
+    assert "--full-refresh" in str(e.value)
+
+
 @pytest.mark.dbt
 def test_the_parse_depends_on_no_environment_variable(tmp_path, monkeypatch):
     """glm_input_needed reads JUDGE_BIAS_GLM_MODELS only when a model compiles to

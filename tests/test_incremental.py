@@ -256,6 +256,7 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
     assert result.equal, result.differences[:10]
     assert result.rows > 100_000
     _kept_tables_equal(inc, tmp_path / "full.duckdb")
+    _a_default_load_keeps_no_item_cells(inc, tmp_path / "full.duckdb", tmp_path)
     _a_resent_run_is_counted_once(inc, tmp_path / "full.duckdb", load_b, tmp_path)
     # the gates judge each load (input_row_counts' gate_* columns): load B's rows
     counts = query(inc, "select * from input_row_counts where source = 'judge_ratings'")
@@ -610,6 +611,39 @@ def _kept_tables_equal(inc: Path, full: Path) -> None:
                                 ignore_columns=IGNORED_COLUMNS)  # fmt: skip
     assert result.equal, result.differences[:10]
     assert result.tables == len(names) and result.rows > 10_000, (result.tables, result.rows)
+
+
+def _a_default_load_keeps_no_item_cells(inc: Path, full: Path, tmp_path: Path) -> None:
+    """A load built with the default GLMs (items not fitted) on the by-prompt path
+    leaves int_glm_item_counts with no rows, as a full build, and
+    int_glm_rating_counts equal to the full build's (one pass over the ratings on
+    every path). On a copy whose last load is recorded as built without the item
+    cells, as after a plain dbt run that filled them between loads (glm_input_needed
+    is true there): the next default load takes the by-prompt path and touches no
+    prompt, so only delete_load_prompts' deletion of every row (glm_model) empties
+    the table; without it the whole table stays, stale for the prompts later loads
+    touch (review of session 23). int_load_scope, int_load_prompts and the two GLM
+    count tables alone, run for a next load with no inputs."""
+    copy = tmp_path / "default_load.duckdb"
+    shutil.copy(inc, copy)
+    assert query(copy, "select count(*) as n from int_glm_item_counts")["n"][0] > 10_000
+    with duckdb.connect(str(copy)) as con:
+        con.execute("update int_load_scope set fact_vars = replace(fact_vars, "
+                    "'\"glm_item_cells\": true', '\"glm_item_cells\": false') where "
+                    "load_number = (select max(load_number) from int_load_scope)")  # fmt: skip
+    run_dbt(["run", "--select", "int_load_scope", "int_load_prompts", "int_glm_item_counts",
+             "int_glm_rating_counts"], copy, quiet=True, capture=True,
+            dbt_vars={"judge_bias_incremental": True, "judge_bias_load_id": "next"})  # fmt: skip
+    nxt = query(copy, "select needs_full from int_load_scope where load_id = 'next'")
+    assert list(nxt["needs_full"]) == [False]  # the by-prompt path, no prompt touched
+    assert query(copy, "select count(*) as n from int_glm_item_counts")["n"][0] == 0
+    assert query(full, "select count(*) as n from int_glm_rating_counts")["n"][0] > 100
+    with duckdb.connect(str(copy), read_only=True) as con:
+        tables = [r[0] for r in con.execute("select table_name from information_schema.tables")
+                  .fetchall()]  # fmt: skip
+    others = [t for t in tables if t != "int_glm_rating_counts"]
+    result = compare_warehouses(copy, full, ignore_tables=others, ignore_columns=IGNORED_COLUMNS)
+    assert result.equal and result.tables == 1, result.differences[:10]
 
 
 def _a_load_that_stops_keeping_item_cells_recomputes_every_prompt(

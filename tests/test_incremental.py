@@ -470,7 +470,8 @@ def _a_resent_run_is_counted_once(inc: Path, full: Path, load_b: Path, tmp_path:
 # The incremental builds of the append test keep the GLM item cells (glm_inputs:
 # all), as its full build builds them, so that _kept_tables_equal compares them
 # kept across loads; with the default GLMs (no items fit) they have no rows on
-# either path (since session 23: glm_input_needed).
+# either path (since session 23: glm_input_needed; a default load checked by
+# _a_default_load_keeps_no_item_cells).
 ITEM_CELLS = {"glm_inputs": "all"}
 
 # the models kept by prompt since session 11: the GLMs' and the agreement analyses'
@@ -595,14 +596,14 @@ def _snapshot_equals_a_whole_copy(db: Path, bi: Path, appended_loads: int) -> No
 
 
 def _kept_tables_equal(inc: Path, full: Path) -> None:
-    """Each table kept by prompt (KEPT_BY_PROMPT), and int_glm_rating_counts (summed
-    from int_glm_item_counts on an incremental warehouse), equals the full build's on
-    the union, row for row (compare_builds, 1e-9): fails when a model's pre-hook
-    deletes by prompt and run while its insert recomputes by prompt (rows of another
-    run twice), when the insert is filtered by prompt and run (the untouched runs of
-    a touched prompt lost: item counts too small), without the pre-hook's deletion
-    (touched prompts twice), and when int_glm_rating_counts is summed from a stale
-    item table."""
+    """Each table kept by prompt (KEPT_BY_PROMPT), and int_glm_rating_counts (one
+    pass over the ratings on every path since session 23; summed from the kept
+    item cells before), equals the full build's on the union, row for row
+    (compare_builds, 1e-9): fails when a model's pre-hook deletes by prompt and run
+    while its insert recomputes by prompt (rows of another run twice), when the
+    insert is filtered by prompt and run (the untouched runs of a touched prompt
+    lost: item counts too small), and without the pre-hook's deletion (touched
+    prompts twice)."""
     names = [*KEPT_BY_PROMPT, "int_glm_rating_counts"]
     with duckdb.connect(str(inc), read_only=True) as con:
         tables = [r[0] for r in con.execute("select table_name from information_schema.tables")

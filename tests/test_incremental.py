@@ -656,19 +656,35 @@ def _a_load_that_stops_keeping_item_cells_recomputes_every_prompt(
     fits items again (int_load_scope's fact_vars, glm_item_cells: fails without
     it), while the same load with them takes the by-prompt path (fails when the
     rule recomputes every load); the reason names the item cells, not the checks'
-    vars. int_load_scope alone, on copies, for a next load."""
-    for dbt_vars, needs_full in ((ITEM_CELLS, False), ({}, True)):
-        copy = tmp_path / f"cells_{needs_full}.duckdb"
+    vars, either way, and a previous load recorded without glm_item_cells (built
+    before session 23) kept them (fails when its absence reads as not kept: the
+    checks' vars then). int_load_scope alone, on copies, for a next load."""
+    kept, not_kept = "the item cells are kept now, not", "the item cells are not kept now"
+    cells = ', "glm_item_cells": true'
+    for previous, dbt_vars, needs_full, why in (
+        (cells, ITEM_CELLS, False, None),
+        (cells, {}, True, not_kept),
+        (', "glm_item_cells": false', ITEM_CELLS, True, kept),
+        ("", {}, True, not_kept),
+    ):
+        copy = tmp_path / "cells.duckdb"
         shutil.copy(inc, copy)
+        with duckdb.connect(str(copy)) as con:
+            (last,) = con.execute("select fact_vars from int_load_scope "
+                                  "order by load_number desc limit 1").fetchone()  # fmt: skip
+            assert cells in last
+            con.execute("update int_load_scope set fact_vars = ? where load_number = "
+                        "(select max(load_number) from int_load_scope)",
+                        [last.replace(cells, previous)])  # fmt: skip
         run_dbt(["run", "--select", "int_load_scope"], copy, quiet=True, capture=True,
                 dbt_vars={**dbt_vars, "judge_bias_incremental": True,
                           "judge_bias_load_id": "next"})  # fmt: skip
         nxt = query(copy, "select needs_full, full_reason from int_load_scope "
                           "where load_id = 'next'")  # fmt: skip
-        assert list(nxt["needs_full"]) == [needs_full], dbt_vars
-        if needs_full:  # its own reason, not the checks' vars
+        assert list(nxt["needs_full"]) == [needs_full], (previous, dbt_vars)
+        if why:  # its own reason, not the checks' vars
             (reason,) = nxt["full_reason"]
-            assert reason.startswith("the item cells are not kept now, kept by the previous load")
+            assert reason.startswith(why), (previous, dbt_vars, reason)
 
 
 def _a_load_left_unfinished_recomputes_every_prompt(inc: Path, tmp_path: Path) -> None:

@@ -187,7 +187,8 @@ def test_glm_inputs_are_built_for_the_models_the_runner_fits(glm_models, env, mo
     macro resolves glm_models and JUDGE_BIAS_GLM_MODELS as GlmConfig.from_vars, with
     its default DEFAULT_MODELS. The table names its models (fails when the macro's
     default set, a name's resolution or a model's list drifts from the runner's);
-    the incremental path and glm_inputs: all build it whatever is fitted. The
+    glm_inputs: all and a plain build of a warehouse that holds loads build it
+    whatever is fitted, the incremental path as a full build. The
     agreement's rows have no table of their own since issue 34 (int_glm_results
     reads the view int_glm_ratings)."""
     monkeypatch.setenv("JUDGE_BIAS_GLM_MODELS", env)
@@ -196,9 +197,14 @@ def test_glm_inputs_are_built_for_the_models_the_runner_fits(glm_models, env, mo
     for readers in (["items"], list(AGREEMENT_MODELS)):
         expected = bool(set(readers) & set(fitted))
         assert _macro_needs(readers, glm_models, env) is expected, (readers, fitted)
-        assert _macro_needs(readers, glm_models, env, incremental=True) is True
+        # the incremental path as a full build (session 23: whether the cells are
+        # kept is int_load_scope's fact_vars); a plain build of a warehouse that
+        # holds loads keeps them whole for its next load
+        assert _macro_needs(readers, glm_models, env, incremental=True) is expected
         assert _macro_needs(readers, glm_models, env, glm_inputs="all") is True
         assert _macro_needs(readers, glm_models, env, holds_loads=True) is True
+        both = _macro_needs(readers, glm_models, env, incremental=True, holds_loads=True)
+        assert both is expected
 
 
 def _empty_input_relations(con, empty: str):
@@ -233,6 +239,28 @@ def test_a_model_whose_input_was_built_empty_is_refused(empty, models):
     with pytest.raises(SettingError, match=f"{empty} has no rows while .* counts 3 ratings") as e:
         results_from_relations(ref, {"glm_models": models}.get)
     assert "--select int_glm_item_counts+ with them" in str(e.value)
+
+
+def test_stale_item_cells_are_refused():
+    """Item cells that do not total the rating counts' ratings (stale cells a plain
+    dbt run left on an incremental warehouse that a later load did not keep: review
+    of session 23) fail the read, naming the table and --full-refresh; cells that
+    total them are read (fails without the check in read_item_counts: the stale
+    cells would be fitted)."""
+    import duckdb
+
+    from judge_bias.errors import SettingError
+    from judge_bias.glm.dbt import read_item_counts
+    from judge_bias.glm.runner import GlmConfig
+
+    ref = _empty_input_relations(duckdb.connect(), "int_glm_pairwise_counts")
+    config = GlmConfig.from_vars({"glm_models": "items"}.get)
+    counts, skipped = read_item_counts(ref("int_glm_item_counts"), config, 3)
+    assert list(counts["n"]) == [3] and skipped == {}
+    with pytest.raises(SettingError, match="int_glm_item_counts counts 3 ratings while "
+                       "int_glm_rating_counts counts 4") as e:  # fmt: skip
+        read_item_counts(ref("int_glm_item_counts"), config, 4)
+    assert "--full-refresh" in str(e.value)
 
 
 @pytest.mark.dbt

@@ -251,14 +251,14 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
     scales = _read(DEMO_DIR / "rating_scales.csv")
     _write(load_b / "rating_scales.csv", scales, list(scales[0]))
     inc = tmp_path / "inc.duckdb"
-    first = build(DEMO_DIR, inc, quiet=True, incremental=True)
+    first = build(DEMO_DIR, inc, quiet=True, incremental=True, dbt_vars=ITEM_CELLS)
     assert first.bi_path is not None
     assert holds_loads(inc) is True
     log = target_dir(inc).parent / "logs" / "dbt.log"
     _snapshot_equals_a_whole_copy(inc, first.bi_path, 0)
     for load, appended_loads in ((tmp_path / "M", 0), (load_b, 1)):
         mark = _log_mark(log)
-        appended = build(load, inc, quiet=True, incremental=True)
+        appended = build(load, inc, quiet=True, incremental=True, dbt_vars=ITEM_CELLS)
         assert appended.bi_path is not None
         # M recomputed every prompt: the snapshot copied whole; B appended to it
         _snapshot_equals_a_whole_copy(inc, appended.bi_path, appended_loads)
@@ -272,7 +272,7 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
     _a_load_left_unscoped_fails_its_test(inc, tmp_path)
     _the_validation_reads_the_load(inc, tmp_path, appended.validation, new_run + resent
                                    + new_prompt_ratings)  # fmt: skip
-    # every GLM input table with its rows, as the incremental path builds them
+    # every GLM input table with its rows, as the incremental builds above kept them
     full = build(union, tmp_path / "full.duckdb", quiet=True, dbt_vars={"glm_inputs": "all"})
     assert full.bi_path is not None
     # which path each load took: every prompt (the first load, M), B's prompts
@@ -301,6 +301,7 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
     assert result.equal, result.differences[:10]
     assert result.rows > 100_000
     _kept_tables_equal(inc, tmp_path / "full.duckdb")
+    _a_default_load_keeps_no_item_cells(inc, tmp_path / "full.duckdb", tmp_path)
     _a_resent_run_is_counted_once(inc, tmp_path / "full.duckdb", load_b, tmp_path)
     # the gates judge each load (input_row_counts' gate_* columns): load B's rows
     counts = query(inc, "select * from input_row_counts where source = 'judge_ratings'")
@@ -314,7 +315,7 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
     before = inc.read_bytes()
     bad = [dict(r, dimension="no_such_dimension", run_id="3") for r in ratings[:100]]
     _write(tmp_path / "bad" / "judge_ratings.csv", bad)
-    failed = build(tmp_path / "bad", inc, quiet=True, incremental=True)
+    failed = build(tmp_path / "bad", inc, quiet=True, incremental=True, dbt_vars=ITEM_CELLS)
     assert failed.bi_path is None
     gated = [f for f in failed.inputs if f.fails]
     assert [f.source for f in gated] == ["judge_ratings"]
@@ -325,6 +326,7 @@ def test_append_equals_full_build_and_resent_rows(tmp_path: Path) -> None:
     kept = query(inc, f"select * from read_parquet('{inc}.rejected-load.parquet')")
     assert len(kept) == 100 and set(kept["reason_code"]) == {"unknown_dimension"}
     _a_load_left_unfinished_recomputes_every_prompt(inc, tmp_path)
+    _a_load_that_stops_keeping_item_cells_recomputes_every_prompt(inc, tmp_path)
     _tests_of_the_facts_read_the_recomputed_rows(inc, tmp_path)
 
 
@@ -760,7 +762,7 @@ def _a_resent_run_is_counted_once(inc: Path, full: Path, load_b: Path, tmp_path:
     shutil.copyfile(tmp_path / "bi_after_M.duckdb", default_bi_path(again))
     run_2 = [r for r in _read(load_b / "judge_ratings.csv") if r["run_id"] == "2"]
     _write(tmp_path / "C" / "judge_ratings.csv", run_2)
-    resent = build(tmp_path / "C", again, quiet=True, incremental=True)
+    resent = build(tmp_path / "C", again, quiet=True, incremental=True, dbt_vars=ITEM_CELLS)
     assert resent.bi_path is not None
     _snapshot_equals_a_whole_copy(again, resent.bi_path, 0)
     scope = query(again, "select needs_full from int_load_scope order by load_number")
@@ -770,6 +772,13 @@ def _a_resent_run_is_counted_once(inc: Path, full: Path, load_b: Path, tmp_path:
                                 ignore_columns=IGNORED_COLUMNS)  # fmt: skip
     assert result.equal, result.differences[:10]
 
+
+# The incremental builds of the append test keep the GLM item cells (glm_inputs:
+# all), as its full build builds them, so that _kept_tables_equal compares them
+# kept across loads; with the default GLMs (no items fit) they have no rows on
+# either path (since session 23: glm_input_needed; a default load checked by
+# _a_default_load_keeps_no_item_cells).
+ITEM_CELLS = {"glm_inputs": "all"}
 
 # the models kept by prompt since session 11: the GLMs' and the agreement analyses'
 # per-row inputs (macros/incremental.sql, by_prompt_run_columns)
@@ -893,14 +902,14 @@ def _snapshot_equals_a_whole_copy(db: Path, bi: Path, appended_loads: int) -> No
 
 
 def _kept_tables_equal(inc: Path, full: Path) -> None:
-    """Each table kept by prompt (KEPT_BY_PROMPT), and int_glm_rating_counts (summed
-    from int_glm_item_counts on an incremental warehouse), equals the full build's on
-    the union, row for row (compare_builds, 1e-9): fails when a model's pre-hook
-    deletes by prompt and run while its insert recomputes by prompt (rows of another
-    run twice), when the insert is filtered by prompt and run (the untouched runs of
-    a touched prompt lost: item counts too small), without the pre-hook's deletion
-    (touched prompts twice), and when int_glm_rating_counts is summed from a stale
-    item table."""
+    """Each table kept by prompt (KEPT_BY_PROMPT), and int_glm_rating_counts (one
+    pass over the ratings on every path since session 23; summed from the kept
+    item cells before), equals the full build's on the union, row for row
+    (compare_builds, 1e-9): fails when a model's pre-hook deletes by prompt and run
+    while its insert recomputes by prompt (rows of another run twice), when the
+    insert is filtered by prompt and run (the untouched runs of a touched prompt
+    lost: item counts too small), and without the pre-hook's deletion (touched
+    prompts twice)."""
     names = [*KEPT_BY_PROMPT, "int_glm_rating_counts"]
     with duckdb.connect(str(inc), read_only=True) as con:
         tables = [r[0] for r in con.execute("select table_name from information_schema.tables")
@@ -909,6 +918,79 @@ def _kept_tables_equal(inc: Path, full: Path) -> None:
                                 ignore_columns=IGNORED_COLUMNS)  # fmt: skip
     assert result.equal, result.differences[:10]
     assert result.tables == len(names) and result.rows > 10_000, (result.tables, result.rows)
+
+
+def _a_default_load_keeps_no_item_cells(inc: Path, full: Path, tmp_path: Path) -> None:
+    """A load built with the default GLMs (items not fitted) on the by-prompt path
+    leaves int_glm_item_counts with no rows, as a full build, and
+    int_glm_rating_counts equal to the full build's (one pass over the ratings on
+    every path). On a copy whose last load is recorded as built without the item
+    cells, as after a plain dbt run that filled them between loads (glm_input_needed
+    is true there): the next default load takes the by-prompt path and touches no
+    prompt, so only delete_load_prompts' deletion of every row (glm_model) empties
+    the table; without it the whole table stays, stale for the prompts later loads
+    touch (review of session 23). int_load_scope, int_load_prompts and the two GLM
+    count tables alone, run for a next load with no inputs."""
+    copy = tmp_path / "default_load.duckdb"
+    shutil.copy(inc, copy)
+    assert query(copy, "select count(*) as n from int_glm_item_counts")["n"][0] > 10_000
+    with duckdb.connect(str(copy)) as con:
+        con.execute("update int_load_scope set fact_vars = replace(fact_vars, "
+                    "'\"glm_item_cells\": true', '\"glm_item_cells\": false') where "
+                    "load_number = (select max(load_number) from int_load_scope)")  # fmt: skip
+    run_dbt(["run", "--select", "int_load_scope", "int_load_prompts", "int_glm_item_counts",
+             "int_glm_rating_counts"], copy, quiet=True, capture=True,
+            dbt_vars={"judge_bias_incremental": True, "judge_bias_load_id": "next"})  # fmt: skip
+    nxt = query(copy, "select needs_full from int_load_scope where load_id = 'next'")
+    assert list(nxt["needs_full"]) == [False]  # the by-prompt path, no prompt touched
+    assert query(copy, "select count(*) as n from int_glm_item_counts")["n"][0] == 0
+    assert query(full, "select count(*) as n from int_glm_rating_counts")["n"][0] > 100
+    with duckdb.connect(str(copy), read_only=True) as con:
+        tables = [r[0] for r in con.execute("select table_name from information_schema.tables")
+                  .fetchall()]  # fmt: skip
+    others = [t for t in tables if t != "int_glm_rating_counts"]
+    result = compare_warehouses(copy, full, ignore_tables=others, ignore_columns=IGNORED_COLUMNS)
+    assert result.equal and result.tables == 1, result.differences[:10]
+
+
+def _a_load_that_stops_keeping_item_cells_recomputes_every_prompt(
+    inc: Path, tmp_path: Path
+) -> None:
+    """The item cells are kept only while items is fitted (or glm_inputs: all): a
+    next load built without them (the default GLMs) recomputes every prompt, as
+    their rows of the untouched prompts would otherwise be kept when a later load
+    fits items again (int_load_scope's fact_vars, glm_item_cells: fails without
+    it), while the same load with them takes the by-prompt path (fails when the
+    rule recomputes every load); the reason names the item cells, not the checks'
+    vars, either way, and a previous load recorded without glm_item_cells (built
+    before session 23) kept them (fails when its absence reads as not kept: the
+    checks' vars then). int_load_scope alone, on copies, for a next load."""
+    kept, not_kept = "the item cells are kept now, not", "the item cells are not kept now"
+    cells = ', "glm_item_cells": true'
+    for previous, dbt_vars, needs_full, why in (
+        (cells, ITEM_CELLS, False, None),
+        (cells, {}, True, not_kept),
+        (', "glm_item_cells": false', ITEM_CELLS, True, kept),
+        ("", {}, True, not_kept),
+    ):
+        copy = tmp_path / "cells.duckdb"
+        shutil.copy(inc, copy)
+        with duckdb.connect(str(copy)) as con:
+            (last,) = con.execute("select fact_vars from int_load_scope "
+                                  "order by load_number desc limit 1").fetchone()  # fmt: skip
+            assert cells in last
+            con.execute("update int_load_scope set fact_vars = ? where load_number = "
+                        "(select max(load_number) from int_load_scope)",
+                        [last.replace(cells, previous)])  # fmt: skip
+        run_dbt(["run", "--select", "int_load_scope"], copy, quiet=True, capture=True,
+                dbt_vars={**dbt_vars, "judge_bias_incremental": True,
+                          "judge_bias_load_id": "next"})  # fmt: skip
+        nxt = query(copy, "select needs_full, full_reason from int_load_scope "
+                          "where load_id = 'next'")  # fmt: skip
+        assert list(nxt["needs_full"]) == [needs_full], (previous, dbt_vars)
+        if why:  # its own reason, not the checks' vars
+            (reason,) = nxt["full_reason"]
+            assert reason.startswith(why), (previous, dbt_vars, reason)
 
 
 def _a_load_left_unfinished_recomputes_every_prompt(inc: Path, tmp_path: Path) -> None:
@@ -928,7 +1010,8 @@ def _a_load_left_unfinished_recomputes_every_prompt(inc: Path, tmp_path: Path) -
         con.execute("update int_load_scope set facts_done = ['int_judge_ratings_checked'] "
                     "where load_number = 3")  # fmt: skip
     run_dbt(["run", "--select", "int_load_scope"], cut, quiet=True, capture=True,
-            dbt_vars={"judge_bias_incremental": True, "judge_bias_load_id": "next"})  # fmt: skip
+            dbt_vars={**ITEM_CELLS, "judge_bias_incremental": True,
+                      "judge_bias_load_id": "next"})  # fmt: skip
     nxt = query(cut, "select needs_full, full_reason from int_load_scope where load_id = 'next'")
     assert list(nxt["needs_full"]) == [True]
     assert list(nxt["full_reason"]) == ["the previous load did not build every by-prompt model"]

@@ -185,6 +185,14 @@ reasons as (
             {%- endfor %}
             when previous.has_prompts <> accepted_prompts.has_prompts
                 then 'the accepted prompts went from none to some or back'
+            {#- glm_item_cells absent: a load built before it kept the item cells -#}
+            when coalesce(json_extract_string(previous.fact_vars, '$.glm_item_cells'), 'true')
+                <> json_extract_string(load.fact_vars, '$.glm_item_cells')
+                then 'the item cells are ' || case
+                    when json_extract_string(load.fact_vars, '$.glm_item_cells') = 'true'
+                        then 'kept now, not by the previous load'
+                    else 'not kept now, kept by the previous load'
+                end || ' (glm_item_cells: items fitted or glm_inputs all)'
             when previous.fact_vars <> load.fact_vars
                 then 'the vars of the checks changed: ' || load.fact_vars
         end as full_reason

@@ -1,9 +1,13 @@
-{{ config(incremental_by_prompt(none, 'item')) -}}
+{{ config(incremental_by_prompt(none, 'item', 'items')) -}}
 {{ load_prompt_dependencies() -}}
 -- The item model's count cells: rows per (dimension, grader, model, prompt,
 -- score); the prompt is the item. Only the items model reads it: built empty
 -- (its columns, no rows) when items is not fitted (glm_input_needed;
--- int_glm_results says so if items is asked for later without a rebuild).
+-- int_glm_results says so if items is asked for later without a rebuild), on
+-- the incremental path too (a load that fits items after one that did not
+-- recomputes every prompt: int_load_scope's fact_vars; while items is not
+-- fitted the pre-hook deletes every row, those a plain dbt run between loads
+-- wrote too: delete_load_prompts).
 select
     dimension,
     grader,

@@ -87,7 +87,8 @@ def read_item_counts(
     first: on 10M ratings the table has 11.7M rows and the fit would need
     about 100 GB); else an empty table and the skip note per dimension. The
     table is built empty when items is not asked for: read then with
-    ``n_ratings`` (the rating counts' total) above 0, an error says so."""
+    ``n_ratings`` (the rating counts' total) above 0, an error says so; and so
+    does a table read whose counts do not total ``n_ratings`` (stale cells)."""
     empty = pd.DataFrame(columns=ITEM_COUNT_COLUMNS)
     if "items" not in config.models:
         return empty, {}
@@ -104,7 +105,17 @@ def read_item_counts(
             skipped[str(dimension)] = note
     if skipped and len(skipped) == len(items):
         return empty, skipped
-    return to_pandas(relation), skipped
+    counts = to_pandas(relation)
+    total = int(counts["n"].sum()) if len(counts) else 0
+    if n_ratings and total != n_ratings:
+        asked = ",".join(config.models)
+        raise SettingError(
+            f"int_glm_item_counts counts {total} ratings while int_glm_rating_counts counts "
+            f"{n_ratings}: its cells are stale (an incremental warehouse whose item cells a "
+            f"load did not keep). Rebuild it: judge-bias build --full-refresh, or dbt build "
+            f"--full-refresh --select int_glm_item_counts+ with glm_models {asked}"
+        )
+    return counts, skipped
 
 
 # the agreement's rows from int_glm_ratings (on-scale ratings, a row per rating): the

@@ -119,3 +119,22 @@ def test_constant_inexact_scores_have_no_negative_variance(labelled_per_model: i
         for column in ("classical_std_error", "std_error"):
             assert np.isfinite(scores[column]).all(), (human, judge, column)
             assert (scores[column] < 1e-12).all(), (human, judge, column)
+
+
+def test_a_group_without_units_names_no_estimator() -> None:
+    """A judge x model whose units all lack a judge score or a label status has no
+    estimate: its method and variance_method are null (as a row the memory budget
+    skipped), not the estimator's name as if it had been fitted (mend24)."""
+    con = duckdb.connect()
+    con.register("int_ppi_units", constant_units(0.7, 0.5, 5))
+    got = con.sql(render("int_ppi_stratum_moments")).df()
+    m1 = got["model"] == "m1"
+    got.loc[m1, ["n_labelled", "n_unlabelled"]] = 0
+    got.loc[m1, "n_judge_na"] = 9
+    scores = marts.score_table(got, 0.95, None, "skew", None)
+    empty = scores[scores["model"] == "m1"]
+    assert len(empty) == 3 and empty["estimate"].isna().all()
+    assert empty["method"].isna().all() and empty["variance_method"].isna().all()
+    fitted = scores[scores["model"] != "m1"]
+    assert fitted["estimate"].notna().all() and fitted["method"].notna().all()
+    assert fitted["variance_method"].notna().all()

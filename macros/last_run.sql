@@ -150,9 +150,15 @@
         judge-bias hook), must not change the result of any selected judge-bias model
         that has the config (package_setting_changes: a var equal to the config, or
         to the default under a config left at '', passes, 0.9 as 0.90). Nothing in the
-        standalone project, where the vars reach the configs. -#}
+        standalone project, where the vars reach the configs. Not data_dir and
+        csv_dialects on the relation route (judge_bias_input_relations set), where
+        nothing reads them (the kinds not listed are absent, not read from files).
+        var() also reads the team's global vars: the refusal names the fix for a var
+        meant for the team's own models too (scoped to its project, var() here no
+        longer sees it). -#}
     {%- if project_name != 'judge_bias' -%}
-        {%- set settings = package_config_settings() -%}
+        {%- set file_settings = ['data_dir', 'csv_dialects'] if input_relation_kinds() else [] -%}
+        {%- set settings = package_config_settings() | reject('in', file_settings) | list -%}
         {%- set defaults = package_setting_defaults() -%}
         {%- set missed = [] -%}
         {%- for name in settings -%}
@@ -173,10 +179,12 @@
                 "judge-bias: the vars " ~ missed | join(', ')
                 ~ " do not reach judge-bias's models in your project (dbt renders a package's"
                 ~ " dbt_project.yml without the command line's vars and your project's):"
-                ~ " set them as configs in your dbt_project.yml,"
+                ~ " for judge-bias, set them as configs in your dbt_project.yml,"
                 ~ " e.g. models: {judge_bias: {+ci_level: 0.95}}, or data_dir with the"
                 ~ " environment variable JUDGE_BIAS_DATA_DIR; min_term_support and glm_models,"
-                ~ " read both ways, need the config and the var (docs/dbt-package.md)"
+                ~ " read both ways, need the config and the var; a var meant for your own"
+                ~ " models, scope it to your project: vars: {" ~ project_name ~ ": {"
+                ~ missed[0].split(':')[0] ~ ": ...}} (docs/dbt-package.md)"
             ) }}
         {%- endif -%}
     {%- endif -%}

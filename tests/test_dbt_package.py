@@ -380,9 +380,34 @@ def test_project_vars_that_cannot_reach_the_package_fail_the_run(
             out = _dbt_fails(consumer, "run", "-s", "stg_inputs__models", *target)
             line = next(x for x in out.splitlines() if "judge-bias: the vars" in x)
             assert "ci_level: 0.95 (" in line and "your project's" in line, (where, line)
+            # both fixes: judge-bias's config, or the var scoped to the team's project
+            assert "for judge-bias, set them as configs" in line, (where, line)
+            assert "vars: {team_analytics: {ci_level: ...}}" in line, (where, line)
         default = base.replace("  judge_bias:\n", "  judge_bias:\n    ci_level: 0.90\n", 1)
         (consumer / "dbt_project.yml").write_text(default, encoding="utf-8")
         _dbt(consumer, "run", "-s", "stg_inputs__models", *target)
+    finally:
+        (consumer / "dbt_project.yml").write_text(base, encoding="utf-8")
+
+
+def test_the_teams_own_vars_of_a_settings_name_pass_where_they_change_nothing(
+    consumer: Path, tmp_path: Path
+) -> None:
+    """var() in judge-bias's hook reads the team's global vars too: mend24's check
+    refused `vars: {data_dir: /team/own/data}` on the relation route, where no loader
+    reads a data folder (rc 2), and named a fix that did not help. Passes now: data_dir
+    (and csv_dialects) on the relation route, a var of a setting's name scoped to the
+    team's own project (the fix the refusal names); data_dir on the file route is still
+    refused."""
+    target = ["--target-path", str(tmp_path / "target")]
+    base = (consumer / "dbt_project.yml").read_text(encoding="utf-8")
+    own = "vars:\n  data_dir: /team/own/data\n  team_analytics:\n    ci_level: 0.95\n"
+    try:
+        (consumer / "dbt_project.yml").write_text(base.replace("vars:\n", own, 1), "utf-8")
+        _dbt(consumer, "run", "-s", "base_inputs__models", "stg_inputs__models", *target)
+        files = "{judge_bias_input_relations: '', data_dir: /team/own/data}"
+        out = _dbt_fails(consumer, "run", "-s", "base_inputs__models", "--vars", files, *target)
+        assert "data_dir: /team/own/data (base_inputs__models has" in out
     finally:
         (consumer / "dbt_project.yml").write_text(base, encoding="utf-8")
 

@@ -138,3 +138,25 @@ def test_a_group_without_units_names_no_estimator() -> None:
     fitted = scores[scores["model"] != "m1"]
     assert fitted["estimate"].notna().all() and fitted["method"].notna().all()
     assert fitted["variance_method"].notna().all()
+
+
+def test_a_group_with_one_label_in_a_stratum_names_no_estimator() -> None:
+    """A model with units but one human label per dimension: not estimable (estimate
+    NaN, notes 'fewer than 2 human labels'), yet mend24 kept its method and
+    variance_method (only rows without units lost them), while model_comparisons
+    nulls method on the same data. Null wherever the estimate is."""
+    units = constant_units(0.7, 0.5, 5)
+    one_label = (units["model"] == "m1") & (units["status"] == "labelled")
+    units = units[~(one_label & (units["prompt_id"] != "p0"))]
+    con = duckdb.connect()
+    con.register("int_ppi_units", units)
+    got = con.sql(render("int_ppi_stratum_moments")).df()
+    scores = marts.score_table(got, 0.95, None, "skew", None)
+    unlabelled = scores[(scores["model"] == "m1") & (scores["dimension"] != "all")]
+    assert len(unlabelled) == 2 and (unlabelled["n_labelled"] == 1).all()
+    assert (unlabelled["n_units"] > 0).all() and unlabelled["estimate"].isna().all()
+    assert unlabelled["notes"].str.startswith("fewer than 2 human labels").all()
+    assert unlabelled["method"].isna().all() and unlabelled["variance_method"].isna().all()
+    estimated = scores.drop(unlabelled.index)
+    assert estimated["estimate"].notna().all() and estimated["method"].notna().all()
+    assert estimated["variance_method"].notna().all()

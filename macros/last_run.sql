@@ -111,7 +111,7 @@
         'gam_knots': 5, 'glm_agreement_draws': 100, 'glm_chains': 2, 'glm_draws': 1000,
         'glm_seed': 20250101, 'glm_target_accept': 0.8, 'glm_warmup': 200,
         'max_fits': 200, 'max_ordinal_params': 200, 'pass_threshold': 0.5,
-        'ppi_interval': 'skew', 'se_type': 'HC0', 'weakest_k': 2,
+        'ppi_interval': 'skew', 'ppi_lambda': 'tuned', 'se_type': 'HC0', 'weakest_k': 2,
     }) }}
 {%- endmacro %}
 
@@ -119,11 +119,14 @@
     {#- Whether a var ``value`` would change a result against a model's ``config``
         (its text, '' when left to the default) and the setting's ``default`` (none
         when package_setting_defaults() has none): false for an unset var (none, ''
-        or 'None', judge_bias.settings.is_unset's rule) and for one equal to the
-        effective value (the config, or the default under ''), as numbers when both
-        read as numbers (0.9, 0.90, '0.9'), else as trimmed text. -#}
+        or 'None', judge_bias.settings.is_unset's rule; an empty list or mapping,
+        which the list settings read as their default: glm_priors {}, task_groups [],
+        weakest_models []) and for one equal to the effective value (the config, or
+        the default under ''), as numbers when both read as numbers (0.9, 0.90,
+        '0.9'), else as trimmed text. -#}
     {%- set unset = ['', 'None'] -%}
-    {%- if value is none or value | string | trim in unset -%}
+    {%- set empty = value is not string and value is iterable and value | length == 0 -%}
+    {%- if value is none or empty or value | string | trim in unset -%}
         {{ return(false) }}
     {%- endif -%}
     {%- set effective = default if (config is none or config | string | trim in unset) else config -%}

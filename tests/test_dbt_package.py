@@ -304,7 +304,7 @@ def test_the_macros_defaults_are_the_settings_defaults() -> None:
     from judge_bias.drift.settings import DriftSettings
     from judge_bias.glm.runner import GlmConfig
     from judge_bias.limits import Budget
-    from judge_bias.ppi.settings import PpiSettings
+    from judge_bias.ppi.settings import PpiSettings, parse_lambda
     from judge_bias.settings import CI_LEVEL
 
     bias, comparison, drift = BiasSettings(), ComparisonSettings(), DriftSettings()
@@ -320,7 +320,11 @@ def test_the_macros_defaults_are_the_settings_defaults() -> None:
         "max_ordinal_params": budget.max_ordinal_params,
         "pass_threshold": drift.pass_threshold, "ppi_interval": PpiSettings().ppi_interval,
         "se_type": bias.se_type, "weakest_k": bias.weakest_k,
+        # None (PPI++) written as docs/comparisons.md's default, which parse_lambda reads
+        "ppi_lambda": "tuned",
     }  # fmt: skip
+    assert PpiSettings().ppi_lambda is None and parse_lambda(python["ppi_lambda"]) is None
+    assert comparison.ppi_lambda is None
     assert _macro_returns("package_setting_defaults") == python
     # the same default wherever a setting is read (ci_level by every topic)
     assert {bias.ci_level, comparison.ci_level, drift.ci_level, glm.settings.ci_level} == {CI_LEVEL}
@@ -347,6 +351,12 @@ def test_the_macros_defaults_are_the_settings_defaults() -> None:
         (0.95, "", None, True),  # no default known: any value is refused
         ("a,b", "a,b", None, False),  # lists compared as text with the config
         ("a,b", "", None, True),
+        ("tuned", "", "tuned", False),  # docs/comparisons.md's default: mend24 refused it
+        ("0.5", "", "tuned", True),
+        ({}, "", None, False),  # an empty list or mapping: the default (test below)
+        ([], "", None, False),
+        (["m1"], "", None, True),
+        ({"effect_scale": 2}, "", None, True),
     ],
 )
 def test_a_var_is_refused_only_when_it_changes_the_effective_value(
@@ -357,6 +367,20 @@ def test_a_var_is_refused_only_when_it_changes_the_effective_value(
     for a config left at ''. Fails on session 23's comparison of the var's text with
     the config's ('0.9' != '')."""
     assert _macro_returns("package_setting_changes", value, config, default) is changes
+
+
+def test_an_empty_list_setting_is_its_default() -> None:
+    """package_setting_changes passes an empty list or mapping as unset: what the
+    settings read from such a config (dbt renders the var natively, a list or dict)
+    is their default, so the var changes no result: glm_priors {}, task_groups [] or
+    {}, weakest_models []."""
+    from judge_bias.bias.settings import Settings, settings_from_config
+    from judge_bias.glm.runner import GlmConfig
+
+    for config in ({"task_groups": []}, {"task_groups": {}}, {"weakest_models": []}):
+        assert settings_from_config(lambda k, c=config: c.get(k, "")) == Settings(), config
+    assert GlmConfig.from_vars({"glm_priors": {}}.get) == GlmConfig.from_vars({}.get)
+    assert GlmConfig.from_vars({"glm_priors": {}}.get).priors == GlmConfig().priors
 
 
 def test_project_vars_that_cannot_reach_the_package_fail_the_run(

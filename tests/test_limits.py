@@ -153,7 +153,7 @@ def test_a_fit_run_on_no_model_is_labelled_none_whatever_stopped_it() -> None:
     from judge_bias.bias.gam import fit_gam, reference_stats_from_rows
 
     data = prepared(fact())
-    small = prepared(fact(n_prompts=1)).iloc[::2]  # 18 rows for 21 parameters
+    small = prepared(fact(n_prompts=1)).iloc[::2]  # 18 rows for 18 parameters
     one_prompt = stats_from_rows(data[data["prompt_id"] == "p0"].head(36), "prompt")
     stopped = {
         "too small": fit_bias_regression(small, "main"),
@@ -165,8 +165,16 @@ def test_a_fit_run_on_no_model_is_labelled_none_whatever_stopped_it() -> None:
     for why, out in stopped.items():
         assert out.estimates.empty and out.fit["notes"], why
         assert out.fit["model_type"] == "none", (why, out.fit["notes"])
-    assert fit_bias_regression(data, "main").fit["model_type"] == "ols"
+    fitted = fit_bias_regression(data, "main")
+    assert fitted.fit["model_type"] == "ols"
     assert fit_gam(reference_stats_from_rows(data)).fit["model_type"] == "ols"
+    # n_params as bias_fits' yml words it: the design's size where it was sized before
+    # stopping (the fit's own over the budget), 0 where the fit stopped before that
+    assert stopped["budget"].fit["n_params"] == fitted.fit["n_params"] > 0
+    small_p = stopped["too small"].fit["n_params"]
+    assert small_p > 0 and f"for {small_p} parameters" in stopped["too small"].fit["notes"]
+    assert stopped["gam budget"].fit["n_params"] > 0
+    assert stopped["one prompt"].fit["n_params"] == stopped["gam knots"].fit["n_params"] == 0
 
 
 def test_design_size_counts_what_cell_design_builds() -> None:

@@ -257,6 +257,13 @@ def test_a_copy_under_another_name_needs_its_own_semantic_manifest(
     stem = demo_build.db_path.stem
     assert failed.returncode != 0 and not out.exists(), said
     assert "Catalog Error" in said and f'"{stem}"."main"."fct_judge_ratings"' in said, said
+    # docs/semantic-layer.md quotes the error as mf prints it (the build's stem there)
+    doc = (PROJECT_DIR / "docs" / "semantic-layer.md").read_text(encoding="utf-8")
+    quoted = doc.split("**A copy under another name**", 1)[1].split("```text\n", 1)[1]
+    lines = quoted.split("```", 1)[0].strip().splitlines()
+    assert len(lines) == 2 and lines[1].strip().startswith("Catalog Error: Table"), lines
+    for line in lines:
+        assert line.strip().replace("judge_bias.", f"{stem}.") in said, (line, said)
 
     # the fix: the copy's semantic manifest, parsed in the project with JUDGE_BIAS_DB
     dbt = Path(sys.executable).with_name("dbt")

@@ -98,26 +98,80 @@
     ]) }}
 {%- endmacro %}
 
+{% macro package_setting_defaults() -%}
+    {#- The default of each scalar setting of package_config_settings(), the value a
+        config left at '' stands for: so that check_package_vars passes a var equal to
+        it (ci_level: 0.9), which changes no result. A mirror, for the macros alone
+        (Jinja cannot import Python): the defaults live in the topics' settings.py, and
+        tests/test_dbt_package.py fails when one here differs from them. A setting
+        missing here (lists, sizes, paths) is compared with its config as text. -#}
+    {{ return({
+        'budget_half_width': 0.05, 'ci_level': 0.9, 'comparison_power': 0.8,
+        'drift_max_flip_rate': 0.2, 'drift_min_shift': 0.05, 'drift_n_boot': 500,
+        'gam_knots': 5, 'glm_agreement_draws': 100, 'glm_chains': 2, 'glm_draws': 1000,
+        'glm_seed': 20250101, 'glm_target_accept': 0.8, 'glm_warmup': 200,
+        'max_fits': 200, 'max_ordinal_params': 200, 'pass_threshold': 0.5,
+        'ppi_interval': 'skew', 'ppi_lambda': 'tuned', 'se_type': 'HC0', 'weakest_k': 2,
+    }) }}
+{%- endmacro %}
+
+{% macro package_setting_changes(value, config, default) -%}
+    {#- Whether a var ``value`` would change a result against a model's ``config``
+        (its text, '' when left to the default) and the setting's ``default`` (none
+        when package_setting_defaults() has none): false for an unset var (none, ''
+        or 'None', judge_bias.settings.is_unset's rule; an empty list or mapping,
+        which the list settings read as their default: glm_priors {}, task_groups [],
+        weakest_models []) and for one equal to the effective value (the config, or
+        the default under ''), as numbers when both read as numbers (0.9, 0.90,
+        '0.9'), else as trimmed text. -#}
+    {%- set unset = ['', 'None'] -%}
+    {%- set empty = value is not string and value is iterable and value | length == 0 -%}
+    {%- if value is none or empty or value | string | trim in unset -%}
+        {{ return(false) }}
+    {%- endif -%}
+    {%- set effective = default if (config is none or config | string | trim in unset) else config -%}
+    {%- if effective is none -%}
+        {{ return(true) }}
+    {%- endif -%}
+    {%- set a = value | string | trim | float(none) -%}
+    {%- set b = effective | string | trim | float(none) -%}
+    {%- if a is not none and b is not none -%}
+        {{ return(a != b) }}
+    {%- endif -%}
+    {{ return(value | string | trim != effective | string | trim) }}
+{%- endmacro %}
+
 {% macro check_package_vars() -%}
     {#- In a team's project (judge-bias a package), dbt renders judge-bias's
-        dbt_project.yml without the command line's vars, so `dbt build --vars
-        '{ci_level: 0.95}'` would leave the configs built from them at their defaults
-        (or at the team's configs) while dbt_last_run recorded the var. Refuse that
-        run when it selects a judge-bias model: a command-line var among
-        package_config_settings() must equal the config of every selected judge-bias
-        model that has it, compared as the config holds it (text; a var equal to the
-        default '' passes, as does one equal to the team's config). Nothing in the
-        standalone project, where the vars reach the configs. -#}
+        dbt_project.yml without the team's vars and the command line's, so `dbt build
+        --vars '{ci_level: 0.95}'`, or `vars: {ci_level: 0.95}` in the team's
+        dbt_project.yml (global or scoped to judge_bias), would leave the configs built
+        from them at their defaults (or at the team's configs) while dbt_last_run
+        recorded the command line's. Refuse that run when it selects a judge-bias
+        model: a var among package_config_settings(), as var() reads it here (the
+        command line's, else the team's dbt_project.yml's: dbt merges both for a
+        judge-bias hook), must not change the result of any selected judge-bias model
+        that has the config (package_setting_changes: a var equal to the config, or
+        to the default under a config left at '', passes, 0.9 as 0.90). Nothing in the
+        standalone project, where the vars reach the configs. Not data_dir and
+        csv_dialects on the relation route (judge_bias_input_relations set), where
+        nothing reads them (the kinds not listed are absent, not read from files).
+        var() also reads the team's global vars: the refusal names the fix for a var
+        meant for the team's own models too (scoped to its project, var() here no
+        longer sees it). -#}
     {%- if project_name != 'judge_bias' -%}
-        {%- set settings = package_config_settings() -%}
-        {%- set given = invocation_args_dict.get('vars') or {} -%}
+        {%- set file_settings = ['data_dir', 'csv_dialects'] if input_relation_kinds() else [] -%}
+        {%- set settings = package_config_settings() | reject('in', file_settings) | list -%}
+        {%- set defaults = package_setting_defaults() -%}
         {%- set missed = [] -%}
-        {%- for name in settings if name in given -%}
-            {%- set value = given[name] -%}
+        {%- for name in settings -%}
+            {%- set value = var(name, none) -%}
             {%- for node in graph.nodes.values()
-                if node.unique_id in selected_resources
+                if value is not none
+                and node.unique_id in selected_resources
                 and node.package_name == 'judge_bias' and node.resource_type == 'model'
-                and name in node.config and node.config[name] | string != value | string -%}
+                and name in node.config
+                and package_setting_changes(value, node.config[name], defaults.get(name)) -%}
                 {%- if loop.first -%}
                     {%- do missed.append(name ~ ': ' ~ value ~ ' (' ~ node.name ~ ' has ' ~ (node.config[name] | string or "''") ~ ')') -%}
                 {%- endif -%}
@@ -125,12 +179,15 @@
         {%- endfor -%}
         {%- if missed -%}
             {{ exceptions.raise_compiler_error(
-                "judge-bias: the command line's vars " ~ missed | join(', ')
+                "judge-bias: the vars " ~ missed | join(', ')
                 ~ " do not reach judge-bias's models in your project (dbt renders a package's"
-                ~ " dbt_project.yml without them): set them as configs in your dbt_project.yml,"
+                ~ " dbt_project.yml without the command line's vars and your project's):"
+                ~ " for judge-bias, set them as configs in your dbt_project.yml,"
                 ~ " e.g. models: {judge_bias: {+ci_level: 0.95}}, or data_dir with the"
                 ~ " environment variable JUDGE_BIAS_DATA_DIR; min_term_support and glm_models,"
-                ~ " read both ways, need the config and the var (docs/dbt-package.md)"
+                ~ " read both ways, need the config and the var; a var meant for your own"
+                ~ " models, scope it to your project: vars: {" ~ project_name ~ ": {"
+                ~ missed[0].split(':')[0] ~ ": ...}} (docs/dbt-package.md)"
             ) }}
         {%- endif -%}
     {%- endif -%}

@@ -319,3 +319,31 @@ def test_budget_rows_without_labels_enough_are_notes_not_errors() -> None:
     row = out.set_index(["model", "dimension"]).loc[("A", "d")]
     assert "fewer than 2 human labels" in str(row["note"])
     assert pd.isna(row["labels_needed"]) and pd.isna(row["labels_needed_human_only"])
+
+
+def test_a_pair_without_an_estimate_names_no_estimator() -> None:
+    """model_comparisons' method is null on a pair with no difference estimated (a
+    model's stratum with fewer than 2 human labels), as on a row the memory budget
+    skipped; a pair that is estimated names it (mend24: every row named it)."""
+    import duckdb
+
+    from judge_bias.comparisons.marts import comparisons_mart, method_name
+
+    rng = np.random.default_rng(3)
+    n = 60
+    y = {m: rng.normal(0.6, 0.2, n) for m in "ABC"}
+    arrays = {(m, "d"): (y[m], y[m] + rng.normal(0, 0.1, n)) for m in "ABC"}
+    lab = rng.random(n) < 0.5
+    one = np.zeros(n, bool)
+    one[0] = True
+    units = _units(arrays, {("A", "d"): lab, ("B", "d"): lab, ("C", "d"): one})
+    moments, cross = statistics(units)
+    con = duckdb.connect()
+    con.register("m", moments)
+    con.register("c", cross)
+    out = comparisons_mart(con.table("m"), con.table("c"), lambda key: None)
+    with_c = (out["model_a"] == "C") | (out["model_b"] == "C")
+    assert with_c.any() and (~with_c).any()
+    assert out.loc[with_c, "difference"].isna().all() and out.loc[with_c, "method"].isna().all()
+    assert out.loc[~with_c, "difference"].notna().all()
+    assert (out.loc[~with_c, "method"] == method_name(None)).all()

@@ -250,7 +250,7 @@ def test_command_line_settings_that_cannot_reach_the_package_fail_the_run(
     target = ["--target-path", str(tmp_path / "target")]
     vars_ = ["--vars", "{ci_level: 0.95, team_var: 1}"]
     out = _dbt_fails(consumer, "run", "-s", "stg_inputs__models", *vars_, *target)
-    line = next(x for x in out.splitlines() if "judge-bias: the command line's vars" in x)
+    line = next(x for x in out.splitlines() if "judge-bias: the vars" in x)
     assert "ci_level: 0.95 (" in line and "team_var" not in line
     assert "+ci_level: 0.95" in line and "JUDGE_BIAS_DATA_DIR" in line
     assert "min_term_support and glm_models, read both ways, need the config and the var" in line
@@ -261,8 +261,13 @@ def test_vars_that_reach_the_package_or_are_dbts_own_pass(consumer: Path, tmp_pa
     """Refused by the first check, which compared every command-line var with every
     config of the same name: dbt's own config keys (database, schema, tags), and
     settings read with var() that the command line reaches (glm_models: none, as on
-    main; min_term_support: 30, the default, which the config holds as '')."""
-    vars_ = "{database: x, schema: y, tags: z, glm_models: none, min_term_support: 30}"
+    main; min_term_support: 30, the default, which the config holds as ''); and
+    (mend24) settings equal to their defaults (ci_level: 0.90, se_type: HC0,
+    glm_draws: '1000'), which change no result: session 23 refused them."""
+    vars_ = (
+        "{database: x, schema: y, tags: z, glm_models: none, min_term_support: 30, "
+        "ci_level: 0.90, se_type: HC0, glm_draws: '1000'}"
+    )
     _dbt(
         consumer,
         "run",
@@ -273,6 +278,162 @@ def test_vars_that_reach_the_package_or_are_dbts_own_pass(consumer: Path, tmp_pa
         "--target-path",
         str(tmp_path / "target"),
     )
+
+
+def _macro_returns(macro: str, *args: object) -> object:
+    """macros/last_run.sql's ``macro(*args)`` rendered as dbt would: the value of its
+    first return() (dbt's return stops the macro; this stub records each)."""
+    import jinja2
+
+    text = (PROJECT_DIR / "macros" / "last_run.sql").read_text(encoding="utf-8")
+    returned: list[object] = []
+    template = jinja2.Environment(extensions=["jinja2.ext.do"]).from_string(
+        text + "{{ " + macro + "(*args) }}"
+    )
+    template.render(args=args, **{"return": lambda value: returned.append(value) or ""})
+    return returned[0]
+
+
+def test_the_macros_defaults_are_the_settings_defaults() -> None:
+    """package_setting_defaults() mirrors the defaults of the topics' settings.py for
+    the macros (Jinja cannot import them): each one equal to the Python default the
+    models fall back to under a config left at '' (fails on any edit of either side),
+    and only settings the check compares."""
+    from judge_bias.bias.settings import Settings as BiasSettings
+    from judge_bias.comparisons.settings import Settings as ComparisonSettings
+    from judge_bias.drift.settings import DriftSettings
+    from judge_bias.glm.runner import GlmConfig
+    from judge_bias.limits import Budget
+    from judge_bias.ppi.settings import PpiSettings, parse_lambda
+    from judge_bias.settings import CI_LEVEL
+
+    bias, comparison, drift = BiasSettings(), ComparisonSettings(), DriftSettings()
+    glm, budget = GlmConfig(), Budget()
+    python = {
+        "budget_half_width": comparison.target_half_width, "ci_level": CI_LEVEL,
+        "comparison_power": comparison.power, "drift_max_flip_rate": drift.drift_max_flip_rate,
+        "drift_min_shift": drift.drift_min_shift, "drift_n_boot": drift.n_boot,
+        "gam_knots": bias.gam_knots, "glm_agreement_draws": glm.agreement_draws,
+        "glm_chains": glm.settings.chains, "glm_draws": glm.settings.draws,
+        "glm_seed": glm.settings.seed, "glm_target_accept": glm.settings.target_accept,
+        "glm_warmup": glm.settings.warmup, "max_fits": budget.max_fits,
+        "max_ordinal_params": budget.max_ordinal_params,
+        "pass_threshold": drift.pass_threshold, "ppi_interval": PpiSettings().ppi_interval,
+        "se_type": bias.se_type, "weakest_k": bias.weakest_k,
+        # None (PPI++) written as docs/comparisons.md's default, which parse_lambda reads
+        "ppi_lambda": "tuned",
+    }  # fmt: skip
+    assert PpiSettings().ppi_lambda is None and parse_lambda(python["ppi_lambda"]) is None
+    assert comparison.ppi_lambda is None
+    assert _macro_returns("package_setting_defaults") == python
+    # the same default wherever a setting is read (ci_level by every topic)
+    assert {bias.ci_level, comparison.ci_level, drift.ci_level, glm.settings.ci_level} == {CI_LEVEL}
+    assert set(python) <= set(_macro_returns("package_config_settings"))
+
+
+@pytest.mark.parametrize(
+    ("value", "config", "default", "changes"),
+    [
+        (0.9, "", 0.9, False),  # the default, as a number: session 23 refused it
+        ("0.90", "", 0.9, False),  # as text with a trailing zero
+        (" 0.9 ", None, 0.9, False),
+        (0.95, "", 0.9, True),
+        (0.95, "0.95", 0.9, False),  # the team's config, as text
+        (0.95, "0.950", 0.9, False),
+        (0.9, "0.95", 0.9, True),  # the default, but the team's config differs
+        (1000, "", 1000, False),
+        ("1e3", "", 1000, False),
+        ("HC0", "", "HC0", False),
+        ("HC3", "", "HC0", True),
+        (" HC0", "", "HC0", False),
+        ("", "", 0.9, False),  # unset (judge_bias.settings.is_unset)
+        ("None", "0.95", 0.9, False),
+        (0.95, "", None, True),  # no default known: any value is refused
+        ("a,b", "a,b", None, False),  # lists compared as text with the config
+        ("a,b", "", None, True),
+        ("tuned", "", "tuned", False),  # docs/comparisons.md's default: mend24 refused it
+        ("0.5", "", "tuned", True),
+        ({}, "", None, False),  # an empty list or mapping: the default (test below)
+        ([], "", None, False),
+        (["m1"], "", None, True),
+        ({"effect_scale": 2}, "", None, True),
+    ],
+)
+def test_a_var_is_refused_only_when_it_changes_the_effective_value(
+    value: object, config: object, default: object, changes: bool
+) -> None:
+    """package_setting_changes, which check_package_vars asks of each var and model:
+    numbers compared as numbers (0.9, 0.90, '0.9'), text trimmed, the default standing
+    for a config left at ''. Fails on session 23's comparison of the var's text with
+    the config's ('0.9' != '')."""
+    assert _macro_returns("package_setting_changes", value, config, default) is changes
+
+
+def test_an_empty_list_setting_is_its_default() -> None:
+    """package_setting_changes passes an empty list or mapping as unset: what the
+    settings read from such a config (dbt renders the var natively, a list or dict)
+    is their default, so the var changes no result: glm_priors {}, task_groups [] or
+    {}, weakest_models []."""
+    from judge_bias.bias.settings import Settings, settings_from_config
+    from judge_bias.glm.runner import GlmConfig
+
+    for config in ({"task_groups": []}, {"task_groups": {}}, {"weakest_models": []}):
+        assert settings_from_config(lambda k, c=config: c.get(k, "")) == Settings(), config
+    assert GlmConfig.from_vars({"glm_priors": {}}.get) == GlmConfig.from_vars({}.get)
+    assert GlmConfig.from_vars({"glm_priors": {}}.get).priors == GlmConfig().priors
+
+
+def test_project_vars_that_cannot_reach_the_package_fail_the_run(
+    consumer: Path, tmp_path: Path
+) -> None:
+    """A setting given as a var in the team's own dbt_project.yml (`vars: {ci_level:
+    0.95}`, global or scoped to judge_bias) reaches no model config either (dbt renders
+    the package's dbt_project.yml without it); session 23's check read the command line
+    only. The var as var() reads it in judge-bias's hook is refused the same way; one
+    equal to the default passes (0.9 written 0.90)."""
+    target = ["--target-path", str(tmp_path / "target")]
+    base = (consumer / "dbt_project.yml").read_text(encoding="utf-8")
+    team = {
+        "global": base.replace("vars:\n", "vars:\n  ci_level: 0.95\n", 1),
+        "scoped": base.replace("  judge_bias:\n", "  judge_bias:\n    ci_level: 0.95\n", 1),
+    }
+    try:
+        for where, text in team.items():
+            assert text != base, where
+            (consumer / "dbt_project.yml").write_text(text, encoding="utf-8")
+            out = _dbt_fails(consumer, "run", "-s", "stg_inputs__models", *target)
+            line = next(x for x in out.splitlines() if "judge-bias: the vars" in x)
+            assert "ci_level: 0.95 (" in line and "your project's" in line, (where, line)
+            # both fixes: judge-bias's config, or the var scoped to the team's project
+            assert "for judge-bias, set them as configs" in line, (where, line)
+            assert "vars: {team_analytics: {ci_level: ...}}" in line, (where, line)
+        default = base.replace("  judge_bias:\n", "  judge_bias:\n    ci_level: 0.90\n", 1)
+        (consumer / "dbt_project.yml").write_text(default, encoding="utf-8")
+        _dbt(consumer, "run", "-s", "stg_inputs__models", *target)
+    finally:
+        (consumer / "dbt_project.yml").write_text(base, encoding="utf-8")
+
+
+def test_the_teams_own_vars_of_a_settings_name_pass_where_they_change_nothing(
+    consumer: Path, tmp_path: Path
+) -> None:
+    """var() in judge-bias's hook reads the team's global vars too: mend24's check
+    refused `vars: {data_dir: /team/own/data}` on the relation route, where no loader
+    reads a data folder (rc 2), and named a fix that did not help. Passes now: data_dir
+    (and csv_dialects) on the relation route, a var of a setting's name scoped to the
+    team's own project (the fix the refusal names); data_dir on the file route is still
+    refused."""
+    target = ["--target-path", str(tmp_path / "target")]
+    base = (consumer / "dbt_project.yml").read_text(encoding="utf-8")
+    own = "vars:\n  data_dir: /team/own/data\n  team_analytics:\n    ci_level: 0.95\n"
+    try:
+        (consumer / "dbt_project.yml").write_text(base.replace("vars:\n", own, 1), "utf-8")
+        _dbt(consumer, "run", "-s", "base_inputs__models", "stg_inputs__models", *target)
+        files = "{judge_bias_input_relations: '', data_dir: /team/own/data}"
+        out = _dbt_fails(consumer, "run", "-s", "base_inputs__models", "--vars", files, *target)
+        assert "data_dir: /team/own/data (base_inputs__models has" in out
+    finally:
+        (consumer / "dbt_project.yml").write_text(base, encoding="utf-8")
 
 
 def test_plain_dbt_incremental_on_the_relation_route_is_one_line(

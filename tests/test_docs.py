@@ -187,3 +187,18 @@ def test_every_docs_page_is_linked() -> None:
     }
     orphans = sorted(p.name for p in DOCS if p.resolve() not in linked)
     assert not orphans, f"docs pages linked from nowhere: {orphans}"
+
+
+def test_the_unreleased_changelog_lists_are_tight() -> None:
+    """CHANGELOG.md's Unreleased section: a blank line before each ### heading, and
+    none between the bullets of its first (the current session's) list, as the file's
+    other sections do (session 24 had a stray one before its last bullet, which makes
+    the list a loose one in CommonMark, and none before the next heading)."""
+    text = (PROJECT / "CHANGELOG.md").read_text(encoding="utf-8")
+    start = text.index("## Unreleased\n")
+    lines = text[start : text.index("\n## ", start + 1)].splitlines()
+    headings = [i for i, line in enumerate(lines) if line.startswith("### ")]
+    for i in headings:
+        assert lines[i - 1] == "", f"no blank line before {lines[i]!r}"
+    first = lines[headings[0] + 1 : headings[1] - 1]
+    assert first[0].startswith("- ") and "" not in first, "a blank line inside the first list"

@@ -101,6 +101,8 @@ def test_ols_fit_over_the_parameter_cap_is_skipped_with_a_note() -> None:
     assert tight.max_ols_params == p - 1
     skipped = fit_bias_regression(data, "main", spec=Spec(False), budget=tight)
     assert skipped.estimates.empty and skipped.fit["n_params"] == p
+    # no model fitted: model_type none (bias_fits' yml), the fitted one's is ols
+    assert (roomy.fit["model_type"], skipped.fit["model_type"]) == ("ols", "none")
     note = skipped.fit["notes"]
     assert note.startswith("skipped:") and f"{p:,} parameters" in note
     assert "memory_budget" in note and "--vars" in note
@@ -138,8 +140,41 @@ def test_ordinal_fit_over_the_parameter_cap_is_refused_before_fitting() -> None:
     assert params == 20 + 4 and len(fitted.estimates) == 20
     refused = fit_ordinal(counts, "ordinal", "quality", 0.9, Budget(max_ordinal_params=params - 1))
     assert refused.estimates.empty and refused.fit["n_params"] == params
+    assert (fitted.fit["model_type"], refused.fit["model_type"]) == ("ordered_logit", "none")
     assert "5 score levels" in refused.fit["notes"]
     assert f"{{max_ordinal_params: {params}}}" in refused.fit["notes"]
+
+
+def test_a_fit_run_on_no_model_is_labelled_none_whatever_stopped_it() -> None:
+    """Every way fit_bias_regression and fit_gam return before fitting (slice too
+    small, cluster errors on one prompt, a spline without enough reference values, over
+    the budget) labels the fit model_type none, as bias_fits' yml says: a row saying
+    ols with no estimate read as a fitted model (session 23's 605-parameter skip)."""
+    from judge_bias.bias.gam import fit_gam, reference_stats_from_rows
+
+    data = prepared(fact())
+    small = prepared(fact(n_prompts=1)).iloc[::2]  # 18 rows for 18 parameters
+    one_prompt = stats_from_rows(data[data["prompt_id"] == "p0"].head(36), "prompt")
+    stopped = {
+        "too small": fit_bias_regression(small, "main"),
+        "one prompt": fit_bias_regression(one_prompt, "main", se_type="cluster"),
+        "budget": fit_bias_regression(data, "main", budget=Budget(50_000)),
+        "gam budget": fit_gam(reference_stats_from_rows(data), budget=Budget(50_000)),
+        "gam knots": fit_gam(reference_stats_from_rows(data.assign(reference=0.5))),
+    }
+    for why, out in stopped.items():
+        assert out.estimates.empty and out.fit["notes"], why
+        assert out.fit["model_type"] == "none", (why, out.fit["notes"])
+    fitted = fit_bias_regression(data, "main")
+    assert fitted.fit["model_type"] == "ols"
+    assert fit_gam(reference_stats_from_rows(data)).fit["model_type"] == "ols"
+    # n_params as bias_fits' yml words it: the design's size where it was sized before
+    # stopping (the fit's own over the budget), 0 where the fit stopped before that
+    assert stopped["budget"].fit["n_params"] == fitted.fit["n_params"] > 0
+    small_p = stopped["too small"].fit["n_params"]
+    assert small_p > 0 and f"for {small_p} parameters" in stopped["too small"].fit["notes"]
+    assert stopped["gam budget"].fit["n_params"] > 0
+    assert stopped["one prompt"].fit["n_params"] == stopped["gam knots"].fit["n_params"] == 0
 
 
 def test_design_size_counts_what_cell_design_builds() -> None:

@@ -119,3 +119,44 @@ def test_constant_inexact_scores_have_no_negative_variance(labelled_per_model: i
         for column in ("classical_std_error", "std_error"):
             assert np.isfinite(scores[column]).all(), (human, judge, column)
             assert (scores[column] < 1e-12).all(), (human, judge, column)
+
+
+def test_a_group_without_units_names_no_estimator() -> None:
+    """A judge x model whose units all lack a judge score or a label status has no
+    estimate: its method and variance_method are null (as a row the memory budget
+    skipped), not the estimator's name as if it had been fitted (mend24)."""
+    con = duckdb.connect()
+    con.register("int_ppi_units", constant_units(0.7, 0.5, 5))
+    got = con.sql(render("int_ppi_stratum_moments")).df()
+    m1 = got["model"] == "m1"
+    got.loc[m1, ["n_labelled", "n_unlabelled"]] = 0
+    got.loc[m1, "n_judge_na"] = 9
+    scores = marts.score_table(got, 0.95, None, "skew", None)
+    empty = scores[scores["model"] == "m1"]
+    assert len(empty) == 3 and empty["estimate"].isna().all()
+    assert empty["method"].isna().all() and empty["variance_method"].isna().all()
+    fitted = scores[scores["model"] != "m1"]
+    assert fitted["estimate"].notna().all() and fitted["method"].notna().all()
+    assert fitted["variance_method"].notna().all()
+
+
+def test_a_group_with_one_label_in_a_stratum_names_no_estimator() -> None:
+    """A model with units but one human label per dimension: not estimable (estimate
+    NaN, notes 'fewer than 2 human labels'), yet mend24 kept its method and
+    variance_method (only rows without units lost them), while model_comparisons
+    nulls method on the same data. Null wherever the estimate is."""
+    units = constant_units(0.7, 0.5, 5)
+    one_label = (units["model"] == "m1") & (units["status"] == "labelled")
+    units = units[~(one_label & (units["prompt_id"] != "p0"))]
+    con = duckdb.connect()
+    con.register("int_ppi_units", units)
+    got = con.sql(render("int_ppi_stratum_moments")).df()
+    scores = marts.score_table(got, 0.95, None, "skew", None)
+    unlabelled = scores[(scores["model"] == "m1") & (scores["dimension"] != "all")]
+    assert len(unlabelled) == 2 and (unlabelled["n_labelled"] == 1).all()
+    assert (unlabelled["n_units"] > 0).all() and unlabelled["estimate"].isna().all()
+    assert unlabelled["notes"].str.startswith("fewer than 2 human labels").all()
+    assert unlabelled["method"].isna().all() and unlabelled["variance_method"].isna().all()
+    estimated = scores.drop(unlabelled.index)
+    assert estimated["estimate"].notna().all() and estimated["method"].notna().all()
+    assert estimated["variance_method"].notna().all()

@@ -11,15 +11,28 @@
 - ``compare_builds``: two warehouses compared table by table (``python -m
   judge_bias.bench.compare_builds A.duckdb B.duckdb``): a change that must leave results
   alone is checked with it.
+- ``agreement_marts``: CPU time and peak memory of the agreement marts' Python steps on a
+  built warehouse (``python -m judge_bias.bench.agreement_marts DB``).
+- ``incremental``: ``bench --incremental``: an append of 1% new ratings against the full
+  build of the same data, in one run.
+- ``profile``: the per-step profile of one build (``bench --scale-build``), sampled from a
+  child process.
+- ``spark``: ``bench --engine spark``: the whole build on DuckDB and on the Spark route.
+- ``sql_timing``: compiled dbt SQL models timed on a built warehouse, old against new.
 """
 
 __all__ = [
+    "agreement_marts",
     "compare_builds",
     "coverage_study",
     "glm",
     "glm_sbc",
     "hostile",
+    "incremental",
     "pairwise",
+    "profile",
     "runs",
+    "spark",
+    "sql_timing",
     "steps",
 ]

@@ -164,7 +164,9 @@ def fit_gam(
     empty = pd.DataFrame(columns=ESTIMATE_COLUMNS)
 
     def skipped(note: str, p: int = 0) -> FitOutput:
-        return FitOutput(empty, fit | {"n_params": p, "notes": note})
+        """No fit run: model_type none (bias_fits' yml), n_params the design's size
+        when it was sized (``p``), else 0."""
+        return FitOutput(empty, fit | {"model_type": "none", "n_params": p, "notes": note})
 
     if n == 0:  # no fit possible: model_type none, as bias_fits' yml defines it
         return FitOutput(empty, fit | {"model_type": "none", "notes": NO_ROWS})

@@ -165,7 +165,7 @@ def fit_ordinal(
     if skipped:
         n_params = n_terms + len(levels) - 1
         return FitOutput(
-            empty, fit | {"model_type": model_type, "n_params": n_params, "notes": skipped}
+            empty, fit | {"model_type": "none", "n_params": n_params, "notes": skipped}
         )
     y, X, terms, notes = ordinal_design(df)
     from statsmodels.genmod import families

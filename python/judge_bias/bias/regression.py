@@ -282,18 +282,22 @@ def fit_bias_regression(
         raise ValueError("cluster standard errors need prompt-grain statistics (prompt_id)")
     if se_type == "cluster" and stats["prompt_id"].nunique() < 2:
         notes.append("no estimates: cluster standard errors need at least two prompts")
-        return FitOutput(empty, fit | {"notes": "; ".join(notes)})
+        return FitOutput(empty, fit | {"model_type": "none", "notes": "; ".join(notes)})
     n_cells, p = design_size(stats, spec.dimension_effects, spec.length)
     if n - p < MIN_RESIDUAL_DF:
         notes.append(
             f"no estimates: slice too small ({n} rows for {p} parameters; "
             f"at least {MIN_RESIDUAL_DF} more rows than parameters needed)"
         )
-        return FitOutput(empty, fit | {"n_params": p, "notes": "; ".join(notes)})
+        return FitOutput(
+            empty, fit | {"model_type": "none", "n_params": p, "notes": "; ".join(notes)}
+        )
     skipped = budget.ols(len(stats), p, se_bytes(stats, se_type, n_cells, p))
-    if skipped:
+    if skipped:  # no fit run: model_type none; n_params says what it would have had
         notes.append(skipped)
-        return FitOutput(empty, fit | {"n_params": p, "notes": "; ".join(notes)})
+        return FitOutput(
+            empty, fit | {"model_type": "none", "n_params": p, "notes": "; ".join(notes)}
+        )
     design = cell_design(stats, spec.dimension_effects, spec.length)
     res = fit_stats(stats, se_type, design=design)
     notes += res.notes

@@ -98,7 +98,10 @@ def comparisons_mart(
 
     def table(m: pd.DataFrame, c: pd.DataFrame) -> pd.DataFrame:
         out = differences(m, c, s.ci_level, s.ppi_lambda, s.power)
-        out["method"] = method_name(s.ppi_lambda)
+        # a pair with no estimate names no estimator, as a row the budget skipped
+        out["method"] = pd.Series(method_name(s.ppi_lambda), index=out.index).where(
+            out["difference"].notna()
+        )
         return out.reindex(columns=list(COMPARISON_COLUMNS)).astype(COMPARISON_COLUMNS)
 
     keys = ", ".join([*KEYS, "model as model_a", "model as model_b"])

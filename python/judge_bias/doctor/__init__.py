@@ -11,6 +11,7 @@ labels PPI and the bias regression need for a given precision.
 - ``formats``: the known formats, each recognised by a signature.
 - ``budget``: the label-budget formulas (human-only, PPI, regression term).
 - ``diagnose``: puts them together; ``render`` prints the report.
+- ``settings``: the doctor's defaults, their only home.
 """
 
 from judge_bias.doctor.diagnose import Diagnosis, diagnose, render

@@ -8,17 +8,24 @@
   ``judge_bias_inputs`` (tables, views, attached databases, globs) as the files are read.
 - ``summary``: the per-file read/accepted/rejected summary printed after a build.
 - ``writer``: the one CSV writer of contract files (importers and the simulator).
-- ``importers``: ``judge-bias import <format>`` for AlpacaEval, LLMBar, JUDGE-BENCH,
-  MT-Bench, Inspect logs, HiBayes, Play Favorites and self-recognition data.
+- ``gold``: human labels kept in a separate spreadsheet, joined by id after an import
+  (``judge-bias import ... --gold``).
+- ``loads``: incremental inputs: each build's data folder one load appended to the
+  warehouse (docs/incremental.md).
+- ``spark_loading``: the Spark route's loaders of the input files (docs/spark.md).
+- ``importers``: ``judge-bias import <format>`` for the public evaluation-log formats.
 """
 
 __all__ = [
     "contract",
     "csv_records",
     "encoding",
+    "gold",
     "importers",
     "loading",
+    "loads",
     "relations",
+    "spark_loading",
     "summary",
     "writer",
 ]

@@ -193,6 +193,9 @@ def score_table(
     scores["ci_level"] = ci_level
     no_units = scores["n_units"].isna()
     scores.loc[no_units, "notes"] = "no unit with a judge score and a known label status"
+    # nothing estimated (no unit, or fewer than 2 human labels in a stratum): no
+    # estimator named, as model_comparisons and a row skipped by the memory budget
+    scores.loc[scores["estimate"].isna(), ["method", "variance_method"]] = None
     scores["notes"] = scores["notes"].replace("", None)
     for c in ("n_labelled", "n_unlabelled", "n_units", "n_strata"):
         scores[c] = scores[c].fillna(0)

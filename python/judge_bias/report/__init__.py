@@ -1,18 +1,26 @@
 """The report of a built warehouse: one self-contained HTML file of figures and tables.
 
 `html_report` reads the marts (read-only) and draws, with matplotlib (Agg), every
-section registered with ``@panel(order)`` (base.py): bias.py (forest plots, per
-dimension, heatmap, robustness), leaderboard.py, agreement.py, pairwise.py (pairwise and
-perturbation), pairwise_human.py (against human verdicts), scorecard.py (the judge
-scorecard and the cross-family panel), ppi.py (human-scale scores by stratified PPI),
-comparisons.py (paired model differences and the label budget),
-glm.py (the autograder GLMs: effect forests, model comparison, agreement) and drift.py
-(judge drift, rerun stability, pass/fail agreement);
-summary.py writes what is significant, the overview and the provenance; render.py
-assembles HTML or Markdown.
+section registered with ``@panel(order)`` (``base``), in the modules below.
 Every figure is embedded as a base64 PNG; a panel whose table is missing or empty is
 replaced by a line saying why (``Warehouse.missing``). `text_report` is the plain
 Markdown summary (`judge-bias report --out FILE.md`).
+
+- ``base``: the Panel and Warehouse types, the panel registry, table formatting and the
+  matplotlib helpers.
+- ``glance``: the first screen ("At a glance").
+- ``bias``: forest plots, per dimension, heatmap, robustness.
+- ``leaderboard``: the debiased leaderboard.
+- ``agreement``: annotators, judge vs human, self vs peer, counterfactual.
+- ``pairwise``: pairwise judgments and perturbations.
+- ``pairwise_human``: pairwise bias against human verdicts.
+- ``scorecard``: the judge scorecard and the cross-family panel.
+- ``ppi``: human-scale scores by stratified PPI.
+- ``comparisons``: paired model differences and the label budget.
+- ``glm``: the autograder GLMs (effect forests, model comparison, agreement).
+- ``drift``: judge drift, rerun stability, pass/fail agreement.
+- ``summary``: what is significant, the overview and the provenance.
+- ``render``: runs the registered panels and writes HTML or Markdown.
 
 A new section is one function in one of these modules (or a new module imported
 below) decorated with ``@panel(order)``.

@@ -12,12 +12,16 @@ scale, so estimates on the discrete scale are attenuated versions of the
 planted values: signs and significance come back, magnitudes only roughly.
 Every planted parameter is written to ``truth.csv`` beside the data.
 
-The package: ``planted`` holds every planted value, ``ratings.simulate`` writes the
-input files (``draws`` has the shared random helpers, ``pairwise`` and
-``perturbation`` the two optional files), ``truth`` writes truth.csv and
-``label_share`` hides human labels (``--label-share``) for the PPI checks; ``glm``
-draws data from the autograder GLMs themselves (planted ``GLM_*`` values) for
-their coverage study.
+- ``planted``: every planted value (the truth the tests and truth.csv compare with).
+- ``ratings``: the entry point (``ratings.simulate``): writes the input files.
+- ``draws``: the random helpers the generators share.
+- ``pairwise``: the optional pairwise judgments and their planted values.
+- ``perturbation``: the optional perturbation judgments and their planted values.
+- ``versions``: optional judge reruns and a drifted judge version.
+- ``truth``: writes truth.csv.
+- ``label_share``: hides human labels (``--label-share``) for the PPI checks.
+- ``glm``: data drawn from the autograder GLMs themselves (planted ``GLM_*`` values)
+  for their coverage study.
 """
 
 from judge_bias.simulate.planted import (

@@ -25,7 +25,8 @@
   summary and the report.
 - ``provenance``: the build and validation records and the warehouse status.
 - ``snapshot``: the BI snapshot (warehouse/bi.duckdb) published only after validation.
-- ``locks``: the DuckDB file lock, named when another process holds it.
+- ``locks``: the DuckDB file lock, named when another process holds it; a write-ahead
+  log DuckDB cannot replay onto the file, set aside by the build.
 """
 
 __all__ = [

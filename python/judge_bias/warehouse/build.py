@@ -37,7 +37,7 @@ from judge_bias.warehouse.dbt_child import (
 from judge_bias.warehouse.dbt_vars import VarsError, dbt_args, input_relations, split_data_dir
 from judge_bias.warehouse.glm_fit_status import glm_fit_summary_of
 from judge_bias.warehouse.incremental import drop_load_temps, guard_load, incremental_vars
-from judge_bias.warehouse.locks import lock_message, stale_wal
+from judge_bias.warehouse.locks import lock_message, set_aside_stale_wal, stale_wal
 from judge_bias.warehouse.provenance import (
     FAILED,
     OK,
@@ -325,15 +325,6 @@ def spark_stage(data_dir: Path, db_path: Path, quiet: bool = False) -> list[str]
     return built
 
 
-def _set_aside_stale_wal(log: Path) -> Path:
-    """``log`` renamed to ``<log>.stale-<UTC time>``: kept, never deleted."""
-    aside = log.with_name(f"{log.name}.stale-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
-    if aside.exists():
-        aside = aside.with_name(f"{aside.name}-{os.getpid()}")
-    os.replace(log, aside)
-    return aside
-
-
 def _check_not_locked(db: Path) -> None:
     """Fail at once, in one line, when another process holds the warehouse. A
     write-ahead log that DuckDB refuses to replay (another database's, or this file's
@@ -353,7 +344,7 @@ def _check_not_locked(db: Path) -> None:
         if found is None:
             raise
         log, why = found
-        aside = _set_aside_stale_wal(log)
+        aside = set_aside_stale_wal(log)
         print(
             f"note: {log.name} cannot be replayed onto {db.name} (DuckDB: {why}; a "
             "log left by a killed build of older judge-bias code): moved aside to "

@@ -1,9 +1,13 @@
 """A DuckDB file held by another process, told in one line: the file, the
-holder (DuckDB's lock error names its program and PID) and what to do."""
+holder (DuckDB's lock error names its program and PID) and what to do; and a
+write-ahead log DuckDB refuses to replay onto the file, found, set aside (the
+build) or named (the readers)."""
 
 from __future__ import annotations
 
+import os
 import re
+import time
 from pathlib import Path
 
 LOCK_ERROR = re.compile(
@@ -61,6 +65,16 @@ def stale_wal(error: str, db: Path) -> tuple[Path, str] | None:
     if log.resolve() not in ours:
         raise ValueError(f"DuckDB cannot replay {log} onto {db}, which is not its log")
     return log, m["why"][0].lower() + m["why"][1:]
+
+
+def set_aside_stale_wal(log: Path) -> Path:
+    """``log`` (a log ``stale_wal`` found) renamed to ``<log>.stale-<UTC time>``: kept,
+    never deleted; ``-<pid>`` added when a log was set aside in the same second."""
+    aside = log.with_name(f"{log.name}.stale-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
+    if aside.exists():
+        aside = aside.with_name(f"{aside.name}-{os.getpid()}")
+    os.replace(log, aside)
+    return aside
 
 
 def stale_wal_message(error: str, db: Path) -> str | None:

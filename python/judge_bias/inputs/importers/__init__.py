@@ -6,6 +6,25 @@ importer's own names; the importers of tools that record the model under test in
 tag also take ``model_tag``, mapping takes ``config``, langfuse ``judges``); its module
 docstring documents the mapping (the first line is what ``judge-bias import --list``
 prints).
+
+- ``alpaca_eval``: AlpacaEval annotations (``annotations.json``).
+- ``deepeval_runs``: DeepEval test runs (``.deepeval/.latest_test_run.json``).
+- ``hibayes``: HiBayes long CSVs (ratings or pairwise layouts).
+- ``inspect_logs``: Inspect AI evaluation logs (.eval or .json).
+- ``judge_bench``: JUDGE-BENCH ``data/<dataset>/*.json``.
+- ``langfuse``: Langfuse scores with their traces (API pages, UI exports).
+- ``llmbar``: LLMBar ``dataset.json`` and judge results.
+- ``mapping``: in-house CSV, JSON lines, JSON or Parquet files mapped by a YAML config.
+- ``mapping_config``: the mapping importer's YAML config, read and checked.
+- ``mlflow_sources``: where MLflow traces are read from (exports, a sqlite store, a URI).
+- ``mlflow_traces``: MLflow 3 trace assessments.
+- ``mt_bench``: MT-Bench judgments (FastChat llm_judge ``model_judgment/*.jsonl``).
+- ``play_favorites``: Play Favorites per-dimension CSVs.
+- ``promptfoo``: promptfoo eval results and exports.
+- ``self_recognition``: self-recognition ``results/<dataset>/<judge>_results.json``.
+- ``_records``: generic records (CSV, JSON lines, JSON, Parquet) and dotted paths into them.
+- ``_write``: what the importers share: the models file and reading JSON records.
+- ``_extras``: the optional dependencies (pyproject's extras) an importer requires.
 """
 
 import sys

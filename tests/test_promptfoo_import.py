@@ -145,6 +145,89 @@ def test_jsonl_imports_as_the_json_does(tmp_path: Path, rated_jsonl: Path) -> No
     assert csv_records(tmp_path / "results.jsonl" / "human_annotations.csv") == 0
 
 
+def as_version_2(data: dict) -> dict:
+    """A results file as promptfoo wrote it before results version 3 (0.43.1's and
+    0.80.3's src/types: EvaluateResult has provider, prompt, vars, response,
+    success, score, gradingResult, namedScores, and no testIdx, promptIdx, testCase
+    nor promptId; EvaluateSummary is {version, timestamp, results, table, stats})."""
+    v3_only = {"id", "testIdx", "promptIdx", "testCase", "promptId", "description", "metadata"}
+    rows = [{k: v for k, v in r.items() if k not in v3_only} for r in data["results"]["results"]]
+    summary = {"version": 2, "timestamp": data["results"]["timestamp"], "results": rows,
+               "table": {"head": {"prompts": [], "vars": []}, "body": []},
+               "stats": data["results"]["stats"]}  # fmt: skip
+    return {"results": summary, "config": data["config"], "shareableUrl": None}
+
+
+def test_a_version_2_results_file_imports_as_version_3_does(tmp_path: Path) -> None:
+    """promptfoo before results version 3 records no testIdx: a test is its vars.
+    The judge of defaultTest comes from the config (no testCase on the row). Every
+    rating, keyed by the test's prompt text, is the version 3 file's."""
+    data = json.loads(RATED.read_text(encoding="utf-8"))
+    v2 = tmp_path / "results_v2.json"
+    v2.write_text(json.dumps(as_version_2(data)), encoding="utf-8")
+    got = {}
+    for path in (RATED, v2):
+        out = tmp_path / path.stem
+        assert main(["import", "promptfoo", str(path), "--out", str(out)]) == 0
+        with (out / "prompts.csv").open(newline="", encoding="utf-8") as fh:
+            texts = {r["prompt_id"]: r["prompt_text"] for r in csv.DictReader(fh)}
+        with (out / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
+            got[path.name] = sorted(
+                (texts[r["prompt_id"]], r["judge"], r["model"], r["dimension"], r["label"])
+                for r in csv.DictReader(fh)
+            )
+        assert len(texts) == 10  # ten tests, by their vars
+    raw = sorted(
+        (r["prompt"]["raw"], c["assertion"].get("provider", {}).get("label", "local-alpha"),
+         r["provider"]["label"], c["assertion"].get("metric", c["assertion"]["type"]),
+         str(c["score"]))
+        for r in raw_rows() for c in r["gradingResult"]["componentResults"]
+        if c["assertion"]["type"] in GRADED
+    )  # fmt: skip
+    assert got["results_v2.json"] == got["rated.json"] == raw
+
+
+def test_yaml_output_imports_as_the_json_does(tmp_path: Path) -> None:
+    """-o results.yaml (and .yml, .txt) is the JSON file's document in YAML
+    (promptfoo's writeOutput: js-yaml dump of {evalId, results, config, ...})."""
+    import yaml
+
+    data = json.loads(RATED.read_text(encoding="utf-8"))
+    files = {}
+    for name in ("rated.json", "rated.yaml", "rated.txt"):
+        path = RATED if name == "rated.json" else tmp_path / name
+        if path != RATED:
+            path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+        assert main(["import", "promptfoo", str(path), "--out", str(tmp_path / name[6:])]) == 0
+        files[name] = contract_files(tmp_path / name[6:])
+    assert files["rated.yaml"] == files["rated.txt"] == files["rated.json"]
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        # promptfoo's CSV table: the vars, then one column per prompt (writeOutput)
+        ("results.csv", b'question,"[local-alpha] Answer briefly: {{question}}"\r\n'
+                        b'"What is 2+2?","[PASS] (1.00) 4"\r\n'),
+        ("results.html", b"<html><table><tr><td>[PASS] 4</td></tr></table></html>"),
+        ("results.yaml", b"results: [unclosed\n"),
+        ("results.json", b'{"evalId": "x", "results": {"version": 4}}'),
+    ],
+)  # fmt: skip
+def test_a_table_or_unreadable_output_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, content: bytes
+) -> None:
+    path = tmp_path / name
+    path.write_bytes(content)
+    assert main(["import", "promptfoo", str(path), "--out", str(tmp_path / "out")]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert str(path) in line and "Traceback" not in line
+    if name.endswith((".csv", ".html")):
+        assert "-o results.json" in line and "not the grader" in line
+    if name.endswith(".json"):
+        assert "results version 4" in line
+
+
 def _row(test: int, provider: str, comps: list[dict], manual: float | None = None) -> dict:
     grading = {"pass": True, "score": 1, "reason": "ok", "componentResults": comps}
     if manual is not None:

@@ -1,12 +1,17 @@
-"""promptfoo eval results: eval -o results.json or .jsonl, and export eval files.
+"""promptfoo eval results: eval -o results.json, .jsonl or .yaml, and export eval files.
 
 Record schema: promptfoo 0.121.20 (``src/types/index.ts``: ``EvaluateResult``,
 ``GradingResult``, ``componentResults``; the JSON file is ``{evalId, results:
 {version, prompts, results: [EvaluateResult], stats}, config, ...}``, the JSONL
-file one ``EvaluateResult`` a line). Each result row is one test case
-(``testIdx``, ``vars``) answered by one provider under test (``provider.label``
-or ``provider.id``) and graded by the assertions in
-``gradingResult.componentResults``.
+file one ``EvaluateResult`` a line; ``-o .yaml``, ``.yml`` and ``.txt`` the JSON
+document in YAML). Results version 2 (promptfoo before 0.9x: 0.43.1 and 0.80.3
+checked) has rows with no ``testIdx``, ``promptIdx`` nor ``testCase``: a test
+is its ``vars`` (numbered in the order they first appear). The CSV, HTML and
+XML tables keep no grader nor per-assertion score: refused in one line.
+
+Each result row is one test case (``testIdx``, ``vars``) answered by one
+provider under test (``provider.label`` or ``provider.id``) and graded by the
+assertions in ``gradingResult.componentResults``.
 
 - **judge_ratings**: one row per result row and model-graded component:
   ``llm-rubric``, ``model-graded-*``, ``g-eval`` and the other types promptfoo
@@ -48,6 +53,7 @@ or ``provider.id``) and graded by the assertions in
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 from collections import Counter
@@ -63,7 +69,9 @@ from judge_bias.inputs.importers._write import (
 )
 from judge_bias.inputs.writer import csv_text, write_contract_file
 
-WHAT = "promptfoo results (eval -o results.json or .jsonl)"
+WHAT = "promptfoo results (eval -o results.json, .jsonl or .yaml)"
+YAML_SUFFIXES = (".yaml", ".yml", ".txt")  # promptfoo writes YAML for all three
+TABLE_SUFFIXES = {".csv": "CSV", ".html": "HTML", ".htm": "HTML", ".xml": "XML"}
 MODEL_GRADED = frozenset(
     {
         "agent-rubric", "answer-relevance", "context-faithfulness", "context-recall",
@@ -112,23 +120,60 @@ def components(grading: dict) -> Iterator[dict]:
 
 
 def _is_result(row: object) -> bool:
-    return isinstance(row, dict) and "testIdx" in row and "provider" in row
+    """An EvaluateResult: a provider and its test's index (results version 3), or
+    its test's vars (version 2, which records no testIdx)."""
+    return isinstance(row, dict) and "provider" in row and ("testIdx" in row or "vars" in row)
+
+
+def _number_tests(rows: list[dict]) -> None:
+    """Give version-2 rows (no testIdx) the index of their test: rows with the same
+    vars are one test, numbered in the order they first appear."""
+    tests: dict[str, int] = {}
+    for row in rows:
+        if "testIdx" not in row:
+            key = json.dumps(row.get("vars"), sort_keys=True, default=str)
+            row["testIdx"] = tests.setdefault(key, len(tests))
+
+
+def _parse(text: str, path: Path) -> object:
+    """The results document: JSON, or the YAML promptfoo writes for -o .yaml/.yml/.txt."""
+    if path.suffix.lower() not in YAML_SUFFIXES:
+        return parse_json(text, path, WHAT)
+    import yaml  # type: ignore[import-untyped,unused-ignore]  # pyyaml comes with dbt-core
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        raise InputError(f"{path}: not {WHAT}: not YAML ({str(where).strip() or exc})") from exc
 
 
 def read_results(path: Path) -> tuple[list[dict], dict, str]:
     """A results file's rows, its config (empty for JSONL) and its source name
     (the evalId, else the file stem); a one-line error for anything else."""
+    suffix = path.suffix.lower()
+    if suffix in TABLE_SUFFIXES:
+        raise InputError(
+            f"{path}: promptfoo's {TABLE_SUFFIXES[suffix]} table (-o results{suffix}) keeps "
+            "each output's pass/fail and total score, not the grader nor each assertion's "
+            "score: give -o results.json (or promptfoo export eval <evalId> -o results.json)"
+        )
     text = read_text(path, WHAT)
     config: dict = {}
     source = path.stem
-    if path.suffix == ".jsonl":
+    if suffix == ".jsonl":
         rows: object = [parse_json(line, path, WHAT) for line in text.splitlines() if line.strip()]
     else:
-        data = parse_json(text, path, WHAT)
+        data = _parse(text, path)
         results = data.get("results") if isinstance(data, dict) else None
         rows = results.get("results") if isinstance(results, dict) else None
         if not isinstance(data, dict) or not isinstance(rows, list):
-            raise InputError(f"{path}: not {WHAT}: no results.results list")
+            version = results.get("version") if isinstance(results, dict) else None
+            seen = f" (results version {version})" if version is not None else ""
+            raise InputError(
+                f"{path}: not {WHAT}: no results.results list{seen}; promptfoo writes it "
+                "in versions 2 and 3 of its results (eval -o, export eval)"
+            )
         config = data["config"] if isinstance(data.get("config"), dict) else {}
         source = str(data.get("evalId") or path.stem)
     if isinstance(rows, list) and not rows:
@@ -136,7 +181,8 @@ def read_results(path: Path) -> tuple[list[dict], dict, str]:
         # empty JSONL file, or results.results = []
         raise InputError(f"{path}: no results in it (an eval of no test case?): nothing to import")
     if not isinstance(rows, list) or not all(_is_result(r) for r in rows):
-        raise InputError(f"{path}: not {WHAT}: a row without testIdx and provider")
+        raise InputError(f"{path}: not {WHAT}: a row without provider and testIdx (or vars)")
+    _number_tests(rows)
     return rows, config, source
 
 

@@ -187,6 +187,37 @@ def test_a_version_2_results_file_imports_as_version_3_does(tmp_path: Path) -> N
     assert got["results_v2.json"] == got["rated.json"] == raw
 
 
+def test_promptfoo_0_80_output_reconciles_with_a_plain_parse(tmp_path: Path) -> None:
+    """promptfoo 0.80.3's own -o results.yaml (results version 2) of the fixture
+    config: every model-graded component, by its test's prompt, judge, model and
+    metric, read with yaml alone; its -o results.csv is refused in one line."""
+    import yaml
+
+    path = FIXTURES / "results_0.80.3.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert data["results"]["version"] == 2
+    raw = sorted(
+        (r["prompt"]["raw"], c["assertion"].get("provider", {}).get("label", "local-alpha"),
+         r["provider"]["label"], c["assertion"].get("metric", c["assertion"]["type"]),
+         float(c["score"]))
+        for r in data["results"]["results"] for c in r["gradingResult"]["componentResults"]
+        if c["assertion"]["type"] in GRADED
+    )  # fmt: skip
+    assert len(raw) == 40
+    out = tmp_path / "out"
+    assert main(["import", "promptfoo", str(path), "--out", str(out)]) == 0
+    with (out / "prompts.csv").open(newline="", encoding="utf-8") as fh:
+        texts = {r["prompt_id"]: r["prompt_text"] for r in csv.DictReader(fh)}
+    with (out / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
+        got = sorted(
+            (texts[r["prompt_id"]], r["judge"], r["model"], r["dimension"], float(r["label"]))
+            for r in csv.DictReader(fh)
+        )
+    assert got == raw and len(texts) == 10
+    table = FIXTURES / "results_0.80.3.csv"
+    assert main(["import", "promptfoo", str(table), "--out", str(tmp_path / "csv")]) == 2
+
+
 def test_yaml_output_imports_as_the_json_does(tmp_path: Path) -> None:
     """-o results.yaml (and .yml, .txt) is the JSON file's document in YAML
     (promptfoo's writeOutput: js-yaml dump of {evalId, results, config, ...})."""

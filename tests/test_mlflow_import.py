@@ -224,3 +224,17 @@ def test_a_judge_named_by_model_uri_is_the_traced_model(tmp_path: Path) -> None:
     }
     assert models["openai:/gpt-4o"] == models["gpt-4o"] == ("gpt-4o", "GPT")
     assert models["openai:/claude-3-5-sonnet"] == ("claude-3-5-sonnet", "Claude")
+
+
+def test_an_mlflow2_eval_table_points_to_its_mapping_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """MLflow 2's eval_results_table.json holds no traces: one line naming the
+    ready mapping config that reads it (tests/test_mapping_import.py)."""
+    from tests.mapping_fixtures import mlflow2_eval_table
+
+    path = tmp_path / "eval_results_table.json"
+    mlflow2_eval_table(path)
+    assert main(["import", "mlflow", str(path), "--out", str(tmp_path / "o")]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert str(path) in line and "docs/mapping/mlflow2_eval_table.yml" in line

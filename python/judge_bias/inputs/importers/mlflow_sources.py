@@ -188,10 +188,27 @@ def _records(path: Path) -> list[dict]:
             data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}: not {what}: not JSON ({exc})") from exc
+    if _is_eval_table(data):
+        raise InputError(
+            f"{path}: an MLflow 2 mlflow.evaluate() results table (eval_results_table.json, "
+            "<metric>/v1/score columns), not traces: import it with judge-bias import "
+            "mapping --config docs/mapping/mlflow2_eval_table.yml"
+        )
     data = [data] if isinstance(data, dict) else data
     if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
         raise InputError(f"{path}: not {what}: expected a JSON list of trace records")
     return data
+
+
+def _is_eval_table(data: object) -> bool:
+    """MLflow 2's eval_results_table.json: mlflow.log_table's split layout
+    (``{columns, data}``) with ``<metric>/<version>/score`` columns."""
+    columns = data.get("columns") if isinstance(data, dict) else None
+    return (
+        isinstance(columns, list)
+        and "data" in data  # type: ignore[operator]
+        and any(str(c).endswith("/score") for c in columns)
+    )
 
 
 def read_export(path: Path) -> list[Trace]:

@@ -238,3 +238,47 @@ def test_an_mlflow2_eval_table_points_to_its_mapping_config(
     assert main(["import", "mlflow", str(path), "--out", str(tmp_path / "o")]) == 2
     [line] = capsys.readouterr().err.strip().splitlines()
     assert str(path) in line and "docs/mapping/mlflow2_eval_table.yml" in line
+
+
+def _mlflow2_record(i: int, assessments: list[dict] | None) -> dict:
+    """A search_traces() row of MLflow 2.17.2 (mlflow/entities/trace.py,
+    to_pandas_dataframe_row: request_id, timestamp_ms, status, execution_time_ms,
+    request, response, request_metadata, spans, tags; no assessments column before
+    2.21), written by to_json(orient="records")."""
+    record = {
+        "request_id": f"tr-{i}", "timestamp_ms": 1_700_000_000_000 + i, "status": "OK",
+        "execution_time_ms": 12, "request": json.dumps({"q": f"q{i}"}),
+        "response": json.dumps(f"a{i}"),
+        "request_metadata": {"mlflow.traceInputs": json.dumps({"q": f"q{i}"}),
+                             "app_model": "gpt-4o-mini"},
+        "spans": [], "tags": {"mlflow.traceName": "predict"},
+    }  # fmt: skip
+    if assessments is not None:
+        record["assessments"] = assessments
+    return record
+
+
+def test_mlflow2_traces_without_feedback_are_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """MLflow before 2.21 keeps no assessments: main wrote 0 ratings and said nothing."""
+    path = tmp_path / "traces.json"
+    path.write_text(json.dumps([_mlflow2_record(i, None) for i in range(3)]), encoding="utf-8")
+    assert main(["import", "mlflow", str(path), "--out", str(tmp_path / "o")]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert str(path) in line and "3 trace(s) with no assessment" in line
+
+
+def test_mlflow2_request_metadata_names_the_model(tmp_path: Path) -> None:
+    """MLflow 2.x calls the trace metadata request_metadata: --model-tag reads it."""
+    feedback = {"name": "relevance", "source": {"source_type": "AI_JUDGE",
+                "source_id": "openai:/gpt-4o"}, "feedback": {"value": 4}}  # fmt: skip
+    records = [_mlflow2_record(i, [feedback]) for i in range(3)]
+    path = tmp_path / "traces.json"
+    path.write_text(json.dumps(records), encoding="utf-8")
+    out = tmp_path / "o"
+    assert main(["import", "mlflow", str(path), "--out", str(out), "--model-tag", "app_model"]) == 0
+    with (out / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    want = {(r["request_id"], r["request_metadata"]["app_model"]) for r in records}
+    assert {(r["run_id"], r["model"]) for r in rows} == want

@@ -128,7 +128,7 @@ def _json_document(path: Path, records: str) -> Iterator[dict]:
         data = get_path(data, records)
         if data is MISSING:
             raise InputError(f"{path}: no {records!r} in the JSON document")
-    data = _split_rows(data, path)
+    data = split_rows(data, path)
     if isinstance(data, dict):
         data = [data]
     if not isinstance(data, list):
@@ -139,7 +139,7 @@ def _json_document(path: Path, records: str) -> Iterator[dict]:
         yield value
 
 
-def _split_rows(data: object, path: Path) -> object:
+def split_rows(data: object, path: Path) -> object:
     """A table in pandas' split layout (``to_json(orient="split")``: ``{columns,
     data[, index]}``, as mlflow.log_table writes it) as its list of row records;
     anything else as given."""

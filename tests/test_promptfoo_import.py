@@ -218,6 +218,50 @@ def test_promptfoo_0_80_output_reconciles_with_a_plain_parse(tmp_path: Path) -> 
     assert main(["import", "promptfoo", str(table), "--out", str(tmp_path / "csv")]) == 2
 
 
+PERTEST = FIXTURES / "pertest_0.80.3.json"  # promptfoo 0.80.3 on pertest_config.yaml
+
+
+def _judges(out: Path) -> list[tuple[str, str]]:
+    with (out / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
+        return sorted((r["prompt_id"], r["judge"]) for r in csv.DictReader(fh))
+
+
+def test_a_version_2_test_keeps_its_own_grader(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """promptfoo 0.80.3's own results (version 2: no testCase) of a config where one
+    test sets options.provider: that test's rating is its grader's, read from the
+    config YAML (not from the results file's config) by the test's key var. Tests
+    in a file:// reference, or two tests of identical vars and different graders,
+    are counted on one line naming the grader assumed (defaultTest's)."""
+    import yaml
+
+    config = yaml.safe_load((FIXTURES / "pertest_config.yaml").read_text(encoding="utf-8"))
+    default = config["defaultTest"]["options"]["provider"]["label"]
+    grader = {
+        t["vars"]["key"]: t.get("options", {}).get("provider", {}).get("label", default)
+        for t in config["tests"]
+    }
+    data = json.loads(PERTEST.read_text(encoding="utf-8"))
+    rows = data["results"]["results"]
+    expected = sorted((f"test{i}", grader[r["vars"]["key"]]) for i, r in enumerate(rows))
+    assert len(set(grader.values())) == 2 and data["results"]["version"] == 2
+    assert main(["import", "promptfoo", str(PERTEST), "--out", str(tmp_path / "o")]) == 0
+    assert _judges(tmp_path / "o") == expected
+    assert "assumed" not in capsys.readouterr().err
+    for name, tests in (
+        ("file.json", "file://tests.yaml"),
+        ("twice.json", [*data["config"]["tests"], {"vars": rows[1]["vars"]}]),
+    ):
+        path = tmp_path / name
+        path.write_text(json.dumps({**data, "config": {**data["config"], "tests": tests}}))
+        assert main(["import", "promptfoo", str(path), "--out", str(tmp_path / path.stem)]) == 0
+        assert _judges(tmp_path / path.stem) == [("test0", default), ("test1", default)]
+        [line] = [x for x in capsys.readouterr().err.splitlines() if "assumed" in x]
+        assert f"grader {default}" in line and name in line
+        assert ("2 result(s)" if name == "file.json" else "1 result(s) match tests") in line
+
+
 def test_yaml_output_imports_as_the_json_does(tmp_path: Path) -> None:
     """-o results.yaml (and .yml, .txt) is the JSON file's document in YAML
     (promptfoo's writeOutput: js-yaml dump of {evalId, results, config, ...})."""

@@ -6,7 +6,10 @@ Record schema: promptfoo 0.121.20 (``src/types/index.ts``: ``EvaluateResult``,
 file one ``EvaluateResult`` a line; ``-o .yaml``, ``.yml`` and ``.txt`` the JSON
 document in YAML). Results version 2 (promptfoo before 0.9x: 0.43.1 and 0.80.3
 checked) has rows with no ``testIdx``, ``promptIdx`` nor ``testCase``: a test
-is its ``vars`` (numbered in the order they first appear). The CSV, HTML and
+is its ``vars`` (numbered in the order they first appear), and its own options
+(grader) are the config test's whose vars the row has (counted on stderr, with
+the grader assumed, when the tests are a ``file://`` reference or match
+ambiguously). The CSV, HTML and
 XML tables keep no grader nor per-assertion score: refused in one line.
 
 Each result row is one test case (``testIdx``, ``vars``) answered by one
@@ -135,6 +138,49 @@ def _number_tests(rows: list[dict]) -> None:
             row["testIdx"] = tests.setdefault(key, len(tests))
 
 
+def _matches(test_vars: object, row_vars: dict) -> bool:
+    """A config test's vars are a row's: each equal, or the row's value one of a
+    list (promptfoo runs a test once per value of a list var)."""
+    if not isinstance(test_vars, dict):
+        return False
+    return all(
+        k in row_vars and (row_vars[k] == v or (isinstance(v, list) and row_vars[k] in v))
+        for k, v in test_vars.items()
+    )
+
+
+def _test_options(rows: list[dict], config: dict, name: str) -> None:
+    """Version 2 rows carry no testCase, so no test's own grader (``options.provider``):
+    give each row the options of the config test whose vars it has. When the tests
+    are not inline (a ``file://`` reference), or a row's vars match tests of
+    different graders or none, say how many rows and the grader assumed
+    (defaultTest's)."""
+    v2 = [r for r in rows if "testCase" not in r]
+    tests = config.get("tests")
+    if not v2 or tests is None:
+        return
+    default = ((config.get("defaultTest") or {}).get("options") or {}).get("provider")
+    assumed = f"defaultTest's grader {provider_name(default) or DEFAULT_GRADER}"
+    if not isinstance(tests, list) or not all(isinstance(t, dict) for t in tests):
+        print(f"{name}: results version 2 keeps no test's own grader and the config's "
+              f"tests are not inline ({str(tests)[:60]}): {len(v2)} result(s) assumed "
+              f"{assumed} (options.provider of a test is not read)", file=sys.stderr)  # fmt: skip
+        return
+    ambiguous = unmatched = 0
+    for row in v2:
+        found = [t for t in tests if _matches(t.get("vars") or {}, row.get("vars") or {})]
+        graders = {provider_name((t.get("options") or {}).get("provider")) for t in found}
+        if len(graders) == 1:
+            row["testCase"] = {"options": found[0].get("options") or {}}
+        else:
+            ambiguous += len(graders) > 1
+            unmatched += not found
+    if ambiguous or unmatched:
+        print(f"{name}: results version 2 keeps no test's own grader: {ambiguous} "
+              f"result(s) match tests of different graders, {unmatched} no test of the "
+              f"config, by their vars: assumed {assumed}", file=sys.stderr)  # fmt: skip
+
+
 def _parse(text: str, path: Path) -> object:
     """The results document: JSON, or the YAML promptfoo writes for -o .yaml/.yml/.txt."""
     if path.suffix.lower() not in YAML_SUFFIXES:
@@ -183,6 +229,7 @@ def read_results(path: Path) -> tuple[list[dict], dict, str]:
     if not isinstance(rows, list) or not all(_is_result(r) for r in rows):
         raise InputError(f"{path}: not {WHAT}: a row without provider and testIdx (or vars)")
     _number_tests(rows)
+    _test_options(rows, config, path.name)
     return rows, config, source
 
 

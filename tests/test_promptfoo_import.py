@@ -262,6 +262,32 @@ def test_a_version_2_test_keeps_its_own_grader(
         assert ("2 result(s)" if name == "file.json" else "1 result(s) match tests") in line
 
 
+def test_version_2_repeats_are_tests_of_their_own(tmp_path_factory) -> None:
+    """promptfoo 0.80.3's own run of two tests with --repeat 2 and two providers
+    (repeat_0.80.3.json, cut to the first two tests of /tmp's 10): version 3's
+    evaluator numbers each repeat of a test as a test of its own (testIdx per
+    test, then repeat), so row i of the file (2 providers per test run) is
+    test i // 2. Every rating is read and accepted: no repeat merged away as a
+    duplicate key."""
+    path = FIXTURES / "repeat_0.80.3.json"
+    rows = json.loads(path.read_text(encoding="utf-8"))["results"]["results"]
+    expected = sorted(
+        (f"test{i // 2}", r["provider"]["label"], c["assertion"].get("metric", c["assertion"]["type"]),
+         float(c["score"]))
+        for i, r in enumerate(rows) for c in r["gradingResult"]["componentResults"]
+        if c["assertion"]["type"] in GRADED
+    )  # fmt: skip
+    assert len(rows) == 8 and len({json.dumps(r["vars"]) for r in rows}) == 2
+    out, result = import_and_build("promptfoo", [path], tmp_path_factory)
+    with (out / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
+        got = sorted(
+            (r["prompt_id"], r["model"], r["dimension"], float(r["label"]))
+            for r in csv.DictReader(fh)
+        )
+    assert got == expected and len(got) == 16
+    assert assert_reconciled(out, result)["judge_ratings"] == (16, 0)
+
+
 def test_yaml_output_imports_as_the_json_does(tmp_path: Path) -> None:
     """-o results.yaml (and .yml, .txt) is the JSON file's document in YAML
     (promptfoo's writeOutput: js-yaml dump of {evalId, results, config, ...})."""

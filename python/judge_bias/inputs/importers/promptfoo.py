@@ -6,10 +6,11 @@ Record schema: promptfoo 0.121.20 (``src/types/index.ts``: ``EvaluateResult``,
 file one ``EvaluateResult`` a line; ``-o .yaml``, ``.yml`` and ``.txt`` the JSON
 document in YAML). Results version 2 (promptfoo before 0.9x: 0.43.1 and 0.80.3
 checked) has rows with no ``testIdx``, ``promptIdx`` nor ``testCase``: a test
-is its ``vars`` (numbered in the order they first appear), and its own options
-(grader) are the config test's whose vars the row has (counted on stderr, with
-the grader assumed, when the tests are a ``file://`` reference or match
-ambiguously). The CSV, HTML and
+is its ``vars`` (the n-th row of the same vars, provider and prompt the n-th
+test: ``--repeat`` and tests of identical vars; numbered in the order they
+first appear), and its own options (grader) are the config test's whose vars
+the row has (counted on stderr, with the grader assumed, when the tests are a
+``file://`` reference or match ambiguously). The CSV, HTML and
 XML tables keep no grader nor per-assertion score: refused in one line.
 
 Each result row is one test case (``testIdx``, ``vars``) answered by one
@@ -128,14 +129,24 @@ def _is_result(row: object) -> bool:
     return isinstance(row, dict) and "provider" in row and ("testIdx" in row or "vars" in row)
 
 
+def _key(value: object) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
 def _number_tests(rows: list[dict]) -> None:
-    """Give version-2 rows (no testIdx) the index of their test: rows with the same
-    vars are one test, numbered in the order they first appear."""
-    tests: dict[str, int] = {}
+    """Give version-2 rows (no testIdx) the index of their test: a test is its vars,
+    and the n-th row of the same vars, provider and prompt is the n-th test of those
+    vars (``--repeat N``, or two tests of identical vars: version 3's evaluator gives
+    each repeat and each test its own testIdx), numbered in the order they first
+    appear."""
+    tests: dict[tuple[str, int], int] = {}
+    seen: Counter[tuple[str, str, str]] = Counter()
     for row in rows:
         if "testIdx" not in row:
-            key = json.dumps(row.get("vars"), sort_keys=True, default=str)
-            row["testIdx"] = tests.setdefault(key, len(tests))
+            vars_key = _key(row.get("vars"))
+            run = (vars_key, _key(row.get("provider")), _key(row.get("prompt")))
+            seen[run] += 1
+            row["testIdx"] = tests.setdefault((vars_key, seen[run]), len(tests))
 
 
 def _matches(test_vars: object, row_vars: dict) -> bool:

@@ -143,6 +143,19 @@ def test_other_versions_exports_are_named(tmp_path: Path) -> None:
     assert diagnose(tmp_path / "result.json").format.name == "deepeval"  # type: ignore[union-attr]
 
 
+def test_columns_and_data_records_are_no_split_table(tmp_path: Path) -> None:
+    """An API dump {columns: [schema], data: [objects]} is not pandas' split layout:
+    its records are found at `data`, as before the split reader (not refused)."""
+    records = [{"judge": "gpt-4o", "prompt_id": f"p{i}", "model": "a", "label": i % 5}
+               for i in range(7)]  # fmt: skip
+    columns = [{"name": k, "type": "string"} for k in records[0]]
+    path = tmp_path / "api_dump.json"
+    path.write_text(json.dumps({"columns": columns, "data": records}))
+    d = diagnose(path)
+    assert "7 records (all read), records at data" in render(d)
+    assert set(d.columns) == set(records[0])
+
+
 def test_one_judge_and_constant_scores(tmp_path: Path) -> None:
     path = tmp_path / "scores.csv"
     path.write_text(

@@ -142,11 +142,14 @@ def _json_document(path: Path, records: str) -> Iterator[dict]:
 def split_rows(data: object, path: Path) -> object:
     """A table in pandas' split layout (``to_json(orient="split")``: ``{columns,
     data[, index]}``, as mlflow.log_table writes it) as its list of row records;
-    anything else as given."""
+    anything else as given: a ``{columns, data}`` object whose rows are not all
+    lists (an API's column schema and its records) is no split table."""
     if not isinstance(data, dict) or set(data) not in SPLIT_KEYS:
         return data
     columns, rows = data["columns"], data["data"]
     if not isinstance(columns, list) or not isinstance(rows, list):
+        return data
+    if not all(isinstance(row, list) for row in rows):
         return data
     for number, row in enumerate(rows):
         if not isinstance(row, list) or len(row) != len(columns):

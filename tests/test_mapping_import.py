@@ -213,7 +213,18 @@ def test_mlflow2_eval_table_config(tmp_path: Path, capsys: pytest.CaptureFixture
     assert sorted(got, key=str) == sorted(want, key=str)
     assert len(ratings) == 2 * len(frame)
     assert {r["judge"] for r in ratings} == {"openai:/gpt-4"}
-    assert "1 values missing" in capsys.readouterr().err  # the failed faithfulness score
+    err = capsys.readouterr().err
+    assert "1 values missing" in err  # the failed faithfulness score
+    # the constants are named, and the score columns no output maps (read with pandas)
+    [line] = [x for x in err.splitlines() if "constants of the config" in x]
+    assert "judge 'openai:/gpt-4' and model 'my-model'" in line
+    judged = {c.removesuffix("/justification") for c in frame.columns}
+    scores = [c for c in frame.columns if c.endswith("/score")]
+    unmapped = sorted(c for c in scores if c.removesuffix("/score") not in judged)
+    [line] = [x for x in err.splitlines() if "score column(s)" in x]
+    assert line.endswith(f"{len(unmapped)} score column(s) of the file no output maps, "
+                         f"not imported: {', '.join(unmapped)} (a judge's? map it in a "
+                         "copy of the config)")  # fmt: skip
     completions = _rows(tmp_path / "o" / "completions.csv")
     assert [c["completion_text"] for c in completions] == list(frame["outputs"])
 

@@ -272,8 +272,8 @@ def test_version_2_repeats_are_tests_of_their_own(tmp_path_factory) -> None:
     path = FIXTURES / "repeat_0.80.3.json"
     rows = json.loads(path.read_text(encoding="utf-8"))["results"]["results"]
     expected = sorted(
-        (f"test{i // 2}", r["provider"]["label"], c["assertion"].get("metric", c["assertion"]["type"]),
-         float(c["score"]))
+        (f"test{i // 2}", r["provider"]["label"],
+         c["assertion"].get("metric", c["assertion"]["type"]), float(c["score"]))
         for i, r in enumerate(rows) for c in r["gradingResult"]["componentResults"]
         if c["assertion"]["type"] in GRADED
     )  # fmt: skip

@@ -167,6 +167,38 @@ def test_a_deepeval_0_20_run_reads_metrics_metadata(
     assert "4 score(s) of metrics without an evaluation model" in capsys.readouterr().err
 
 
+def test_a_deepeval_0_20_40_run_records_no_judge(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """DeepEval 0.20.0-0.20.40 (deepeval/api.py of 0.20.0, test_run/api.py of 0.20.40:
+    MetricsMetadata is metric, score and minimumScore): no judge model is recorded,
+    so nothing is imported and the line says so and names --judge; with --judge
+    METRIC=MODEL every score is read, minimumScore as its threshold."""
+    cases = [
+        {"name": f"test_case_{i}", "input": f"q{i}", "actualOutput": f"a{i}",
+         "expectedOutput": f"e{i}", "success": i > 1, "threshold": 0.5, "runDuration": 1.0,
+         "metricsMetadata": [{"metric": "Answer Relevancy", "score": 0.25 * i,
+                              "minimumScore": 0.5}]}
+        for i in range(4)
+    ]  # fmt: skip
+    run = {"testFile": "test_x.py", "testCases": cases, "metricScores": [],
+           "configurations": {"model": "gpt-3.5-turbo"}}  # fmt: skip
+    path = tmp_path / "20240101_101010"
+    path.write_text(json.dumps(run), encoding="utf-8")
+    assert main(["import", "deepeval", str(path), "--out", str(tmp_path / "a")]) == 0
+    [line] = [x for x in capsys.readouterr().err.splitlines() if "deepeval:" in x]
+    assert "4 score(s)" in line and "records no judge model" in line
+    assert "Answer Relevancy (4)" in line and "--judge" in line and "code" not in line
+    assert read_csv(tmp_path / "a" / "judge_ratings.csv") == []
+    args = ["--judge", "Answer Relevancy=gpt-4", "--out", str(tmp_path / "b")]
+    assert main(["import", "deepeval", str(path), *args]) == 0
+    got = [(r["judge"], r["model"], r["dimension"], float(r["label"]), float(r["threshold"]))
+           for r in read_csv(tmp_path / "b" / "judge_ratings.csv")]  # fmt: skip
+    want = [("gpt-4", "gpt-3.5-turbo", m["metric"], m["score"], m["minimumScore"])
+            for c in cases for m in c["metricsMetadata"]]  # fmt: skip
+    assert got == want
+
+
 @pytest.fixture(scope="module")
 def deepeval_build(tmp_path_factory: pytest.TempPathFactory):
     return import_and_build("deepeval", RUNS, tmp_path_factory)

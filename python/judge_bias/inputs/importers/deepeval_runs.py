@@ -10,7 +10,10 @@ and deepeval/tracing/api.py (MetricData: ``name``, ``score``, ``threshold``,
 Older versions are read too: DeepEval 1.x-3.x keep a case's metadata in
 ``additionalMetadata`` (2.x writes no ``.latest_test_run.json``: the run is the
 file DEEPEVAL_RESULTS_FOLDER gets); 0.20 has ``metricsMetadata`` (a metric's name
-in ``metric``) and the hyperparameters in ``configurations``; ``evaluate()``'s
+in ``metric``) and the hyperparameters in ``configurations``; 0.20.0-0.20.40's
+metricsMetadata is only ``metric``, ``score`` and ``minimumScore`` (read as the
+threshold: deepeval/api.py of 0.20.0, test_run/api.py of 0.20.40), with no
+judge model at all; ``evaluate()``'s
 EvaluationResult saved with ``model_dump()`` (``test_results``, ``metrics_data``:
 field names, not aliases) is read by field name.
 
@@ -31,7 +34,10 @@ field names, not aliases) is read by field name.
   input (of its name for a conversational case), so runs of one dataset over
   several models share prompts; prompt_text and completion_text are the input
   and actual output.
-- Metrics without an evaluation model (Exact Match, Pattern Match, JSON
+- ``--judge METRIC=MODEL`` names the judge of a metric whose results record
+  none (DeepEval 0.20.0-0.20.40 records no judge model: its ``minimumScore``
+  metrics are counted and named on stderr with that hint, not written).
+  Other metrics without an evaluation model (Exact Match, Pattern Match, JSON
   Correctness: code, not a judge) are counted and named on stderr, not
   written. A metric that errored (no score) is written with an empty label and
   rejected by the build; the importer says how many.
@@ -46,12 +52,13 @@ from __future__ import annotations
 import hashlib
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TypeVar, cast
 
 from judge_bias.errors import InputError
 from judge_bias.inputs.importers._write import read_json, report_unmapped, write_models
+from judge_bias.inputs.importers.langfuse import parse_judges
 from judge_bias.inputs.writer import write_contract_file
 
 RATING_EXTRAS = (
@@ -68,6 +75,7 @@ ALIASES = {
     "actual_output": "actualOutput", "additional_metadata": "additionalMetadata",
     "evaluation_model": "evaluationModel", "strict_mode": "strictMode",
     "evaluation_cost": "evaluationCost", "test_run_data": "testRunData",
+    "minimum_score": "minimumScore",
 }  # fmt: skip
 
 
@@ -131,11 +139,15 @@ def import_deepeval(
     out_dir: str | Path,
     models: str | Path | None = None,
     model_tag: str | None = None,
+    judges: Iterable[str] | None = None,
 ) -> dict[str, int]:
     """Convert DeepEval test runs to the input contract in ``out_dir``.
 
-    Returns the number of rows written per output file."""
+    ``judges``: metric name -> judge model (``--judge METRIC=MODEL``), for metric
+    results that name none. Returns the number of rows written per output file."""
     key = model_tag or "model"
+    judge_of = parse_judges(judges)
+    unrecorded: Counter[str] = Counter()  # 0.20.0-0.20.40: no judge field at all
     ratings: list[dict[str, object]] = []
     prompts: dict[str, dict[str, object]] = {}
     completions: dict[tuple[str, str], dict[str, object]] = {}
@@ -168,9 +180,11 @@ def import_deepeval(
                 )
             judged = False
             for metric in metrics_of(case, path):
-                judge, name = metric.get("evaluationModel"), metric_name(metric)
+                name = metric_name(metric)
+                judge = metric.get("evaluationModel") or judge_of.get(str(name))
                 if not judge:
-                    not_judged[str(name)] += 1
+                    early = "minimumScore" in metric and "evaluationModel" not in metric
+                    (unrecorded if early else not_judged)[str(name)] += 1
                     continue
                 judged = True
                 errored += metric.get("score") is None
@@ -180,7 +194,8 @@ def import_deepeval(
                         "judge": judge, "prompt_id": pid, "model": model,
                         "dimension": name, "label": metric.get("score"),
                         "run_id": run_id, "test_case": case.get("name"),
-                        "threshold": metric.get("threshold"), "success": metric.get("success"),
+                        "threshold": metric.get("threshold", metric.get("minimumScore")),
+                        "success": metric.get("success"),
                         "reason": metric.get("reason"), "strict_mode": metric.get("strictMode"),
                         "evaluation_cost": metric.get("evaluationCost"),
                         "error": metric.get("error"),
@@ -192,6 +207,14 @@ def import_deepeval(
         print(
             f"deepeval: {sum(not_judged.values())} score(s) of metrics without an "
             f"evaluation model not imported (code, not a judge): {named}",
+            file=sys.stderr,
+        )
+    if unrecorded:
+        named = ", ".join(f"{name} ({n})" for name, n in sorted(unrecorded.items()))
+        print(
+            f"deepeval: {sum(unrecorded.values())} score(s) not imported: DeepEval "
+            "0.20.0-0.20.40 (metricsMetadata with minimumScore) records no judge model: "
+            f"{named}; name each metric's judge with --judge 'METRIC=MODEL'",
             file=sys.stderr,
         )
     report_unmapped(

@@ -206,7 +206,8 @@ def import_deepeval(
         named = ", ".join(f"{name} ({n})" for name, n in sorted(not_judged.items()))
         print(
             f"deepeval: {sum(not_judged.values())} score(s) of metrics without an "
-            f"evaluation model not imported (code, not a judge): {named}",
+            f"evaluation model not imported (code, not a judge): {named}; a judge's "
+            "metric? name its model with --judge 'METRIC=MODEL'",
             file=sys.stderr,
         )
     if unrecorded:

@@ -288,6 +288,38 @@ def test_version_2_repeats_are_tests_of_their_own(tmp_path_factory) -> None:
     assert assert_reconciled(out, result)["judge_ratings"] == (16, 0)
 
 
+def test_two_files_of_one_name_keep_their_prompts_apart(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two runs' -o results.yaml (version 2: no evalId, so each is named by its
+    stem): the second file's prompt ids are results-2/..., said on stderr, and
+    every model-graded component of both (read with yaml) is a rating."""
+    import yaml
+
+    text = (FIXTURES / "results_0.80.3.yaml").read_text(encoding="utf-8")
+    paths = []
+    for run in ("a", "b"):
+        (tmp_path / run).mkdir()
+        paths.append(tmp_path / run / "results.yaml")
+        paths[-1].write_text(text, encoding="utf-8")
+    rows = yaml.safe_load(text)["results"]["results"]
+    graded = [c for r in rows for c in r["gradingResult"]["componentResults"]
+              if c["assertion"]["type"] in GRADED]  # fmt: skip
+    tests = {json.dumps(r["vars"], sort_keys=True) for r in rows}
+    assert main(["import", "promptfoo", *map(str, paths), "--out", str(tmp_path / "o")]) == 0
+    assert f"{paths[1]} as results-2/" in capsys.readouterr().err
+    ratings = read_rows(tmp_path / "o" / "judge_ratings.csv")
+    assert len(ratings) == 2 * len(graded)
+    ids = {r["prompt_id"] for r in read_rows(tmp_path / "o" / "prompts.csv")}
+    assert ids == {f"{s}/test{i}" for s in ("results", "results-2") for i in range(len(tests))}
+    assert {r["prompt_id"] for r in ratings} == ids
+
+
+def read_rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
 def test_yaml_output_imports_as_the_json_does(tmp_path: Path) -> None:
     """-o results.yaml (and .yml, .txt) is the JSON file's document in YAML
     (promptfoo's writeOutput: js-yaml dump of {evalId, results, config, ...})."""

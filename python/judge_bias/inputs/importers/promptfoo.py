@@ -48,7 +48,9 @@ assertions in ``gradingResult.componentResults``.
   gradingResult (a provider error) is counted, not written.
 - **Names**: prompt_id = ``test<testIdx>`` (``-p<k>`` when the eval has several
   prompts; ``<evalId or file stem>/`` in front when several files are
-  imported); prompts.csv has the rendered prompt, completions.csv the output.
+  imported, ``-2``, ``-3``, ... after a name an earlier file has, e.g. two
+  ``results.yaml`` of version 2, which has no evalId: said on stderr);
+  prompts.csv has the rendered prompt, completions.csv the output.
 - **rating_scales**: per dimension the numbers 0 and 1 (promptfoo's score
   range), widened to the smallest and largest score seen; a number in
   between is on the scale. A label that is no number is written as given and
@@ -291,10 +293,20 @@ def import_promptfoo(
 
     Returns the number of rows written per output file."""
     loaded = []
+    sources: Counter[str] = Counter()
+    renamed = []
     for path in map(Path, files):
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no such file")
-        loaded.append((path, *read_results(path)))
+        rows, config, source = read_results(path)
+        sources[source] += 1
+        if sources[source] > 1:
+            source = f"{source}-{sources[source]}"
+            renamed.append(f"{path} as {source}/")
+        loaded.append((path, rows, config, source))
+    if renamed:
+        print(f"promptfoo: {len(renamed)} file(s) share an earlier file's evalId or name: "
+              f"prompt ids {'; '.join(renamed)}", file=sys.stderr)  # fmt: skip
     ratings: list[dict[str, object]] = []
     humans: list[dict[str, object]] = []
     prompts: dict[str, dict[str, object]] = {}

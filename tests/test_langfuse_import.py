@@ -276,16 +276,27 @@ def test_v3_score_pages_import_as_the_v2_pages_do(
 ) -> None:
     """The same scores as v3 pages: every human label, every judge label, item,
     model and scale is the v2 pages'. v3 carries no executionTraceId, so the EVAL
-    judges are named by --judge (else evaluator:<name>), not by their trace."""
-    v3_pages = []
+    judges are named by --judge (else evaluator:<name>), not by their trace. The
+    first score is made an observation's (subject kind observation, with its
+    traceId) in both layouts: its item is <traceId>:<observationId>, its model the
+    observation's (observations.json read with json)."""
+    v2_pages, v3_pages = [], []
     for k, page in enumerate(PAGES):
         data = json.loads(page.read_text(encoding="utf-8"))
+        if k == 0:
+            data["data"][0]["observationId"] = "obs-00"
         path = tmp_path / f"v3_page{k}.json"
         meta = {"limit": 33} | ({"cursor": "eyJ2IjoxfQ"} if k == 0 else {})
         path.write_text(json.dumps({"data": [as_v3(s) for s in data["data"]], "meta": meta}))
         v3_pages.append(path)
+        v2_pages.append(tmp_path / f"v2_page{k}.json")
+        v2_pages[-1].write_text(json.dumps(data))
+    first = json.loads(PAGES[0].read_text(encoding="utf-8"))["data"][0]
+    observations = json.loads((FIXTURES / "observations.json").read_text(encoding="utf-8"))
+    [obs] = [o for o in observations["data"] if o["id"] == "obs-00"]
+    assert obs["traceId"] == first["traceId"] and first["source"] == "EVAL"
     judges = ["--judge", "helpful=gpt-4o-mini"]
-    for name, pages in (("v2", PAGES), ("v3", v3_pages)):
+    for name, pages in (("v2", v2_pages), ("v3", v3_pages)):
         files = [*map(str, pages), *map(str, TRACES)]
         assert main(["import", "langfuse", *files, "--out", str(tmp_path / name), *judges]) == 0
     err = capsys.readouterr().err
@@ -308,6 +319,11 @@ def test_v3_score_pages_import_as_the_v2_pages_do(
         f"evaluator:{d}" for d, j in v3_judges if j != "gpt-4o-mini"
     }
     assert len(_rows(v3, "judge_ratings")) == len(_rows(v2, "judge_ratings")) > 0
+    with (v3 / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
+        scored = [r for r in csv.DictReader(fh) if r["prompt_id"] == f"{obs['traceId']}:obs-00"]
+    assert [(r["model"], r["dimension"], float(r["label"])) for r in scored] == [
+        (obs["model"], first["name"], first["value"])
+    ]
 
 
 def test_v3_scores_without_their_subject_are_one_line(

@@ -269,13 +269,19 @@ def test_mlflow2_traces_without_feedback_are_one_line(
     assert str(path) in line and "3 trace(s) with no assessment" in line
 
 
-def test_mlflow2_request_metadata_names_the_model(tmp_path: Path) -> None:
-    """MLflow 2.x calls the trace metadata request_metadata: --model-tag reads it."""
+@pytest.mark.parametrize("as_text", [False, True])
+def test_mlflow2_request_metadata_names_the_model(tmp_path: Path, as_text: bool) -> None:
+    """MLflow 2.x calls the trace metadata request_metadata: --model-tag reads it,
+    as an object or as JSON text (a frame's dict column written as a string)."""
     feedback = {"name": "relevance", "source": {"source_type": "AI_JUDGE",
                 "source_id": "openai:/gpt-4o"}, "feedback": {"value": 4}}  # fmt: skip
     records = [_mlflow2_record(i, [feedback]) for i in range(3)]
     path = tmp_path / "traces.json"
-    path.write_text(json.dumps(records), encoding="utf-8")
+    written = [
+        {**r, "request_metadata": json.dumps(r["request_metadata"])} if as_text else r
+        for r in records
+    ]
+    path.write_text(json.dumps(written), encoding="utf-8")
     out = tmp_path / "o"
     assert main(["import", "mlflow", str(path), "--out", str(out), "--model-tag", "app_model"]) == 0
     with (out / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:

@@ -356,7 +356,10 @@ def test_a_table_or_unreadable_output_is_one_line(
     [line] = capsys.readouterr().err.strip().splitlines()
     assert str(path) in line and "Traceback" not in line
     if name.endswith((".csv", ".html")):
-        assert "-o results.json" in line and "not the grader" in line
+        # the table it saw in the first part, the output to write in the hint after ": give"
+        seen, _, hint = line.partition(": give ")
+        assert f"-o {name}" in seen and "not the grader" in seen and "results.json" not in seen
+        assert hint.startswith("-o results.json") and "export eval" in hint
     if name.endswith(".json"):
         assert "results version 4" in line
 

@@ -364,6 +364,33 @@ def test_a_table_or_unreadable_output_is_one_line(
         assert "results version 4" in line
 
 
+@pytest.mark.parametrize("libyaml", [True, False])
+def test_yaml_is_read_by_a_safe_loader(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    libyaml: bool,
+) -> None:
+    """The YAML output is read by libyaml's safe loader (pyyaml's without it): the
+    same rows as the JSON file, and a python tag is refused in one line, not run."""
+    import yaml
+
+    if not libyaml:
+        monkeypatch.delattr(yaml, "CSafeLoader", raising=False)
+    data = json.loads(RATED.read_text(encoding="utf-8"))
+    path = tmp_path / "rated.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    for name in (RATED, path):
+        assert main(["import", "promptfoo", str(name), "--out", str(tmp_path / name.suffix)]) == 0
+    assert contract_files(tmp_path / ".yaml") == contract_files(tmp_path / ".json")
+    capsys.readouterr()
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("results: !!python/object/apply:os.getcwd []\n", encoding="utf-8")
+    assert main(["import", "promptfoo", str(bad), "--out", str(tmp_path / "bad")]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert str(bad) in line and "not YAML" in line
+
+
 def _row(test: int, provider: str, comps: list[dict], manual: float | None = None) -> dict:
     grading = {"pass": True, "score": 1, "reason": "ok", "componentResults": comps}
     if manual is not None:

@@ -249,6 +249,12 @@ def test_a_version_2_test_keeps_its_own_grader(
     assert main(["import", "promptfoo", str(PERTEST), "--out", str(tmp_path / "o")]) == 0
     assert _judges(tmp_path / "o") == expected
     assert "assumed" not in capsys.readouterr().err
+    # a test of no vars (each row includes its vars) does not shadow the exact ones
+    varless = tmp_path / "varless.json"
+    tests = [*data["config"]["tests"], {"options": {"provider": "openai:gpt-4o"}}]
+    varless.write_text(json.dumps({**data, "config": {**data["config"], "tests": tests}}))
+    assert main(["import", "promptfoo", str(varless), "--out", str(tmp_path / "v")]) == 0
+    assert _judges(tmp_path / "v") == expected
     for name, tests in (
         ("file.json", "file://tests.yaml"),
         ("twice.json", [*data["config"]["tests"], {"vars": rows[1]["vars"]}]),

@@ -182,6 +182,8 @@ def _test_options(rows: list[dict], config: dict, name: str) -> None:
     ambiguous = unmatched = 0
     for row in v2:
         found = [t for t in tests if _matches(t.get("vars") or {}, row.get("vars") or {})]
+        # a test of exactly the row's vars over one they only include (a test of no vars)
+        found = [t for t in found if t.get("vars") == row.get("vars")] or found
         graders = {provider_name((t.get("options") or {}).get("provider")) for t in found}
         if len(graders) == 1:
             row["testCase"] = {"options": found[0].get("options") or {}}

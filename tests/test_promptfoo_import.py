@@ -321,6 +321,26 @@ def test_two_files_of_one_name_keep_their_prompts_apart(
     assert {r["prompt_id"] for r in ratings} == ids
 
 
+def test_one_eval_given_twice_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One evalId in two files (the same eval's -o file copied, or beside its
+    export) is refused in one line naming both files, not imported twice under
+    results-2/ prompt ids (its ratings would count twice) nor merged."""
+    text = (FIXTURES / "rated.json").read_text(encoding="utf-8")
+    eval_id = json.loads(text)["evalId"]
+    paths = []
+    for run in ("a", "b"):
+        (tmp_path / run).mkdir()
+        paths.append(tmp_path / run / "rated.json")
+        paths[-1].write_text(text, encoding="utf-8")
+    out = tmp_path / "o"
+    assert main(["import", "promptfoo", *map(str, paths), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"the eval {eval_id} is also in {paths[0]}" in err and str(paths[1]) in err
+    assert not (out / "judge_ratings.csv").exists()
+
+
 def read_rows(path: Path) -> list[dict[str, str]]:
     with path.open(newline="", encoding="utf-8") as fh:
         return list(csv.DictReader(fh))

@@ -48,8 +48,9 @@ assertions in ``gradingResult.componentResults``.
   gradingResult (a provider error) is counted, not written.
 - **Names**: prompt_id = ``test<testIdx>`` (``-p<k>`` when the eval has several
   prompts; ``<evalId or file stem>/`` in front when several files are
-  imported, ``-2``, ``-3``, ... after a name an earlier file has, e.g. two
-  ``results.yaml`` of version 2, which has no evalId: said on stderr);
+  imported, ``-2``, ``-3``, ... after a file name an earlier file has, e.g. two
+  ``results.yaml`` of version 2, which has no evalId: said on stderr; one
+  evalId in two files is the same eval given twice: refused);
   prompts.csv has the rendered prompt, completions.csv the output.
 - **rating_scales**: per dimension the numbers 0 and 1 (promptfoo's score
   range), widened to the smallest and largest score seen; a number in
@@ -299,11 +300,19 @@ def import_promptfoo(
     Returns the number of rows written per output file."""
     loaded = []
     sources: Counter[str] = Counter()
+    first: dict[str, Path] = {}
     renamed = []
     for path in map(Path, files):
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no such file")
         rows, config, source = read_results(path)
+        if source in first and source != path.stem:
+            # one evalId twice: the same eval (e.g. its -o file and its export), not two
+            raise InputError(
+                f"{path}: the eval {source} is also in {first[source]}: give each eval once "
+                "(its promptfoo export eval file holds the viewer's manual grades too)"
+            )
+        first.setdefault(source, path)
         sources[source] += 1
         if sources[source] > 1:
             source = f"{source}-{sources[source]}"

@@ -13,6 +13,14 @@ read, for the mapping and doctor tests.
   metrics, context, span_id, span_parents, root_span_id, span_attributes, is_root,
   origin.
 - ``inhouse_rows``: an in-house CSV (docs/mapping/inhouse_csv.yml's header).
+- ``mlflow2_eval_table``: MLflow 2's ``eval_results_table.json`` artifact, written
+  by the call MLflow 2.17.2's ``MlflowClient.log_table`` makes
+  (mlflow/tracking/client.py: ``data.to_json(path, orient="split", index=False,
+  date_format="iso")``) on the columns its default evaluator assigns
+  (mlflow/models/evaluation/default_evaluator.py: the data, ``outputs``,
+  ``token_count``, ``<metric>/v1/score``, ``<metric>/v1/justification``); a
+  failed genai score is null with "Failed to score model on payload. Error: ..."
+  (mlflow/metrics/genai/genai_metric.py).
 """
 
 from __future__ import annotations
@@ -154,3 +162,28 @@ def inhouse_rows(path: Path, n_cases: int = 30, seed: int = 3) -> list[dict[str,
 
 def _write_jsonl(path: Path, records: list[dict]) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+
+
+def mlflow2_eval_table(path: Path, n_rows: int = 12, seed: int = 4):
+    """question-answering metrics (toxicity, exact_match: no judge) and two genai
+    metrics (answer_similarity, faithfulness: 1-5 with a justification); one
+    faithfulness call failed. Returns the DataFrame written."""
+    import pandas as pd
+
+    rng = random.Random(seed)
+    rows = []
+    for i in range(n_rows):
+        row = {"inputs": f"Question {i}: what is {i} + {i}?", "ground_truth": str(2 * i),
+               "outputs": str(2 * i + (i % 3 == 0)), "token_count": 5 + i % 4,
+               "toxicity/v1/score": round(rng.random() / 100, 6),
+               "exact_match/v1/score": float(i % 3 != 0)}  # fmt: skip
+        for metric in ("answer_similarity", "faithfulness"):
+            score = rng.randint(1, 5)
+            row[f"{metric}/v1/score"] = score
+            row[f"{metric}/v1/justification"] = f"{metric} {score}: the answer is close."
+        rows.append(row)
+    rows[5]["faithfulness/v1/score"] = None
+    rows[5]["faithfulness/v1/justification"] = "Failed to score model on payload. Error: rate limit"
+    frame = pd.DataFrame(rows)
+    frame.to_json(path, orient="split", index=False, date_format="iso")
+    return frame

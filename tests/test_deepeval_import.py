@@ -80,7 +80,12 @@ def test_model_tag_and_a_run_without_a_model(
 
 @pytest.mark.parametrize(
     "content",
-    [b"not json", b'{"testRunLink": "https://app.confident-ai.com/x"}', b'{"testRunData": []}'],
+    [
+        b"not json",
+        b'{"testRunLink": "https://app.confident-ai.com/x"}',
+        b'{"testRunData": []}',
+        b'{"goldens": [{"input": "q"}]}',  # a dataset, not a test run
+    ],
 )
 def test_an_unreadable_file_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes
@@ -90,6 +95,108 @@ def test_an_unreadable_file_is_one_line(
     assert main(["import", "deepeval", str(path), "--out", str(tmp_path / "out")]) == 2
     [line] = capsys.readouterr().err.strip().splitlines()
     assert str(path) in line and "unexpected" not in line
+
+
+DEEPEVAL2 = sorted(FIXTURES.glob("deepeval2_test_run_*.json"))
+
+
+def test_deepeval2_runs_name_the_model_from_additional_metadata(tmp_path: Path) -> None:
+    """DeepEval 2.5.5's own files (make_fixture.py under 2.x): the run with no
+    hyperparameters names the model only in each case's additionalMetadata."""
+    assert len(DEEPEVAL2) == 2
+    raw = []
+    for path in DEEPEVAL2:
+        run = json.loads(path.read_text(encoding="utf-8"))
+        for case in run["testCases"]:
+            model = (case.get("additionalMetadata") or run.get("hyperparameters"))["model"]
+            raw += [(m["evaluationModel"], model, case["name"], m["name"], m["score"])
+                    for m in case["metricsData"] if "evaluationModel" in m]  # fmt: skip
+    assert len(raw) == 2 * 4 * 4 and {r[1] for r in raw} == {"gpt-4o", "llama-3-8b"}
+    assert main(["import", "deepeval", *map(str, DEEPEVAL2), "--out", str(tmp_path)]) == 0
+    got = [(r["judge"], r["model"], r["test_case"], r["dimension"], float(r["label"]))
+           for r in read_csv(tmp_path / "judge_ratings.csv")]  # fmt: skip
+    assert sorted(got) == sorted(raw)
+
+
+def test_an_evaluation_result_dump_is_read_by_field_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """evaluate()'s EvaluationResult saved with model_dump() (DeepEval 2.5.5):
+    test_results, metrics_data, evaluation_model: the field names, not the aliases.
+    It records no model under test: written empty and counted."""
+    path = FIXTURES / "evaluation_result_llama-3-8b.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    raw = [(m["evaluation_model"], case["name"], m["name"], m["score"], m["threshold"])
+           for case in data["test_results"] for m in case["metrics_data"]
+           if m["evaluation_model"]]  # fmt: skip
+    assert len(raw) == 16
+    assert main(["import", "deepeval", str(path), "--out", str(tmp_path)]) == 0
+    rows = read_csv(tmp_path / "judge_ratings.csv")
+    got = [(r["judge"], r["test_case"], r["dimension"], float(r["label"]), float(r["threshold"]))
+           for r in rows]  # fmt: skip
+    assert sorted(got) == sorted(raw)
+    assert {r["model"] for r in rows} == {""}
+    assert "4 test case(s) without a 'model'" in capsys.readouterr().err
+
+
+def test_a_deepeval_0_20_run_reads_metrics_metadata(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """DeepEval 0.20 (deepeval/test_run/api.py of 0.20.58: APITestCase.metricsMetadata,
+    MetricsMetadata.metric/score/threshold/success/reason/evaluationModel;
+    test_run.py: TestRun.configurations from get_hyperparameters(), saved with
+    dict(by_alias=True, exclude_none=True))."""
+    cases = [
+        {"name": f"test_case_{i}", "input": f"q{i}", "actualOutput": f"a{i}", "success": True,
+         "runDuration": 1.0, "metricsMetadata": [
+             {"metric": "Answer Relevancy", "score": 0.25 * i, "threshold": 0.5,
+              "success": i > 1, "reason": "r", "evaluationModel": "gpt-4-turbo"},
+             {"metric": "Exact Match", "score": 1.0, "threshold": 1.0, "success": True}]}
+        for i in range(4)
+    ]  # fmt: skip
+    run = {"testFile": "test_x.py", "deployment": True, "testCases": cases,
+           "metricScores": [], "configurations": {"model": "gpt-3.5-turbo"}}  # fmt: skip
+    path = tmp_path / "20240301_101010"
+    path.write_text(json.dumps(run), encoding="utf-8")
+    assert main(["import", "deepeval", str(path), "--out", str(tmp_path / "out")]) == 0
+    got = [(r["judge"], r["model"], r["dimension"], float(r["label"]), r["success"])
+           for r in read_csv(tmp_path / "out" / "judge_ratings.csv")]  # fmt: skip
+    want = [("gpt-4-turbo", "gpt-3.5-turbo", "Answer Relevancy", 0.25 * i,
+             "true" if i > 1 else "false") for i in range(4)]  # fmt: skip
+    assert got == want
+    assert "4 score(s) of metrics without an evaluation model" in capsys.readouterr().err
+
+
+def test_a_deepeval_0_20_40_run_records_no_judge(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """DeepEval 0.20.0-0.20.40 (deepeval/api.py of 0.20.0, test_run/api.py of 0.20.40:
+    MetricsMetadata is metric, score and minimumScore): no judge model is recorded,
+    so nothing is imported and the line says so and names --judge; with --judge
+    METRIC=MODEL every score is read, minimumScore as its threshold."""
+    cases = [
+        {"name": f"test_case_{i}", "input": f"q{i}", "actualOutput": f"a{i}",
+         "expectedOutput": f"e{i}", "success": i > 1, "threshold": 0.5, "runDuration": 1.0,
+         "metricsMetadata": [{"metric": "Answer Relevancy", "score": 0.25 * i,
+                              "minimumScore": 0.5}]}
+        for i in range(4)
+    ]  # fmt: skip
+    run = {"testFile": "test_x.py", "testCases": cases, "metricScores": [],
+           "configurations": {"model": "gpt-3.5-turbo"}}  # fmt: skip
+    path = tmp_path / "20240101_101010"
+    path.write_text(json.dumps(run), encoding="utf-8")
+    assert main(["import", "deepeval", str(path), "--out", str(tmp_path / "a")]) == 0
+    [line] = [x for x in capsys.readouterr().err.splitlines() if "deepeval:" in x]
+    assert "4 score(s)" in line and "records no judge model" in line
+    assert "Answer Relevancy (4)" in line and "--judge" in line and "code" not in line
+    assert read_csv(tmp_path / "a" / "judge_ratings.csv") == []
+    args = ["--judge", "Answer Relevancy=gpt-4", "--out", str(tmp_path / "b")]
+    assert main(["import", "deepeval", str(path), *args]) == 0
+    got = [(r["judge"], r["model"], r["dimension"], float(r["label"]), float(r["threshold"]))
+           for r in read_csv(tmp_path / "b" / "judge_ratings.csv")]  # fmt: skip
+    want = [("gpt-4", "gpt-3.5-turbo", m["metric"], m["score"], m["minimumScore"])
+            for c in cases for m in c["metricsMetadata"]]  # fmt: skip
+    assert got == want
 
 
 @pytest.fixture(scope="module")

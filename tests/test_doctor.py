@@ -21,7 +21,12 @@ from judge_bias.agreement import SELF_VS_PEER_NEEDS
 from judge_bias.cli import main
 from judge_bias.doctor import diagnose, render, settings
 from tests.conftest import SHARED_DATA, needs_shared
-from tests.mapping_fixtures import braintrust_experiment, inhouse_rows, langsmith_feedback
+from tests.mapping_fixtures import (
+    braintrust_experiment,
+    inhouse_rows,
+    langsmith_feedback,
+    mlflow2_eval_table,
+)
 
 PF = SHARED_DATA / "play_favorites" / "Faithfulness.csv"
 
@@ -109,6 +114,46 @@ def test_mapping_exports_point_at_their_configs(tmp_path: Path) -> None:
     both = frame[frame["grade"].isin([0.0, 1.0]) & frame["review_grade"].isin([0.0, 1.0])]
     rho = both["grade"].astype(float).corr(both["review_grade"].astype(float))
     assert d.budget.figures["rho"] == pytest.approx(rho, abs=1e-9)
+
+
+def test_other_versions_exports_are_named(tmp_path: Path) -> None:
+    """MLflow 2's evaluate() table points at its mapping config; a Langfuse v3 page
+    and a DeepEval evaluate() dump at their importers."""
+    mlflow2_eval_table(tmp_path / "eval_results_table.json")
+    d = diagnose(tmp_path / "eval_results_table.json")
+    assert d.format is not None and d.format.name == "mlflow2-eval-table"
+    assert "import mapping --config docs/mapping/mlflow2_eval_table.yml" in render(d)
+    v3 = {"id": "s1", "projectId": "p", "name": "ok", "source": "EVAL", "dataType": "NUMERIC",
+          "value": 0.5, "subject": {"kind": "trace", "id": "t1"}}  # fmt: skip
+    (tmp_path / "scores_v3.json").write_text(json.dumps({"data": [v3], "meta": {"limit": 50}}))
+    assert diagnose(tmp_path / "scores_v3.json").format.name == "langfuse"  # type: ignore[union-attr]
+    dump = {
+        "test_results": [
+            {
+                "name": "c",
+                "success": True,
+                "metrics_data": [],
+                "conversational": False,
+                "input": "q",
+            }
+        ],
+        "confident_link": None,
+    }
+    (tmp_path / "result.json").write_text(json.dumps(dump))
+    assert diagnose(tmp_path / "result.json").format.name == "deepeval"  # type: ignore[union-attr]
+
+
+def test_columns_and_data_records_are_no_split_table(tmp_path: Path) -> None:
+    """An API dump {columns: [schema], data: [objects]} is not pandas' split layout:
+    its records are found at `data`, as before the split reader (not refused)."""
+    records = [{"judge": "gpt-4o", "prompt_id": f"p{i}", "model": "a", "label": i % 5}
+               for i in range(7)]  # fmt: skip
+    columns = [{"name": k, "type": "string"} for k in records[0]]
+    path = tmp_path / "api_dump.json"
+    path.write_text(json.dumps({"columns": columns, "data": records}))
+    d = diagnose(path)
+    assert "7 records (all read), records at data" in render(d)
+    assert set(d.columns) == set(records[0])
 
 
 def test_one_judge_and_constant_scores(tmp_path: Path) -> None:

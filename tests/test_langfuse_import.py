@@ -237,3 +237,127 @@ def test_unknown_sources_are_counted_and_ids_are_optional(
     assert main(["import", "langfuse", str(path), "--out", str(tmp_path / "o")]) == 0
     assert csv_records(tmp_path / "o" / "judge_ratings.csv") == 2
     assert "1 score(s) of source 'MAGIC' skipped" in capsys.readouterr().err
+
+
+def as_v3(score: dict) -> dict:
+    """A v2 score as GET /api/public/v3/scores?fields=subject,annotation,details
+    returns it (langfuse 5.0.4's generated client, api/scores/types: BaseScoreV3 id,
+    projectId, name, source, timestamp, environment, createdAt, updatedAt, comment,
+    configId, metadata, authorUserId, queueId, subject {kind, id[, traceId]};
+    NumericScoreV3 value a number, BooleanScoreV3 a boolean, CategoricalScoreV3 a
+    string): no traceId, observationId, sessionId, datasetRunId, executionTraceId
+    nor stringValue."""
+    base = ("id", "projectId", "name", "source", "timestamp", "environment", "createdAt",
+            "updatedAt", "comment", "configId", "metadata", "authorUserId", "queueId",
+            "dataType")  # fmt: skip
+    v3 = {k: score.get(k) for k in base}
+    if score["observationId"]:
+        v3["subject"] = {"kind": "observation", "id": score["observationId"],
+                         "traceId": score["traceId"]}  # fmt: skip
+    elif score["traceId"]:
+        v3["subject"] = {"kind": "trace", "id": score["traceId"]}
+    elif score["sessionId"]:
+        v3["subject"] = {"kind": "session", "id": score["sessionId"]}
+    else:
+        v3["subject"] = {"kind": "experiment", "id": score["datasetRunId"]}
+    v3["value"] = {"NUMERIC": score["value"], "BOOLEAN": score.get("stringValue") == "True"}.get(
+        score["dataType"], score.get("stringValue")
+    )
+    return v3
+
+
+def _rows(out: Path, kind: str, drop: tuple[str, ...] = ()) -> list[tuple]:
+    with (out / f"{kind}.csv").open(newline="", encoding="utf-8") as fh:
+        return sorted(tuple(v for k, v in r.items() if k not in drop) for r in csv.DictReader(fh))
+
+
+def test_v3_score_pages_import_as_the_v2_pages_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same scores as v3 pages: every human label, every judge label, item,
+    model and scale is the v2 pages'. v3 carries no executionTraceId, so the EVAL
+    judges are named by --judge (else evaluator:<name>), not by their trace. The
+    first score is made an observation's (subject kind observation, with its
+    traceId) in both layouts: its item is <traceId>:<observationId>, its model the
+    observation's (observations.json read with json)."""
+    v2_pages, v3_pages = [], []
+    for k, page in enumerate(PAGES):
+        data = json.loads(page.read_text(encoding="utf-8"))
+        if k == 0:
+            data["data"][0]["observationId"] = "obs-00"
+        path = tmp_path / f"v3_page{k}.json"
+        meta = {"limit": 33} | ({"cursor": "eyJ2IjoxfQ"} if k == 0 else {})
+        path.write_text(json.dumps({"data": [as_v3(s) for s in data["data"]], "meta": meta}))
+        v3_pages.append(path)
+        v2_pages.append(tmp_path / f"v2_page{k}.json")
+        v2_pages[-1].write_text(json.dumps(data))
+    first = json.loads(PAGES[0].read_text(encoding="utf-8"))["data"][0]
+    observations = json.loads((FIXTURES / "observations.json").read_text(encoding="utf-8"))
+    [obs] = [o for o in observations["data"] if o["id"] == "obs-00"]
+    assert obs["traceId"] == first["traceId"] and first["source"] == "EVAL"
+    judges = ["--judge", "helpful=gpt-4o-mini"]
+    for name, pages in (("v2", v2_pages), ("v3", v3_pages)):
+        files = [*map(str, pages), *map(str, TRACES)]
+        assert main(["import", "langfuse", *files, "--out", str(tmp_path / name), *judges]) == 0
+    err = capsys.readouterr().err
+    assert "dataset-run" in err  # the one experiment score, in both layouts
+    v2, v3 = tmp_path / "v2", tmp_path / "v3"
+    assert _rows(v3, "human_annotations") == _rows(v2, "human_annotations")
+    # v3 drops a category's configured number (value is the category): the
+    # categorical scales keep their labels, coded 0, 1, ... as nominal
+    cats = {s["name"] for s in api_scores() if s["dataType"] == "CATEGORICAL"}
+    for (dim, label, *rest), (dim2, label2, *rest2) in zip(
+        _rows(v3, "rating_scales"), _rows(v2, "rating_scales"), strict=True
+    ):
+        assert (dim, label) == (dim2, label2)
+        assert rest[-1] == "nominal" if dim in cats else rest == rest2
+    assert _rows(v3, "judge_ratings", ("judge",)) == _rows(v2, "judge_ratings", ("judge",))
+    with (v3 / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
+        v3_judges = {(r["dimension"], r["judge"]) for r in csv.DictReader(fh)}
+    assert ("helpful", "gpt-4o-mini") in v3_judges
+    assert {j for _, j in v3_judges} - {"gpt-4o-mini"} == {
+        f"evaluator:{d}" for d, j in v3_judges if j != "gpt-4o-mini"
+    }
+    assert len(_rows(v3, "judge_ratings")) == len(_rows(v2, "judge_ratings")) > 0
+    with (v3 / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
+        scored = [r for r in csv.DictReader(fh) if r["prompt_id"] == f"{obs['traceId']}:obs-00"]
+    assert [(r["model"], r["dimension"], float(r["label"])) for r in scored] == [
+        (obs["model"], first["name"], first["value"])
+    ]
+
+
+def test_v3_scores_without_their_subject_are_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Fetched without fields=subject, a v3 score names no trace: refused."""
+    scores = [{k: v for k, v in as_v3(s).items() if k != "subject"} for s in api_scores()]
+    path = tmp_path / "v3.json"
+    path.write_text(json.dumps({"data": scores, "meta": {"limit": 50}}), encoding="utf-8")
+    assert main(["import", "langfuse", str(path), "--out", str(tmp_path / "o")]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert str(path) in line and "fields=subject" in line
+
+
+def test_v1_scores_before_data_types_are_numeric(tmp_path: Path) -> None:
+    """Langfuse 2.x before score data types (June 2024): no dataType (the
+    migration that added it defaults to NUMERIC, packages/shared/prisma/migrations)
+    and human scores of source REVIEW (renamed ANNOTATION)."""
+    scores = [
+        {"id": f"{src}-{i}", "timestamp": "2024-03-01T00:00:00.000Z", "name": "quality",
+         "value": v, "source": src, "comment": None, "traceId": f"t{i}", "observationId": None}
+        for i, v in enumerate((0.2, 0.9, 0.5)) for src in ("EVAL", "REVIEW")
+    ]  # fmt: skip
+    path = tmp_path / "scores_v1.json"
+    path.write_text(json.dumps({"data": scores, "meta": {"page": 1}}), encoding="utf-8")
+    assert main(["import", "langfuse", str(path), "--out", str(tmp_path / "o")]) == 0
+    got = {
+        kind: sorted((r["prompt_id"], float(r["label"])) for r in _dicts(tmp_path / "o", kind))
+        for kind in ("judge_ratings", "human_annotations")
+    }
+    want = sorted((s["traceId"], s["value"]) for s in scores if s["source"] == "EVAL")
+    assert got["judge_ratings"] == got["human_annotations"] == want
+
+
+def _dicts(out: Path, kind: str) -> list[dict[str, str]]:
+    with (out / f"{kind}.csv").open(newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))

@@ -23,7 +23,12 @@ from judge_bias.cli import main
 from judge_bias.warehouse.build import PROJECT_DIR, BuildResult, build
 from tests.conftest import query
 from tests.importing import assert_reconciled
-from tests.mapping_fixtures import braintrust_experiment, inhouse_rows, langsmith_feedback
+from tests.mapping_fixtures import (
+    braintrust_experiment,
+    inhouse_rows,
+    langsmith_feedback,
+    mlflow2_eval_table,
+)
 
 CONFIGS = PROJECT_DIR / "docs" / "mapping"
 GRADE = {"PASS": 1.0, "FAIL": 0.0}
@@ -185,6 +190,53 @@ def test_braintrust_experiment_config(tmp_path: Path, capsys: pytest.CaptureFixt
     assert f"{len(records) - len(roots)} of {len(records)} records matched no output" in err
     assert ".each:" not in err
     assert len(_rows(tmp_path / "o" / "completions.csv")) == len(roots)
+
+
+def test_mlflow2_eval_table_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """MLflow 2's eval_results_table.json (pandas' split layout): one rating per row
+    and genai metric, read back with pandas; the failed score written empty;
+    toxicity and exact_match (no justification: no judge) not imported."""
+    import pandas as pd
+
+    path = tmp_path / "eval_results_table.json"
+    mlflow2_eval_table(path)
+    frame = pd.read_json(path, orient="split", dtype=False)
+    assert _import("mlflow2_eval_table.yml", [path], tmp_path / "o") == 0
+    ratings = _rows(tmp_path / "o" / "judge_ratings.csv")
+    want = (
+        (q, metric, None if pd.isna(s) else float(s))
+        for metric in ("answer_similarity", "faithfulness")
+        for q, s in zip(frame["inputs"], frame[f"{metric}/v1/score"], strict=True)
+    )
+    got = [(r["prompt_id"], r["dimension"], float(r["label"]) if r["label"] else None)
+           for r in ratings]  # fmt: skip
+    assert sorted(got, key=str) == sorted(want, key=str)
+    assert len(ratings) == 2 * len(frame)
+    assert {r["judge"] for r in ratings} == {"openai:/gpt-4"}
+    err = capsys.readouterr().err
+    assert "1 values missing" in err  # the failed faithfulness score
+    # the constants are named, and the score columns no output maps (read with pandas)
+    [line] = [x for x in err.splitlines() if "constants of the config" in x]
+    assert "judge 'openai:/gpt-4' and model 'my-model'" in line
+    judged = {c.removesuffix("/justification") for c in frame.columns}
+    scores = [c for c in frame.columns if c.endswith("/score")]
+    unmapped = sorted(c for c in scores if c.removesuffix("/score") not in judged)
+    [line] = [x for x in err.splitlines() if "score column(s)" in x]
+    assert line.endswith(f"{len(unmapped)} score column(s) of the file no output maps, "
+                         f"not imported: {', '.join(unmapped)} (a judge's? map it in a "
+                         "copy of the config)")  # fmt: skip
+    completions = _rows(tmp_path / "o" / "completions.csv")
+    assert [c["completion_text"] for c in completions] == list(frame["outputs"])
+
+
+def test_a_split_table_row_of_another_width_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "eval_results_table.json"
+    path.write_text(json.dumps({"columns": ["inputs", "x"], "data": [["q", 1], ["r"]]}))
+    assert _import("mlflow2_eval_table.yml", [path], tmp_path / "o") == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert str(path) in line and "row 1" in line
 
 
 BAD_CONFIGS = {

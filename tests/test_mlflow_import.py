@@ -224,3 +224,67 @@ def test_a_judge_named_by_model_uri_is_the_traced_model(tmp_path: Path) -> None:
     }
     assert models["openai:/gpt-4o"] == models["gpt-4o"] == ("gpt-4o", "GPT")
     assert models["openai:/claude-3-5-sonnet"] == ("claude-3-5-sonnet", "Claude")
+
+
+def test_an_mlflow2_eval_table_points_to_its_mapping_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """MLflow 2's eval_results_table.json holds no traces: one line naming the
+    ready mapping config that reads it (tests/test_mapping_import.py)."""
+    from tests.mapping_fixtures import mlflow2_eval_table
+
+    path = tmp_path / "eval_results_table.json"
+    mlflow2_eval_table(path)
+    assert main(["import", "mlflow", str(path), "--out", str(tmp_path / "o")]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert str(path) in line and "docs/mapping/mlflow2_eval_table.yml" in line
+
+
+def _mlflow2_record(i: int, assessments: list[dict] | None) -> dict:
+    """A search_traces() row of MLflow 2.17.2 (mlflow/entities/trace.py,
+    to_pandas_dataframe_row: request_id, timestamp_ms, status, execution_time_ms,
+    request, response, request_metadata, spans, tags; no assessments column before
+    2.21), written by to_json(orient="records")."""
+    record = {
+        "request_id": f"tr-{i}", "timestamp_ms": 1_700_000_000_000 + i, "status": "OK",
+        "execution_time_ms": 12, "request": json.dumps({"q": f"q{i}"}),
+        "response": json.dumps(f"a{i}"),
+        "request_metadata": {"mlflow.traceInputs": json.dumps({"q": f"q{i}"}),
+                             "app_model": "gpt-4o-mini"},
+        "spans": [], "tags": {"mlflow.traceName": "predict"},
+    }  # fmt: skip
+    if assessments is not None:
+        record["assessments"] = assessments
+    return record
+
+
+def test_mlflow2_traces_without_feedback_are_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """MLflow before 2.21 keeps no assessments: main wrote 0 ratings and said nothing."""
+    path = tmp_path / "traces.json"
+    path.write_text(json.dumps([_mlflow2_record(i, None) for i in range(3)]), encoding="utf-8")
+    assert main(["import", "mlflow", str(path), "--out", str(tmp_path / "o")]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert str(path) in line and "3 trace(s) with no assessment" in line
+
+
+@pytest.mark.parametrize("as_text", [False, True])
+def test_mlflow2_request_metadata_names_the_model(tmp_path: Path, as_text: bool) -> None:
+    """MLflow 2.x calls the trace metadata request_metadata: --model-tag reads it,
+    as an object or as JSON text (a frame's dict column written as a string)."""
+    feedback = {"name": "relevance", "source": {"source_type": "AI_JUDGE",
+                "source_id": "openai:/gpt-4o"}, "feedback": {"value": 4}}  # fmt: skip
+    records = [_mlflow2_record(i, [feedback]) for i in range(3)]
+    path = tmp_path / "traces.json"
+    written = [
+        {**r, "request_metadata": json.dumps(r["request_metadata"])} if as_text else r
+        for r in records
+    ]
+    path.write_text(json.dumps(written), encoding="utf-8")
+    out = tmp_path / "o"
+    assert main(["import", "mlflow", str(path), "--out", str(out), "--model-tag", "app_model"]) == 0
+    with (out / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    want = {(r["request_id"], r["request_metadata"]["app_model"]) for r in records}
+    assert {(r["run_id"], r["model"]) for r in rows} == want

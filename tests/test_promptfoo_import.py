@@ -145,6 +145,278 @@ def test_jsonl_imports_as_the_json_does(tmp_path: Path, rated_jsonl: Path) -> No
     assert csv_records(tmp_path / "results.jsonl" / "human_annotations.csv") == 0
 
 
+def as_version_2(data: dict) -> dict:
+    """A results file as promptfoo wrote it before results version 3 (0.43.1's and
+    0.80.3's src/types: EvaluateResult has provider, prompt, vars, response,
+    success, score, gradingResult, namedScores, and no testIdx, promptIdx, testCase
+    nor promptId; EvaluateSummary is {version, timestamp, results, table, stats})."""
+    v3_only = {"id", "testIdx", "promptIdx", "testCase", "promptId", "description", "metadata"}
+    rows = [{k: v for k, v in r.items() if k not in v3_only} for r in data["results"]["results"]]
+    summary = {"version": 2, "timestamp": data["results"]["timestamp"], "results": rows,
+               "table": {"head": {"prompts": [], "vars": []}, "body": []},
+               "stats": data["results"]["stats"]}  # fmt: skip
+    return {"results": summary, "config": data["config"], "shareableUrl": None}
+
+
+def test_a_version_2_results_file_imports_as_version_3_does(tmp_path: Path) -> None:
+    """promptfoo before results version 3 records no testIdx: a test is its vars.
+    The judge of defaultTest comes from the config (no testCase on the row). Every
+    rating, keyed by the test's prompt text, is the version 3 file's."""
+    data = json.loads(RATED.read_text(encoding="utf-8"))
+    v2 = tmp_path / "results_v2.json"
+    v2.write_text(json.dumps(as_version_2(data)), encoding="utf-8")
+    got = {}
+    for path in (RATED, v2):
+        out = tmp_path / path.stem
+        assert main(["import", "promptfoo", str(path), "--out", str(out)]) == 0
+        with (out / "prompts.csv").open(newline="", encoding="utf-8") as fh:
+            texts = {r["prompt_id"]: r["prompt_text"] for r in csv.DictReader(fh)}
+        with (out / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
+            got[path.name] = sorted(
+                (texts[r["prompt_id"]], r["judge"], r["model"], r["dimension"], r["label"])
+                for r in csv.DictReader(fh)
+            )
+        assert len(texts) == 10  # ten tests, by their vars
+    raw = sorted(
+        (r["prompt"]["raw"], c["assertion"].get("provider", {}).get("label", "local-alpha"),
+         r["provider"]["label"], c["assertion"].get("metric", c["assertion"]["type"]),
+         str(c["score"]))
+        for r in raw_rows() for c in r["gradingResult"]["componentResults"]
+        if c["assertion"]["type"] in GRADED
+    )  # fmt: skip
+    assert got["results_v2.json"] == got["rated.json"] == raw
+
+
+def test_promptfoo_0_80_output_reconciles_with_a_plain_parse(tmp_path: Path) -> None:
+    """promptfoo 0.80.3's own -o results.yaml (results version 2) of the fixture
+    config: every model-graded component, by its test's prompt, judge, model and
+    metric, read with yaml alone; its -o results.csv is refused in one line."""
+    import yaml
+
+    path = FIXTURES / "results_0.80.3.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert data["results"]["version"] == 2
+    raw = sorted(
+        (r["prompt"]["raw"], c["assertion"].get("provider", {}).get("label", "local-alpha"),
+         r["provider"]["label"], c["assertion"].get("metric", c["assertion"]["type"]),
+         float(c["score"]))
+        for r in data["results"]["results"] for c in r["gradingResult"]["componentResults"]
+        if c["assertion"]["type"] in GRADED
+    )  # fmt: skip
+    assert len(raw) == 40
+    out = tmp_path / "out"
+    assert main(["import", "promptfoo", str(path), "--out", str(out)]) == 0
+    with (out / "prompts.csv").open(newline="", encoding="utf-8") as fh:
+        texts = {r["prompt_id"]: r["prompt_text"] for r in csv.DictReader(fh)}
+    with (out / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
+        got = sorted(
+            (texts[r["prompt_id"]], r["judge"], r["model"], r["dimension"], float(r["label"]))
+            for r in csv.DictReader(fh)
+        )
+    assert got == raw and len(texts) == 10
+    table = FIXTURES / "results_0.80.3.csv"
+    assert main(["import", "promptfoo", str(table), "--out", str(tmp_path / "csv")]) == 2
+
+
+PERTEST = FIXTURES / "pertest_0.80.3.json"  # promptfoo 0.80.3 on pertest_config.yaml
+
+
+def _judges(out: Path) -> list[tuple[str, str]]:
+    with (out / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
+        return sorted((r["prompt_id"], r["judge"]) for r in csv.DictReader(fh))
+
+
+def test_a_version_2_test_keeps_its_own_grader(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """promptfoo 0.80.3's own results (version 2: no testCase) of a config where one
+    test sets options.provider: that test's rating is its grader's, read from the
+    config YAML (not from the results file's config) by the test's key var. Tests
+    in a file:// reference, or two tests of identical vars and different graders,
+    are counted on one line naming the grader assumed (defaultTest's)."""
+    import yaml
+
+    config = yaml.safe_load((FIXTURES / "pertest_config.yaml").read_text(encoding="utf-8"))
+    default = config["defaultTest"]["options"]["provider"]["label"]
+    grader = {
+        t["vars"]["key"]: t.get("options", {}).get("provider", {}).get("label", default)
+        for t in config["tests"]
+    }
+    data = json.loads(PERTEST.read_text(encoding="utf-8"))
+    rows = data["results"]["results"]
+    expected = sorted((f"test{i}", grader[r["vars"]["key"]]) for i, r in enumerate(rows))
+    assert len(set(grader.values())) == 2 and data["results"]["version"] == 2
+    assert main(["import", "promptfoo", str(PERTEST), "--out", str(tmp_path / "o")]) == 0
+    assert _judges(tmp_path / "o") == expected
+    assert "assumed" not in capsys.readouterr().err
+    # a test of no vars (each row includes its vars) does not shadow the exact ones
+    varless = tmp_path / "varless.json"
+    tests = [*data["config"]["tests"], {"options": {"provider": "openai:gpt-4o"}}]
+    varless.write_text(json.dumps({**data, "config": {**data["config"], "tests": tests}}))
+    assert main(["import", "promptfoo", str(varless), "--out", str(tmp_path / "v")]) == 0
+    assert _judges(tmp_path / "v") == expected
+    for name, tests in (
+        ("file.json", "file://tests.yaml"),
+        ("twice.json", [*data["config"]["tests"], {"vars": rows[1]["vars"]}]),
+    ):
+        path = tmp_path / name
+        path.write_text(json.dumps({**data, "config": {**data["config"], "tests": tests}}))
+        assert main(["import", "promptfoo", str(path), "--out", str(tmp_path / path.stem)]) == 0
+        assert _judges(tmp_path / path.stem) == [("test0", default), ("test1", default)]
+        [line] = [x for x in capsys.readouterr().err.splitlines() if "assumed" in x]
+        assert f"grader {default}" in line and name in line
+        assert ("2 result(s)" if name == "file.json" else "1 result(s) match tests") in line
+
+
+def test_version_2_repeats_are_tests_of_their_own(tmp_path_factory) -> None:
+    """promptfoo 0.80.3's own run of two tests with --repeat 2 and two providers
+    (repeat_0.80.3.json, cut to the first two tests of /tmp's 10): version 3's
+    evaluator numbers each repeat of a test as a test of its own (testIdx per
+    test, then repeat), so row i of the file (2 providers per test run) is
+    test i // 2. Every rating is read and accepted: no repeat merged away as a
+    duplicate key."""
+    path = FIXTURES / "repeat_0.80.3.json"
+    rows = json.loads(path.read_text(encoding="utf-8"))["results"]["results"]
+    expected = sorted(
+        (f"test{i // 2}", r["provider"]["label"],
+         c["assertion"].get("metric", c["assertion"]["type"]), float(c["score"]))
+        for i, r in enumerate(rows) for c in r["gradingResult"]["componentResults"]
+        if c["assertion"]["type"] in GRADED
+    )  # fmt: skip
+    assert len(rows) == 8 and len({json.dumps(r["vars"]) for r in rows}) == 2
+    out, result = import_and_build("promptfoo", [path], tmp_path_factory)
+    with (out / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
+        got = sorted(
+            (r["prompt_id"], r["model"], r["dimension"], float(r["label"]))
+            for r in csv.DictReader(fh)
+        )
+    assert got == expected and len(got) == 16
+    assert assert_reconciled(out, result)["judge_ratings"] == (16, 0)
+
+
+def test_two_files_of_one_name_keep_their_prompts_apart(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two runs' -o results.yaml (version 2: no evalId, so each is named by its
+    stem): the second file's prompt ids are results-2/..., said on stderr, and
+    every model-graded component of both (read with yaml) is a rating."""
+    import yaml
+
+    text = (FIXTURES / "results_0.80.3.yaml").read_text(encoding="utf-8")
+    paths = []
+    for run in ("a", "b"):
+        (tmp_path / run).mkdir()
+        paths.append(tmp_path / run / "results.yaml")
+        paths[-1].write_text(text, encoding="utf-8")
+    rows = yaml.safe_load(text)["results"]["results"]
+    graded = [c for r in rows for c in r["gradingResult"]["componentResults"]
+              if c["assertion"]["type"] in GRADED]  # fmt: skip
+    tests = {json.dumps(r["vars"], sort_keys=True) for r in rows}
+    assert main(["import", "promptfoo", *map(str, paths), "--out", str(tmp_path / "o")]) == 0
+    assert f"{paths[1]} as results-2/" in capsys.readouterr().err
+    ratings = read_rows(tmp_path / "o" / "judge_ratings.csv")
+    assert len(ratings) == 2 * len(graded)
+    ids = {r["prompt_id"] for r in read_rows(tmp_path / "o" / "prompts.csv")}
+    assert ids == {f"{s}/test{i}" for s in ("results", "results-2") for i in range(len(tests))}
+    assert {r["prompt_id"] for r in ratings} == ids
+
+
+def test_one_eval_given_twice_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One evalId in two files (the same eval's -o file copied, or beside its
+    export) is refused in one line naming both files, not imported twice under
+    results-2/ prompt ids (its ratings would count twice) nor merged."""
+    text = (FIXTURES / "rated.json").read_text(encoding="utf-8")
+    eval_id = json.loads(text)["evalId"]
+    paths = []
+    for run in ("a", "b"):
+        (tmp_path / run).mkdir()
+        paths.append(tmp_path / run / "rated.json")
+        paths[-1].write_text(text, encoding="utf-8")
+    out = tmp_path / "o"
+    assert main(["import", "promptfoo", *map(str, paths), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"the eval {eval_id} is also in {paths[0]}" in err and str(paths[1]) in err
+    assert not (out / "judge_ratings.csv").exists()
+
+
+def read_rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_yaml_output_imports_as_the_json_does(tmp_path: Path) -> None:
+    """-o results.yaml (and .yml, .txt) is the JSON file's document in YAML
+    (promptfoo's writeOutput: js-yaml dump of {evalId, results, config, ...})."""
+    import yaml
+
+    data = json.loads(RATED.read_text(encoding="utf-8"))
+    files = {}
+    for name in ("rated.json", "rated.yaml", "rated.txt"):
+        path = RATED if name == "rated.json" else tmp_path / name
+        if path != RATED:
+            path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+        assert main(["import", "promptfoo", str(path), "--out", str(tmp_path / name[6:])]) == 0
+        files[name] = contract_files(tmp_path / name[6:])
+    assert files["rated.yaml"] == files["rated.txt"] == files["rated.json"]
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        # promptfoo's CSV table: the vars, then one column per prompt (writeOutput)
+        ("results.csv", b'question,"[local-alpha] Answer briefly: {{question}}"\r\n'
+                        b'"What is 2+2?","[PASS] (1.00) 4"\r\n'),
+        ("results.html", b"<html><table><tr><td>[PASS] 4</td></tr></table></html>"),
+        ("results.yaml", b"results: [unclosed\n"),
+        ("results.json", b'{"evalId": "x", "results": {"version": 4}}'),
+    ],
+)  # fmt: skip
+def test_a_table_or_unreadable_output_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, content: bytes
+) -> None:
+    path = tmp_path / name
+    path.write_bytes(content)
+    assert main(["import", "promptfoo", str(path), "--out", str(tmp_path / "out")]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert str(path) in line and "Traceback" not in line
+    if name.endswith((".csv", ".html")):
+        # the table it saw in the first part, the output to write in the hint after ": give"
+        seen, _, hint = line.partition(": give ")
+        assert f"-o {name}" in seen and "not the grader" in seen and "results.json" not in seen
+        assert hint.startswith("-o results.json") and "export eval" in hint
+    if name.endswith(".json"):
+        assert "results version 4" in line
+
+
+@pytest.mark.parametrize("libyaml", [True, False])
+def test_yaml_is_read_by_a_safe_loader(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    libyaml: bool,
+) -> None:
+    """The YAML output is read by libyaml's safe loader (pyyaml's without it): the
+    same rows as the JSON file, and a python tag is refused in one line, not run."""
+    import yaml
+
+    if not libyaml:
+        monkeypatch.delattr(yaml, "CSafeLoader", raising=False)
+    data = json.loads(RATED.read_text(encoding="utf-8"))
+    path = tmp_path / "rated.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    for name in (RATED, path):
+        assert main(["import", "promptfoo", str(name), "--out", str(tmp_path / name.suffix)]) == 0
+    assert contract_files(tmp_path / ".yaml") == contract_files(tmp_path / ".json")
+    capsys.readouterr()
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("results: !!python/object/apply:os.getcwd []\n", encoding="utf-8")
+    assert main(["import", "promptfoo", str(bad), "--out", str(tmp_path / "bad")]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert str(bad) in line and "not YAML" in line
+
+
 def _row(test: int, provider: str, comps: list[dict], manual: float | None = None) -> dict:
     grading = {"pass": True, "score": 1, "reason": "ok", "componentResults": comps}
     if manual is not None:

@@ -70,7 +70,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
     specific = {
         "config": (args.config, "--config", "takes no config (mapping does)"),
         "model_tag": (args.model_tag, "--model-tag", "does not take it (mlflow, deepeval do)"),
-        "judges": (args.judge, "--judge", "names its judges itself (langfuse takes it)"),
+        "judges": (args.judge, "--judge", "names its judges itself (langfuse, deepeval take it)"),
     }
     for key, (value, flag, why) in specific.items():
         if value and key not in params:
@@ -314,7 +314,8 @@ def parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     s.add_argument(
         "--judge", action="append", metavar="NAME=MODEL",
-        help="langfuse: the judge model of the scores named NAME (repeatable)",
+        help="langfuse: the judge model of the scores named NAME; deepeval: of the metric "
+        "NAME whose results name none (0.20.0-0.20.40) (repeatable)",
     )  # fmt: skip
     s.set_defaults(func=_cmd_import)
 

@@ -77,7 +77,16 @@ def _langsmith_holds(sample: Sample) -> dict[str, bool]:
 
 def _langfuse(sample: Sample) -> bool:
     keys = _keys(sample)
-    return {"traceId", "dataType", "source"} <= keys or {"trace_id", "data_type", "source"} <= keys
+    return (
+        {"traceId", "dataType", "source"} <= keys
+        or {"trace_id", "data_type", "source"} <= keys
+        or {"subject", "dataType", "source", "value"} <= keys  # v3 pages
+    )
+
+
+def _mlflow2_table(sample: Sample) -> bool:
+    """MLflow 2's eval_results_table.json: ``<metric>/<version>/score`` columns."""
+    return any(k.count("/") == 2 and k.endswith("/score") for k in _keys(sample))
 
 
 FORMATS: tuple[Format, ...] = (
@@ -174,7 +183,10 @@ FORMATS: tuple[Format, ...] = (
     ),
     Format(
         "deepeval",
-        lambda s: "testCases" in s.top_keys or s.records_path.endswith("testCases"),
+        # test_results: evaluate()'s EvaluationResult dumped with model_dump()
+        lambda s: (
+            "testCases" in s.top_keys or s.records_path.endswith(("testCases", "test_results"))
+        ),
         "DeepEval test run (.deepeval/.latest_test_run.json)",
         "deepeval",
     ),
@@ -191,6 +203,13 @@ FORMATS: tuple[Format, ...] = (
         "LangSmith feedback export (Client.list_feedback)",
         config="docs/mapping/langsmith_feedback.yml",
         holds_of=_langsmith_holds,
+    ),
+    Format(
+        "mlflow2-eval-table",
+        _mlflow2_table,
+        "MLflow 2 mlflow.evaluate() results table (eval_results_table.json)",
+        config="docs/mapping/mlflow2_eval_table.yml",
+        holds={"judge_scores": True},
     ),
     Format(
         "braintrust",

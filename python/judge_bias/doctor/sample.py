@@ -17,7 +17,7 @@ from pathlib import Path
 from judge_bias.doctor import settings
 from judge_bias.errors import InputError
 from judge_bias.inputs.encoding import describe_bytes
-from judge_bias.inputs.importers._records import file_kind, iter_records, parquet_rows
+from judge_bias.inputs.importers._records import file_kind, iter_records, parquet_rows, split_rows
 
 
 @dataclass
@@ -94,6 +94,7 @@ def _json_sample(path: Path, size: int, limit: int) -> Sample:
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}: not JSON ({exc})") from exc
     top = tuple(map(str, data)) if isinstance(data, dict) else ()
+    data = split_rows(data, path)  # pandas' split layout: its rows, as the importers read it
     where, n = _largest_list(data)
     if n < 0:
         records = [data] if isinstance(data, dict) else []

@@ -32,6 +32,8 @@ SUFFIXES = {
 # A JSON document (not JSON lines) is parsed whole: above this size, ask for JSONL.
 MAX_JSON_BYTES = 512 * 1024 * 1024
 MISSING = object()  # a path that does not resolve (distinct from a JSON null)
+# pandas' to_json(orient="split"): with and without its index
+SPLIT_KEYS = ({"columns", "data"}, {"columns", "data", "index"})
 
 
 def file_kind(path: str | Path, given: str | None = None) -> str:
@@ -126,6 +128,7 @@ def _json_document(path: Path, records: str) -> Iterator[dict]:
         data = get_path(data, records)
         if data is MISSING:
             raise InputError(f"{path}: no {records!r} in the JSON document")
+    data = split_rows(data, path)
     if isinstance(data, dict):
         data = [data]
     if not isinstance(data, list):
@@ -134,6 +137,26 @@ def _json_document(path: Path, records: str) -> Iterator[dict]:
         if not isinstance(value, dict):
             raise InputError(f"{path}: record {number} is not a JSON object")
         yield value
+
+
+def split_rows(data: object, path: Path) -> object:
+    """A table in pandas' split layout (``to_json(orient="split")``: ``{columns,
+    data[, index]}``, as mlflow.log_table writes it) as its list of row records;
+    anything else as given: a ``{columns, data}`` object whose rows are not all
+    lists (an API's column schema and its records) is no split table."""
+    if not isinstance(data, dict) or set(data) not in SPLIT_KEYS:
+        return data
+    columns, rows = data["columns"], data["data"]
+    if not isinstance(columns, list) or not isinstance(rows, list):
+        return data
+    if not all(isinstance(row, list) for row in rows):
+        return data
+    for number, row in enumerate(rows):
+        if not isinstance(row, list) or len(row) != len(columns):
+            raise InputError(
+                f"{path}: row {number} of the split table does not have its {len(columns)} columns"
+            )
+    return [dict(zip(map(str, columns), row, strict=True)) for row in rows]
 
 
 def _parquet(path: Path) -> Iterator[dict]:

@@ -11,7 +11,10 @@ datasetRunId, ...); ``GET /api/public/v2/scores`` pages it as ``{data, meta}``
 id, traceId, source, name, dataType, value, stringValue, comment,
 observationId, authorUserName, ... as CSV, JSON or JSONL. Traces and
 observations are ``GET /api/public/traces`` and ``/observations`` pages (or one
-``/traces/{id}`` with its observations and scores), ``commons.yml``.
+``/traces/{id}`` with its observations and scores), ``commons.yml``. Scores of
+other API versions are read in the v2 layout (``_as_v2``): v3 pages
+(``GET /api/public/v3/scores``: ``subject`` and a typed ``value``; no
+``executionTraceId``) and v1 pages from before score data types.
 
 Give the score files and, to name the models, the traces/observations files;
 each file is recognised by its records.
@@ -63,6 +66,12 @@ RATING_EXTRAS = ("rationale", "score_id", "source", "data_type")
 HUMAN_EXTRAS = ("rationale", "score_id")
 SCALE_EXTRAS = ("scale_level",)
 BOOLEAN_LABELS: dict[float, object] = {1.0: "True", 0.0: "False"}
+# a v2 score always has these keys (null when unset); a v3 score has none of them
+V2_ONLY = ("traceId", "sessionId", "datasetRunId", "observationId", "stringValue")
+V3_SUBJECTS = {
+    "trace": "traceId", "observation": "observationId", "session": "sessionId",
+    "experiment": "datasetRunId",
+}  # fmt: skip
 
 
 def _kind(record: object) -> str | None:
@@ -80,7 +89,48 @@ def _kind(record: object) -> str | None:
     return None
 
 
+def _as_v2(record: object, path: Path) -> object:
+    """A score of another API version in the v2 layout; any other record as given.
+
+    - v3 (``GET /api/public/v3/scores``): the subject (``subject.kind`` trace,
+      observation, session or experiment, with its id) as traceId, observationId,
+      sessionId or datasetRunId; the typed value as v2's value and stringValue
+      (a boolean True/False and 1/0, a category or text as stringValue). A v3
+      score without its subject (fetched without ``fields=subject``) names no
+      output: a one-line error.
+    - v1 before score data types (Langfuse 2.x before June 2024): no dataType,
+      which Langfuse's migration made NUMERIC; source REVIEW, renamed ANNOTATION.
+    """
+    if not isinstance(record, dict) or not {"name", "source", "value"} <= set(record):
+        return record
+    if "dataType" not in record and "traceId" in record:
+        record = {**record, "dataType": "NUMERIC"}
+    if record.get("source") == "REVIEW":
+        record = {**record, "source": "ANNOTATION"}
+    if "dataType" not in record or any(k in record for k in V2_ONLY):
+        return record
+    subject = record.get("subject")
+    if not isinstance(subject, dict) or subject.get("kind") not in V3_SUBJECTS:
+        raise InputError(
+            f"{path}: Langfuse v3 scores without their subject (trace or observation): "
+            "fetch /api/public/v3/scores with fields=subject,annotation,details"
+        )
+    v2 = {**record, V3_SUBJECTS[subject["kind"]]: subject.get("id")}
+    if subject["kind"] == "observation":
+        v2["traceId"] = subject.get("traceId")
+    value = record.get("value")
+    if record["dataType"] == "BOOLEAN" and isinstance(value, bool):
+        v2.update(value=float(value), stringValue=str(value))
+    elif record["dataType"] != "NUMERIC":
+        v2.update(value=None, stringValue=value)
+    return v2
+
+
 def _records(path: Path) -> list[object]:
+    return [_as_v2(r, path) for r in _records_as_given(path)]
+
+
+def _records_as_given(path: Path) -> list[object]:
     text = read_text(path, WHAT)
     if path.suffix == ".csv":
         reader = csv.DictReader(io.StringIO(text))

@@ -46,6 +46,7 @@ from judge_bias.inputs.writer import csv_text, write_contract_file
 # Long files repeat a prompt, completion or human label on every judge's row.
 DEDUPED_KINDS = ("prompts", "completions", "human_annotations")
 NAME_COLUMNS = ("judge", "model", "model_first", "model_second")
+SCORE_SUFFIX = "/score"  # MLflow 2's "<metric>/<version>/score" columns
 TEMPLATE_FIELD = re.compile(r"\{([^{}]+)\}")
 
 
@@ -64,6 +65,8 @@ class _Tally:
         self.unmapped: Counter[str] = Counter()
         self.unmapped_examples: dict[str, set[str]] = {}
         self.no_each: Counter[str] = Counter()
+        self.taken: Counter[int] = Counter()  # rows per output (by index)
+        self.scores: dict[str, int] = {}  # top-level "*/score" fields -> records holding one
 
 
 def _value(spec: Spec, ctx: dict, where: str, tally: _Tally) -> object:
@@ -169,6 +172,9 @@ def map_records(
             raise InputError(f"{path}: a directory; give the files themselves")
         for record in iter_records(path, config.format, config.records):
             n_read += 1
+            for key in record:
+                if isinstance(key, str) and key.endswith(SCORE_SUFFIX):
+                    tally.scores[key] = tally.scores.get(key, 0) + 1
             taken = False
             for i, output in enumerate(config.outputs):
                 where = f"outputs[{i}]"
@@ -176,6 +182,7 @@ def map_records(
                     if not _passes(ctx, [c for c in output.where if _is_element_test(c)]):
                         continue
                     taken = True
+                    tally.taken[i] += 1
                     row = {
                         col: _value(spec, ctx, f"{where}.columns.{col}", tally)
                         for col, spec in output.columns.items()
@@ -224,6 +231,38 @@ def _report(n_read: int, n_untaken: int, tally: _Tally) -> None:
         _say(f"{where}.map: {n:,} values it does not name, written as given ({shown})")
 
 
+def _read_fields(config: MappingConfig) -> set[str]:
+    """The record fields a config reads: its column paths and templates' fields."""
+    fields: set[str] = set()
+    for output in config.outputs:
+        for spec in output.columns.values():
+            fields.update(spec.path or [])
+            fields.update(TEMPLATE_FIELD.findall(spec.template or ""))
+    return fields
+
+
+def _report_config(config: MappingConfig, tally: _Tally) -> None:
+    """One line naming the judge and model a config gives as constants (not read
+    from the file: a ready config's guess), one naming the ``*/score`` fields of
+    the file it does not map."""
+    consts: dict[str, dict[str, None]] = {"judge": {}, "model": {}}
+    for i, output in enumerate(config.outputs):
+        for col, names in consts.items():
+            spec = output.columns.get(col)
+            if tally.taken[i] and spec is not None and spec.const is not None:
+                names[csv_text(spec.const)] = None
+    parts = [f"{col} {', '.join(repr(n) for n in names)}" for col, names in consts.items() if names]
+    if parts:
+        many = sum(map(len, consts.values())) > 1
+        verb = "are constants" if many else "is a constant"
+        _say(f"{' and '.join(parts)} {verb} of the config, not read from the file: "
+             "edit a copy of it")  # fmt: skip
+    unread = sorted(set(tally.scores) - _read_fields(config))
+    if unread:
+        _say(f"{len(unread)} score column(s) of the file no output maps, not imported: "
+             f"{', '.join(unread)} (a judge's? map it in a copy of the config)")  # fmt: skip
+
+
 def import_mapping(
     files: Sequence[str | Path],
     out_dir: str | Path,
@@ -240,6 +279,7 @@ def import_mapping(
     if n_read == 0:
         raise InputError(f"{', '.join(map(str, files))}: no records to map")
     _report(n_read, n_untaken, tally)
+    _report_config(cfg, tally)
     out = Path(out_dir)
     written: dict[str, int] = {}
     for kind, kind_rows in rows.items():

@@ -34,7 +34,10 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 STORE_TABLES = ("trace_info", "trace_tags", "trace_request_metadata", "assessments", "spans")
 # the span attribute MLflow's autologging writes the called model's name to
 MODEL_ATTRIBUTE = "mlflow.llm.model"
-NESTED = ("trace", "request", "response", "trace_metadata", "tags", "spans", "assessments")
+NESTED = (
+    "trace", "request", "response", "trace_metadata", "request_metadata", "tags", "spans",
+    "assessments",
+)  # fmt: skip
 
 
 @dataclass
@@ -147,13 +150,16 @@ def trace_from_record(record: dict) -> Trace:
         record = record["trace"]
     if isinstance(record.get("info"), dict):
         info, spans = record["info"], (record.get("data") or {}).get("spans")
-        tags, metadata = info.get("tags") or {}, info.get("trace_metadata") or {}
+        # MLflow 2 names the metadata request_metadata (and the trace id request_id)
+        tags = info.get("tags") or {}
+        metadata = info.get("trace_metadata") or info.get("request_metadata") or {}
         assessments = info.get("assessments") or []
         request = metadata.get("mlflow.traceInputs", info.get("request_preview"))
         response = metadata.get("mlflow.traceOutputs", info.get("response_preview"))
     else:
         info, spans = record, record.get("spans")
-        tags, metadata = record.get("tags") or {}, record.get("trace_metadata") or {}
+        tags = record.get("tags") or {}
+        metadata = record.get("trace_metadata") or record.get("request_metadata") or {}
         assessments = record.get("assessments") or []
         request, response = _text(record.get("request")), _text(record.get("response"))
     trace_id = info.get("trace_id") or info.get("request_id")
@@ -188,10 +194,27 @@ def _records(path: Path) -> list[dict]:
             data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}: not {what}: not JSON ({exc})") from exc
+    if _is_eval_table(data):
+        raise InputError(
+            f"{path}: an MLflow 2 mlflow.evaluate() results table (eval_results_table.json, "
+            "<metric>/v1/score columns), not traces: import it with judge-bias import "
+            "mapping --config docs/mapping/mlflow2_eval_table.yml"
+        )
     data = [data] if isinstance(data, dict) else data
     if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
         raise InputError(f"{path}: not {what}: expected a JSON list of trace records")
     return data
+
+
+def _is_eval_table(data: object) -> bool:
+    """MLflow 2's eval_results_table.json: mlflow.log_table's split layout
+    (``{columns, data}``) with ``<metric>/<version>/score`` columns."""
+    columns = data.get("columns") if isinstance(data, dict) else None
+    return (
+        isinstance(columns, list)
+        and "data" in data  # type: ignore[operator]
+        and any(str(c).endswith("/score") for c in columns)
+    )
 
 
 def read_export(path: Path) -> list[Trace]:

@@ -50,6 +50,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+from judge_bias.errors import InputError
 from judge_bias.inputs.importers._write import default_family, report_unmapped, write_models
 from judge_bias.inputs.importers.mlflow_sources import Trace, read_source
 from judge_bias.inputs.writer import csv_text, write_contract_file
@@ -128,9 +129,10 @@ def import_mlflow(
     completions: dict[tuple[str, str], dict[str, object]] = {}
     values: dict[str, list[object]] = {}
     skipped: Counter[str] = Counter()
-    no_model = errors = 0
+    no_model = errors = n_traces = 0
     for source in map(str, files):
         for trace in read_source(source):
+            n_traces += 1
             pid, model = prompt_id(trace), traced_model(trace, model_tag)
             prompts.setdefault(pid, {"prompt_id": pid, "prompt_text": trace.request})
             if model:
@@ -165,14 +167,22 @@ def import_mlflow(
                          "assessment_id": a.assessment_id, "span_id": a.span_id}
                     )  # fmt: skip
             no_model += rated and not model
+    for what, n in sorted(skipped.items()):
+        print(f"mlflow: {n} {what} not imported (not a judge or human rating)", file=sys.stderr)
+    if not ratings and not humans:
+        what = f"{sum(skipped.values())} assessment(s), none" if skipped else "no assessment,"
+        raise InputError(
+            f"{', '.join(map(str, files))}: {n_traces} trace(s) with {what} a judge or "
+            "human feedback: nothing to import (MLflow before 2.21 records no feedback on "
+            "traces; mlflow.evaluate()'s table is read by import mapping --config "
+            "docs/mapping/mlflow2_eval_table.yml)"
+        )
     scales = {dim: scale_rows(dim, vals) for dim, vals in values.items()}
     off_scale = sum(
         not _on_scale(r["label"], scales[str(r["dimension"])])
         for r in (*ratings, *humans)
         if r["label"] is not None
     )
-    for what, n in sorted(skipped.items()):
-        print(f"mlflow: {n} {what} not imported (not a judge or human rating)", file=sys.stderr)
     if no_model:
         how = f"no tag or metadata {model_tag!r}" if model_tag else "no single mlflow.llm.model"
         report_unmapped("mlflow", no_model, f"rated trace(s) with {how} (empty model)")

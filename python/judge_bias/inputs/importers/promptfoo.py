@@ -1,12 +1,21 @@
-"""promptfoo eval results: eval -o results.json or .jsonl, and export eval files.
+"""promptfoo eval results: eval -o results.json, .jsonl or .yaml, and export eval files.
 
 Record schema: promptfoo 0.121.20 (``src/types/index.ts``: ``EvaluateResult``,
 ``GradingResult``, ``componentResults``; the JSON file is ``{evalId, results:
 {version, prompts, results: [EvaluateResult], stats}, config, ...}``, the JSONL
-file one ``EvaluateResult`` a line). Each result row is one test case
-(``testIdx``, ``vars``) answered by one provider under test (``provider.label``
-or ``provider.id``) and graded by the assertions in
-``gradingResult.componentResults``.
+file one ``EvaluateResult`` a line; ``-o .yaml``, ``.yml`` and ``.txt`` the JSON
+document in YAML). Results version 2 (promptfoo before 0.9x: 0.43.1 and 0.80.3
+checked) has rows with no ``testIdx``, ``promptIdx`` nor ``testCase``: a test
+is its ``vars`` (the n-th row of the same vars, provider and prompt the n-th
+test: ``--repeat`` and tests of identical vars; numbered in the order they
+first appear), and its own options (grader) are the config test's whose vars
+the row has (counted on stderr, with the grader assumed, when the tests are a
+``file://`` reference or match ambiguously). The CSV, HTML and
+XML tables keep no grader nor per-assertion score: refused in one line.
+
+Each result row is one test case (``testIdx``, ``vars``) answered by one
+provider under test (``provider.label`` or ``provider.id``) and graded by the
+assertions in ``gradingResult.componentResults``.
 
 - **judge_ratings**: one row per result row and model-graded component:
   ``llm-rubric``, ``model-graded-*``, ``g-eval`` and the other types promptfoo
@@ -39,7 +48,10 @@ or ``provider.id``) and graded by the assertions in
   gradingResult (a provider error) is counted, not written.
 - **Names**: prompt_id = ``test<testIdx>`` (``-p<k>`` when the eval has several
   prompts; ``<evalId or file stem>/`` in front when several files are
-  imported); prompts.csv has the rendered prompt, completions.csv the output.
+  imported, ``-2``, ``-3``, ... after a file name an earlier file has, e.g. two
+  ``results.yaml`` of version 2, which has no evalId: said on stderr; one
+  evalId in two files is the same eval given twice: refused);
+  prompts.csv has the rendered prompt, completions.csv the output.
 - **rating_scales**: per dimension the numbers 0 and 1 (promptfoo's score
   range), widened to the smallest and largest score seen; a number in
   between is on the scale. A label that is no number is written as given and
@@ -48,6 +60,7 @@ or ``provider.id``) and graded by the assertions in
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 from collections import Counter
@@ -63,7 +76,9 @@ from judge_bias.inputs.importers._write import (
 )
 from judge_bias.inputs.writer import csv_text, write_contract_file
 
-WHAT = "promptfoo results (eval -o results.json or .jsonl)"
+WHAT = "promptfoo results (eval -o results.json, .jsonl or .yaml)"
+YAML_SUFFIXES = (".yaml", ".yml", ".txt")  # promptfoo writes YAML for all three
+TABLE_SUFFIXES = {".csv": "CSV", ".html": "HTML", ".htm": "HTML", ".xml": "XML"}
 MODEL_GRADED = frozenset(
     {
         "agent-rubric", "answer-relevance", "context-faithfulness", "context-recall",
@@ -112,23 +127,118 @@ def components(grading: dict) -> Iterator[dict]:
 
 
 def _is_result(row: object) -> bool:
-    return isinstance(row, dict) and "testIdx" in row and "provider" in row
+    """An EvaluateResult: a provider and its test's index (results version 3), or
+    its test's vars (version 2, which records no testIdx)."""
+    return isinstance(row, dict) and "provider" in row and ("testIdx" in row or "vars" in row)
+
+
+def _key(value: object) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def _number_tests(rows: list[dict]) -> None:
+    """Give version-2 rows (no testIdx) the index of their test: a test is its vars,
+    and the n-th row of the same vars, provider and prompt is the n-th test of those
+    vars (``--repeat N``, or two tests of identical vars: version 3's evaluator gives
+    each repeat and each test its own testIdx), numbered in the order they first
+    appear."""
+    tests: dict[tuple[str, int], int] = {}
+    seen: Counter[tuple[str, str, str]] = Counter()
+    for row in rows:
+        if "testIdx" not in row:
+            vars_key = _key(row.get("vars"))
+            run = (vars_key, _key(row.get("provider")), _key(row.get("prompt")))
+            seen[run] += 1
+            row["testIdx"] = tests.setdefault((vars_key, seen[run]), len(tests))
+
+
+def _matches(test_vars: object, row_vars: dict) -> bool:
+    """A config test's vars are a row's: each equal, or the row's value one of a
+    list (promptfoo runs a test once per value of a list var)."""
+    if not isinstance(test_vars, dict):
+        return False
+    return all(
+        k in row_vars and (row_vars[k] == v or (isinstance(v, list) and row_vars[k] in v))
+        for k, v in test_vars.items()
+    )
+
+
+def _test_options(rows: list[dict], config: dict, name: str) -> None:
+    """Version 2 rows carry no testCase, so no test's own grader (``options.provider``):
+    give each row the options of the config test whose vars it has. When the tests
+    are not inline (a ``file://`` reference), or a row's vars match tests of
+    different graders or none, say how many rows and the grader assumed
+    (defaultTest's)."""
+    v2 = [r for r in rows if "testCase" not in r]
+    tests = config.get("tests")
+    if not v2 or tests is None:
+        return
+    default = ((config.get("defaultTest") or {}).get("options") or {}).get("provider")
+    assumed = f"defaultTest's grader {provider_name(default) or DEFAULT_GRADER}"
+    if not isinstance(tests, list) or not all(isinstance(t, dict) for t in tests):
+        print(f"{name}: results version 2 keeps no test's own grader and the config's "
+              f"tests are not inline ({str(tests)[:60]}): {len(v2)} result(s) assumed "
+              f"{assumed} (options.provider of a test is not read)", file=sys.stderr)  # fmt: skip
+        return
+    ambiguous = unmatched = 0
+    for row in v2:
+        found = [t for t in tests if _matches(t.get("vars") or {}, row.get("vars") or {})]
+        # a test of exactly the row's vars over one they only include (a test of no vars)
+        found = [t for t in found if t.get("vars") == row.get("vars")] or found
+        graders = {provider_name((t.get("options") or {}).get("provider")) for t in found}
+        if len(graders) == 1:
+            row["testCase"] = {"options": found[0].get("options") or {}}
+        else:
+            ambiguous += len(graders) > 1
+            unmatched += not found
+    if ambiguous or unmatched:
+        print(f"{name}: results version 2 keeps no test's own grader: {ambiguous} "
+              f"result(s) match tests of different graders, {unmatched} no test of the "
+              f"config, by their vars: assumed {assumed}", file=sys.stderr)  # fmt: skip
+
+
+def _parse(text: str, path: Path) -> object:
+    """The results document: JSON, or the YAML promptfoo writes for -o .yaml/.yml/.txt."""
+    if path.suffix.lower() not in YAML_SUFFIXES:
+        return parse_json(text, path, WHAT)
+    import yaml  # type: ignore[import-untyped,unused-ignore]  # pyyaml comes with dbt-core
+
+    # libyaml's loader when pyyaml has it (3x less CPU on a 1,000-row file); the
+    # same safe constructors as yaml.safe_load
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        return yaml.load(text, Loader=loader)  # noqa: S506  # a safe loader
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        raise InputError(f"{path}: not {WHAT}: not YAML ({str(where).strip() or exc})") from exc
 
 
 def read_results(path: Path) -> tuple[list[dict], dict, str]:
     """A results file's rows, its config (empty for JSONL) and its source name
     (the evalId, else the file stem); a one-line error for anything else."""
+    suffix = path.suffix.lower()
+    if suffix in TABLE_SUFFIXES:
+        raise InputError(
+            f"{path}: promptfoo's {TABLE_SUFFIXES[suffix]} table (-o results{suffix}) keeps "
+            "each output's pass/fail and total score, not the grader nor each assertion's "
+            "score: give -o results.json (or promptfoo export eval <evalId> -o results.json)"
+        )
     text = read_text(path, WHAT)
     config: dict = {}
     source = path.stem
-    if path.suffix == ".jsonl":
+    if suffix == ".jsonl":
         rows: object = [parse_json(line, path, WHAT) for line in text.splitlines() if line.strip()]
     else:
-        data = parse_json(text, path, WHAT)
+        data = _parse(text, path)
         results = data.get("results") if isinstance(data, dict) else None
         rows = results.get("results") if isinstance(results, dict) else None
         if not isinstance(data, dict) or not isinstance(rows, list):
-            raise InputError(f"{path}: not {WHAT}: no results.results list")
+            version = results.get("version") if isinstance(results, dict) else None
+            seen = f" (results version {version})" if version is not None else ""
+            raise InputError(
+                f"{path}: not {WHAT}: no results.results list{seen}; promptfoo writes it "
+                "in versions 2 and 3 of its results (eval -o, export eval)"
+            )
         config = data["config"] if isinstance(data.get("config"), dict) else {}
         source = str(data.get("evalId") or path.stem)
     if isinstance(rows, list) and not rows:
@@ -136,7 +246,9 @@ def read_results(path: Path) -> tuple[list[dict], dict, str]:
         # empty JSONL file, or results.results = []
         raise InputError(f"{path}: no results in it (an eval of no test case?): nothing to import")
     if not isinstance(rows, list) or not all(_is_result(r) for r in rows):
-        raise InputError(f"{path}: not {WHAT}: a row without testIdx and provider")
+        raise InputError(f"{path}: not {WHAT}: a row without provider and testIdx (or vars)")
+    _number_tests(rows)
+    _test_options(rows, config, path.name)
     return rows, config, source
 
 
@@ -187,10 +299,28 @@ def import_promptfoo(
 
     Returns the number of rows written per output file."""
     loaded = []
+    sources: Counter[str] = Counter()
+    first: dict[str, Path] = {}
+    renamed = []
     for path in map(Path, files):
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no such file")
-        loaded.append((path, *read_results(path)))
+        rows, config, source = read_results(path)
+        if source in first and source != path.stem:
+            # one evalId twice: the same eval (e.g. its -o file and its export), not two
+            raise InputError(
+                f"{path}: the eval {source} is also in {first[source]}: give each eval once "
+                "(its promptfoo export eval file holds the viewer's manual grades too)"
+            )
+        first.setdefault(source, path)
+        sources[source] += 1
+        if sources[source] > 1:
+            source = f"{source}-{sources[source]}"
+            renamed.append(f"{path} as {source}/")
+        loaded.append((path, rows, config, source))
+    if renamed:
+        print(f"promptfoo: {len(renamed)} file(s) share an earlier file's evalId or name: "
+              f"prompt ids {'; '.join(renamed)}", file=sys.stderr)  # fmt: skip
     ratings: list[dict[str, object]] = []
     humans: list[dict[str, object]] = []
     prompts: dict[str, dict[str, object]] = {}

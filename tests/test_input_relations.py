@@ -23,6 +23,7 @@ from judge_bias.inputs.contract import KINDS
 from judge_bias.inputs.loading import InputError
 from judge_bias.simulate import simulate
 from judge_bias.warehouse.build import GATE_SELECTION, build, run_dbt
+from tests.conftest import query
 
 # rows that break the contract, appended to the simulated judge_ratings (judge,
 # prompt_id, model, dimension, label, raw_output, framing, run_id), with the code
@@ -198,3 +199,164 @@ def test_a_missing_relation_fails_in_one_line(data: Path, tmp_path: Path) -> Non
     )
     with pytest.raises(InputError, match=expected):
         build(None, db, quiet=True, dbt_vars=SCHEMA_VARS)
+
+
+# ---- Loads from a growing relation (docs/incremental.md, "Loads from relations")
+
+WATERMARK = "written_at"  # a TIMESTAMP column of the team's ratings table
+LOAD_VARS = {**SCHEMA_VARS, "judge_bias_loaded_at_column": WATERMARK}
+FIRST, SECOND, THIRD = "2026-01-01 00:00:00", "2026-02-01 00:00:00", "2026-03-01 00:00:00"
+RESENT = range(40, 45)  # data rows of the first batch re-sent in the second
+# compared apart: this load's rows against the whole relation (the test reads them)
+LOAD_TABLES = ["stg_inputs__relation_counts"]
+
+
+def _ratings(data: Path) -> tuple[list[str], list[list[str]]]:
+    with (data / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    return rows[0], rows[1:]
+
+
+def _second_batch(header: list[str], first: list[list[str]]) -> list[tuple[list[str], str | None]]:
+    """A new run (run_id 2) of 30 rated rows; the RESENT rows with another label of
+    their dimension (the same key: judge, prompt, model, dimension, framing, run);
+    two rows that break the contract (invalid_value); a row without its watermark."""
+    col = {name: i for i, name in enumerate(header)}
+    good = [r for r in first[:30] if r[col["judge"]] and r[col["label"]]]
+    new_run = [[*r[: col["run_id"]], "2", *r[col["run_id"] + 1 :]] for r in good]
+    resent = []
+    for i in RESENT:
+        row = list(first[i])
+        others = {r[col["label"]] for r in first if r[col["dimension"]] == row[col["dimension"]]}
+        row[col["label"]] = sorted(others - {row[col["label"]], ""})[0]
+        resent.append(row)
+    bad = [[BAD_RATINGS[3][0][0], p, *BAD_RATINGS[3][0][2:]] for p in ("p_y", "p_z")]  # new keys
+    no_mark = [*good[0][: col["run_id"]], "3", *good[0][col["run_id"] + 1 :]]
+    return [(r, SECOND) for r in new_run + resent + bad] + [(no_mark, None)]
+
+
+def _ratings_table(con: duckdb.DuckDBPyConnection, header: list[str], marked: bool) -> None:
+    """evals.eval_ratings as the team keeps it: every column text, and the watermark."""
+    columns = ", ".join(f'"{c}" varchar' for c in header)
+    con.execute("drop table if exists evals.eval_ratings")
+    extra = f", {WATERMARK} timestamp" if marked else ""
+    con.execute(f"create table evals.eval_ratings ({columns}{extra})")
+
+
+def _append(con: duckdb.DuckDBPyConnection, rows: list[tuple[list[str], str | None]]) -> None:
+    """Rows appended to evals.eval_ratings with their watermark (None: null)."""
+    holes = ", ".join("?" * (len(rows[0][0]) + 1))
+    con.executemany(f"insert into evals.eval_ratings values ({holes})", [[*r, at] for r, at in rows])
+
+
+def _warehouse(db: Path, data: Path, rows: list[tuple[list[str], str | None]]) -> None:
+    """The team's tables in schema evals of ``db``: the ratings with their watermark."""
+    header, _ = _ratings(data)
+    with duckdb.connect(str(db)) as con:
+        _create_tables(con, data, "evals", {"judge_ratings": "eval_ratings"})
+        _ratings_table(con, header, True)
+        _append(con, rows)
+
+
+def _selected(db: Path, above: str) -> int:
+    """The rows a load above ``above`` selects, in plain SQL over the relation."""
+    with duckdb.connect(str(db), read_only=True) as con:
+        sql = (f"select count(*) from evals.eval_ratings where {WATERMARK} is null "
+               f"or {WATERMARK} > timestamp '{above}'")  # fmt: skip
+        return int(con.execute(sql).fetchall()[0][0])
+
+
+def _load_counts(db: Path) -> dict[str, object]:
+    with duckdb.connect(str(db), read_only=True) as con:
+        relation = con.execute(
+            "select rows_in_relation, rows_loaded from stg_inputs__relation_counts "
+            "where source = 'judge_ratings'"
+        ).fetchall()[0]
+        gate = con.execute(
+            "select rows_read, rows_accepted + rows_rejected, gate_rows_read, "
+            "gate_rows_read - gate_rows_accepted from input_row_counts "
+            "where source = 'judge_ratings'"
+        ).fetchall()[0]
+    return {"relation": relation, "gate": gate}
+
+
+def test_loads_from_a_growing_table_equal_a_full_build(data: Path, tmp_path: Path) -> None:
+    """judge-bias build --incremental on the relation route with a watermark column:
+    the first load reads the table; the second the rows written after it (a new run,
+    re-sent keys with other labels, bad rows, a row without its watermark); the
+    warehouse then equals a full build of the table in which the re-sent rows
+    replaced the old ones (compare_builds, 1e-9), and each load's rows reconcile with
+    a plain count(*) of the rows its watermark selects. A third load whose rows all
+    fail the gates is rolled back: the next load selects them again."""
+    from judge_bias.bench.compare_builds import compare_warehouses
+    from judge_bias.inputs.summary import format_summary, read_input_counts
+    from tests.test_incremental import IGNORED_COLUMNS, IGNORED_TABLES
+
+    header, first = _ratings(data)
+    batch_a = [(r, FIRST) for r in first]
+    batch_b = _second_batch(header, first)
+    inc = tmp_path / "inc.duckdb"
+    _warehouse(inc, data, batch_a)
+    one = build(None, inc, quiet=True, incremental=True, dbt_vars=LOAD_VARS)
+    assert one.bi_path is not None
+    assert _load_counts(inc)["relation"] == (len(batch_a), len(batch_a))
+    with duckdb.connect(str(inc)) as con:
+        _append(con, batch_b)
+    two = build(None, inc, quiet=True, incremental=True, dbt_vars=LOAD_VARS)
+    assert two.bi_path is not None
+    # the load's rows against plain SQL over the relation: the watermark filter
+    n_b = _selected(inc, FIRST)
+    assert n_b == len(batch_b)
+    counts = _load_counts(inc)
+    assert counts["relation"] == (n_b, n_b)
+    # totals of every load (read = accounted), then this load's: 3 rejected
+    total = len(batch_a) + len(batch_b) - len(RESENT)
+    assert counts["gate"] == (total, total, n_b, 3)
+    rejected = query(
+        inc,
+        "select reason_code, reason, raw_values from rejected_rows "
+        "where source = 'judge_ratings' and row_number > (select max(_row_number) "
+        f"from base_inputs__judge_ratings where {WATERMARK} = timestamp '{FIRST}')",
+    )
+    assert sorted(rejected["reason_code"]) == ["invalid_value", "invalid_value", "malformed_row"]
+    null = rejected[rejected["reason_code"] == "malformed_row"].iloc[0]
+    assert f"the watermark column {WATERMARK} (judge_bias_loaded_at_column) is null" in null.reason
+    raw = json.loads(null.raw_values)
+    assert raw[WATERMARK] is None and raw["run_id"] == "3"
+    # a re-sent key replaced its row: its new label, once
+    resent = batch_b[-8:-3]
+    keys = " or ".join(
+        f"(judge_alias = '{r[0]}' and prompt_id = '{r[1]}' and model_alias = '{r[2]}' "
+        f"and dimension_input = '{r[3]}')"
+        for r, _ in resent
+    )
+    labels = query(inc, f"select label from stg_inputs__judge_ratings where run_id = '1' and ({keys})")
+    assert sorted(labels["label"]) == sorted(r[4] for r, _ in resent)
+    assert sorted(r[4] for r, _ in resent) != sorted(first[i][4] for i in RESENT)
+    text = format_summary(read_input_counts(duckdb.connect(str(inc), read_only=True)))
+    assert text.startswith("input relations (") and " in every load; " in text
+    assert f"{n_b:,} read, {n_b - 3:,} accepted, 3 rejected in load " in text
+    # the full build of the table as the team would rewrite it: re-sent rows replaced
+    full = tmp_path / "full.duckdb"
+    kept = [row for i, row in enumerate(batch_a) if i not in RESENT]
+    _warehouse(full, data, kept + batch_b)
+    whole = build(None, full, quiet=True, dbt_vars=LOAD_VARS)
+    assert whole.bi_path is not None
+    result = compare_warehouses(
+        inc,
+        full,
+        ignore_tables=[*IGNORED_TABLES, *LOAD_TABLES],
+        ignore_columns=[*IGNORED_COLUMNS, "_watermark_above"],
+    )
+    assert result.equal, result.differences[:10]
+    assert result.rows > 1_000
+    # a load that fails the gates (every row rejected) is rolled back, and its rows
+    # are selected again by the next load: the watermark is the warehouse's
+    before = query(inc, "select count(*) as n from base_inputs__judge_ratings")["n"][0]
+    with duckdb.connect(str(inc)) as con:
+        _append(con, [([BAD_RATINGS[3][0][0], f"p_{i}", *BAD_RATINGS[3][0][2:]], THIRD)
+                      for i in range(20)])  # fmt: skip
+    three = build(None, inc, quiet=True, incremental=True, dbt_vars=LOAD_VARS)
+    assert three.bi_path is None and three.rolled_back
+    assert query(inc, "select count(*) as n from base_inputs__judge_ratings")["n"][0] == before
+    assert _selected(inc, SECOND) == 20 + 1  # the rolled-back rows and the unmarked one

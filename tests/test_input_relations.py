@@ -346,7 +346,10 @@ def test_loads_from_a_growing_table_equal_a_full_build(data: Path, tmp_path: Pat
         inc,
         full,
         ignore_tables=[*IGNORED_TABLES, *LOAD_TABLES],
-        ignore_columns=[*IGNORED_COLUMNS, "_watermark_above"],
+        # outcome_id: the pairwise row's number (x2, + its slot), numbered on after
+        # the first load as row_number is: the relations without the watermark column
+        # are read whole by every load
+        ignore_columns=[*IGNORED_COLUMNS, "_watermark_above", "outcome_id"],
     )
     assert result.equal, result.differences[:10]
     assert result.rows > 1_000

@@ -226,3 +226,99 @@ def test_the_build_summary_names_the_relation(source_file: str, name: str) -> No
     from judge_bias.inputs.summary import FileCounts
 
     assert FileCounts("judge_ratings", source_file, 1, 1, 0, 0.0, 0.01, 0.5).name == name
+
+
+# ---- Loads from a growing relation (docs/incremental.md, "Loads from relations")
+
+MARKED = [  # judge, prompt_id, model, dimension, label, Seq (the watermark)
+    ("j1", "p1", "m1", "helpfulness", "3", 1),
+    ("j1", "p2", "m1", "helpfulness", "3", 5),  # the previous loads' largest
+    ("j2", "p1", "m1", "helpfulness", "2", 6),
+    ("j1", "p1", "m1", "helpfulness", "4", 7),  # row 1's key re-sent
+    ("j3", "p3", "m1", "helpfulness", "2", None),  # no watermark
+    ("j2", "p2", "m1", "helpfulness", "1", 5),  # at the previous largest: seen before
+]
+
+
+def _marked(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute(
+        "create table ratings (judge varchar, prompt_id varchar, model varchar, "
+        "dimension varchar, label varchar, Seq bigint)"
+    )
+    con.executemany("insert into ratings values (?, ?, ?, ?, ?, ?)", MARKED)
+
+
+def _load(con: duckdb.DuckDBPyConnection, previous: str | None) -> pd.DataFrame:
+    from judge_bias.inputs.loads import as_load
+
+    rows = load_kind(con, "judge_ratings", _reader(con, "ratings"), "all", None, None, "seq",
+                     previous)  # fmt: skip
+    return as_load(con, rows, "judge_ratings", "L", previous, "all", "seq").df()
+
+
+def test_a_load_reads_the_rows_above_the_previous_watermark() -> None:
+    """The loader selects the rows whose watermark is above the previous loads'
+    largest (a row at it was read before), and the rows without one, as plain SQL
+    over the relation does; a row without its watermark carries the reason it is
+    rejected for, and a _load_key of its own. The first load reads every row."""
+    con = duckdb.connect()
+    _marked(con)
+    first = _load(con, None)
+    assert len(first) == len(MARKED) and first["_watermark_above"].isna().all()
+    con.execute("create table prev as select * from (values (1::bigint, 5::bigint, "
+                "timestamp '2020-01-01')) as t(_row_number, seq, _loaded_at)")  # fmt: skip
+    got = _load(con, "prev")
+    plain = con.execute("select judge, prompt_id, label from ratings where seq is null or seq > "
+                        "(select max(seq) from prev)").fetchall()  # fmt: skip
+    assert sorted(zip(got["judge"], got["prompt_id"], got["label"], strict=True)) == sorted(plain)
+    assert len(plain) == 3  # seq 6, 7 and null
+    assert got["_watermark_above"].tolist() == [5, 5, 5]
+    assert got["_row_number"].tolist() == [2, 3, 4]  # after the previous loads' rows
+    null = got[got["seq"].isna()].iloc[0]
+    assert null["_parse_error"] == (
+        "the watermark column seq (judge_bias_loaded_at_column) is null: the row belongs to no load"
+    )
+    assert got["_parse_error"].notna().sum() == 1
+    keyed = got.set_index("judge")["_load_key"]
+    assert keyed["j3"].startswith("\x1fnull watermark\x1f") and keyed["j3"].endswith("p3\x1fm1"
+        "\x1fhelpfulness\x1fpositive\x1f1")  # fmt: skip
+    assert not keyed["j1"].startswith("\x1f")
+
+
+def test_a_relation_without_the_watermark_is_read_whole() -> None:
+    """Without the column (or the var) a load reads the whole relation, nothing
+    rejected for a watermark, the relation's rows as they are."""
+    from judge_bias.inputs.relations import watermark_column
+
+    assert watermark_column(["judge", " Seq "], "seq") == "seq"
+    assert watermark_column(["judge"], "seq") is None
+    assert watermark_column(["seq"], "") is None
+    con = duckdb.connect()
+    _table(con)
+    con.execute("create table prev as select 9::bigint as _row_number, "
+                "timestamp '2020-01-01' as _loaded_at")  # fmt: skip
+    rows = load_kind(con, "judge_ratings", _reader(con, "ratings"), "all", None, None, "seq",
+                     "prev")  # fmt: skip
+    assert len(rows.fetchall()) == len(ROWS)
+    assert rows.df()["_parse_error"].isna().all()
+
+
+def test_the_summary_names_relations_and_the_loads() -> None:
+    """The build summary on the relation route: "input relations", the fixes name
+    relations, and after an incremental build the totals of every load beside this
+    load's counts."""
+    from judge_bias.inputs.summary import FileCounts, Reason, format_summary
+
+    reason = Reason("unknown_model", 2, [("judge 'x' is not in the models relation", 2)], 1)
+    relation = FileCounts("judge_ratings", '"w"."evals"."r"', 100, 90, 10, 0.1, 0.5, 0.9,
+                          [reason], "load 20261129T0700", 30, 28, 2 / 30)  # fmt: skip
+    text = format_summary([relation])
+    assert text.splitlines()[0] == "input relations (rows read = accepted + rejected):"
+    assert ("100 read, 90 accepted, 10 rejected (10.0%) in every load; 30 read, 28 accepted, "
+            "2 rejected in load 20261129T0700") in text  # fmt: skip
+    assert "fix: add the names to the models relation (alias" in text
+    files = FileCounts("judge_ratings", "/d/judge_ratings.csv", 100, 90, 10, 0.1, 0.5, 0.9,
+                       [reason])  # fmt: skip
+    text = format_summary([files])
+    assert text.startswith("input files (") and "in every load" not in text
+    assert "fix: add the names to the models file (alias" in text

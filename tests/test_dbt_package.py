@@ -32,7 +32,7 @@ import pytest
 
 import judge_bias
 from judge_bias.inputs.contract import KINDS
-from judge_bias.warehouse.build import PROJECT_DIR, BuildResult
+from judge_bias.warehouse.build import GATE_SELECTION, PROJECT_DIR, BuildResult
 from judge_bias.warehouse.plain_dbt import publish_after_dbt
 from tests.conftest import DEMO_DIR
 from tests.warehouse_compare import assert_same_warehouse, table_names
@@ -294,7 +294,8 @@ def test_a_team_appends_loads_from_its_growing_table(consumer: Path, tmp_path: P
         con.execute(f"alter table {ratings} add column batch bigint default 1")
         n_first = con.execute(f"select count(*) from {ratings}").fetchall()[0][0]
     target = ["--target-path", str(tmp_path / "target")]
-    _dbt(project, "build", "-s", "+input_row_counts", "--full-refresh", *target)
+    phase = ["build", "-s", *GATE_SELECTION]  # the inputs' phase of judge-bias build
+    _dbt(project, *phase, "--full-refresh", *target)
     with duckdb.connect(str(project / "team.duckdb")) as con:
         first = con.execute(f"select * exclude (batch) from {ratings} limit 1").fetchall()[0]
         resent = (*first[:4], "Incorrect" if first[4] != "Incorrect" else "Correct", *first[5:])
@@ -304,7 +305,7 @@ def test_a_team_appends_loads_from_its_growing_table(consumer: Path, tmp_path: P
                         [(*resent, 2), (*new, 2), (*new[:7], "10", None)])  # fmt: skip
         plain = con.execute(f"select count(*) from {ratings} where batch is null or batch > 1")
         assert plain.fetchall()[0][0] == 3
-    _dbt(project, "build", "-s", "+input_row_counts", *target)
+    _dbt(project, *phase, *target)
     with duckdb.connect(str(project / "team.duckdb"), read_only=True) as con:
         counted = con.execute(
             "select rows_in_relation, rows_loaded from stg_inputs__relation_counts "

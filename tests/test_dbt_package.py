@@ -284,11 +284,15 @@ def test_a_team_appends_loads_from_its_growing_table(consumer: Path, tmp_path: P
     without its watermark rejected), its count tested against a plain count(*) of
     the relation above the first load's largest watermark."""
     project = tmp_path / "team"
-    shutil.copytree(consumer, project, symlinks=True, ignore=shutil.ignore_patterns("target", "logs"))
+    shutil.copytree(
+        consumer, project, symlinks=True, ignore=shutil.ignore_patterns("target", "logs")
+    )
     text = (project / "dbt_project.yml").read_text(encoding="utf-8")
     scoped = "  judge_bias:\n"
     loads = "    judge_bias_incremental: true\n    judge_bias_loaded_at_column: batch\n"
-    (project / "dbt_project.yml").write_text(text.replace(scoped, scoped + loads, 1), encoding="utf-8")
+    (project / "dbt_project.yml").write_text(
+        text.replace(scoped, scoped + loads, 1), encoding="utf-8"
+    )
     ratings = "raw_evals.llm_judge_ratings"
     with duckdb.connect(str(project / "team.duckdb")) as con:
         con.execute(f"alter table {ratings} add column batch bigint default 1")

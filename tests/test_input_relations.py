@@ -116,7 +116,9 @@ def _same_as_files(file_db: Path, db: Path) -> None:
     differ = []
     for name in COMPARED:
         try:
-            pd.testing.assert_frame_equal(_table(db, name), _in_relation_words(_table(file_db, name)))
+            pd.testing.assert_frame_equal(
+                _table(db, name), _in_relation_words(_table(file_db, name))
+            )
         except AssertionError as exc:
             differ.append(f"{name}: {str(exc).splitlines()[0]}")
     assert not differ, differ
@@ -263,7 +265,9 @@ def _ratings_table(con: duckdb.DuckDBPyConnection, header: list[str], marked: bo
 def _append(con: duckdb.DuckDBPyConnection, rows: list[tuple[list[str], str | None]]) -> None:
     """Rows appended to evals.eval_ratings with their watermark (None: null)."""
     holes = ", ".join("?" * (len(rows[0][0]) + 1))
-    con.executemany(f"insert into evals.eval_ratings values ({holes})", [[*r, at] for r, at in rows])
+    con.executemany(
+        f"insert into evals.eval_ratings values ({holes})", [[*r, at] for r, at in rows]
+    )
 
 
 def _warehouse(db: Path, data: Path, rows: list[tuple[list[str], str | None]]) -> None:
@@ -347,7 +351,9 @@ def test_loads_from_a_growing_table_equal_a_full_build(data: Path, tmp_path: Pat
         f"and dimension_input = '{r[3]}')"
         for r, _ in resent
     )
-    labels = query(inc, f"select label from stg_inputs__judge_ratings where run_id = '1' and ({keys})")
+    labels = query(
+        inc, f"select label from stg_inputs__judge_ratings where run_id = '1' and ({keys})"
+    )
     assert sorted(labels["label"]) == sorted(r[4] for r, _ in resent)
     assert sorted(r[4] for r, _ in resent) != sorted(first[i][4] for i in RESENT)
     text = format_summary(read_input_counts(duckdb.connect(str(inc), read_only=True)))

@@ -109,9 +109,8 @@ class FileCounts:
     def is_relation(self) -> bool:
         """Read from a relation or a DuckDB table function (the relation route,
         docs/dbt-package.md), not from a file."""
-        return bool(self.source_file) and (
-            self.source_file.startswith('"') or "(" in self.source_file  # type: ignore[union-attr]
-        )
+        where = self.source_file or ""
+        return where.startswith('"') or "(" in where
 
     @property
     def name(self) -> str:

@@ -322,3 +322,12 @@ def test_the_summary_names_relations_and_the_loads() -> None:
     text = format_summary([files])
     assert text.startswith("input files (") and "in every load" not in text
     assert "fix: add the names to the models file (alias" in text
+
+
+def test_a_contract_column_is_not_a_watermark() -> None:
+    """A watermark that is a contract column (kept as text) is refused in one line."""
+    con = duckdb.connect()
+    _marked(con)
+    con.execute("alter table ratings add column run_id bigint default 1")
+    with pytest.raises(InputError, match="judge_bias_loaded_at_column names run_id, a column of"):
+        load_kind(con, "judge_ratings", _reader(con, "ratings"), "all", None, None, "run_id")

@@ -144,6 +144,11 @@ def load_relation(
     # (DuckDB preserves insertion order), and its rowid counts them from 0
     tmp = f"_jb_relation_{kind}"
     mark = watermark_column(columns, loaded_at)
+    if mark is not None and mark in spec.columns:
+        raise InputError(
+            f"{label}: {LOADED_AT_VAR} names {mark}, a column of the input contract; "
+            "name a column of its own that says when the row was written"
+        )
     where = ""
     if mark is not None and above is not None:
         col = quote_ident(mapping[mark])

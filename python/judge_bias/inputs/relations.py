@@ -117,7 +117,8 @@ def load_relation(
 ) -> duckdb.DuckDBPyRelation:
     """Read ``kind`` from its relation as the file loader reads a file: an all-text
     relation with ``_row_number``, ``_source_file`` (the relation), ``_parse_error``
-    and ``_raw_line`` (always null: a relation has no unparseable record), every
+    and ``_raw_line`` (null: a relation has no unparseable record; but see
+    ``loaded_at`` for ``_parse_error``), every
     contract column (null when the relation lacks an optional one), then the
     relation's other columns. ``read``: dbt's source() for the kind.
 

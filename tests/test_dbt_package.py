@@ -175,7 +175,11 @@ def test_consumer_project_builds_the_same_marts(consumer: Path, demo_build: Buil
     )
     # the relations' own count(*), which input_row_counts.rows_read reports
     with duckdb.connect(str(db), read_only=True) as con:
-        counted = dict(con.execute("select * from stg_inputs__relation_counts").fetchall())
+        counted = dict(
+            con.execute(
+                "select source, rows_in_relation from stg_inputs__relation_counts"
+            ).fetchall()
+        )
         read = dict(con.execute("select source, rows_read from input_row_counts").fetchall())
         names = {k: "llm_judge_ratings" if k == "judge_ratings" else k for k in KINDS}
         plain = {

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import json
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import duckdb
@@ -283,8 +284,14 @@ def _selected(db: Path, above: str) -> int:
     """The rows a load above ``above`` selects, in plain SQL over the relation."""
     with duckdb.connect(str(db), read_only=True) as con:
         sql = (f"select count(*) from evals.eval_ratings where {WATERMARK} is null "
-               f"or {WATERMARK} > timestamp '{above}'")  # fmt: skip
+               f"or {WATERMARK} >= timestamp '{above}'")  # fmt: skip
         return int(con.execute(sql).fetchall()[0][0])
+
+
+def _second_of(start: str, i: int) -> str:
+    """``start`` plus ``i`` seconds, as the text of a TIMESTAMP."""
+    at = datetime.fromisoformat(start) + timedelta(seconds=i)
+    return at.isoformat(sep=" ")
 
 
 def _load_counts(db: Path) -> dict[str, object]:
@@ -314,7 +321,11 @@ def test_loads_from_a_growing_table_equal_a_full_build(data: Path, tmp_path: Pat
     from tests.test_incremental import IGNORED_COLUMNS, IGNORED_TABLES
 
     header, first = _ratings(data)
-    batch_a = [(r, FIRST) for r in first]
+    # the first batch written a second apart: the second load reads again its last
+    # row, at the largest watermark (a row written in that second after the load read
+    # would be lost with a strict >)
+    batch_a = [(r, _second_of(FIRST, i)) for i, r in enumerate(first)]
+    last_a = batch_a[-1][1]
     batch_b = _second_batch(header, first)
     inc = tmp_path / "inc.duckdb"
     _warehouse(inc, data, batch_a)
@@ -326,18 +337,18 @@ def test_loads_from_a_growing_table_equal_a_full_build(data: Path, tmp_path: Pat
     two = build(None, inc, quiet=True, incremental=True, dbt_vars=LOAD_VARS)
     assert two.bi_path is not None
     # the load's rows against plain SQL over the relation: the watermark filter
-    n_b = _selected(inc, FIRST)
-    assert n_b == len(batch_b)
+    n_b = _selected(inc, last_a)
+    assert n_b == len(batch_b) + 1
     counts = _load_counts(inc)
     assert counts["relation"] == (n_b, n_b)
     # totals of every load (read = accounted), then this load's: 3 rejected
     total = len(batch_a) + len(batch_b) - len(RESENT)
-    assert counts["gate"] == (total, total, n_b, 3)
+    assert counts["gate"] == (total, total, n_b, 3)  # the re-read last row is accepted
     rejected = query(
         inc,
         "select reason_code, reason, raw_values from rejected_rows "
         "where source = 'judge_ratings' and row_number > (select max(_row_number) "
-        f"from base_inputs__judge_ratings where {WATERMARK} = timestamp '{FIRST}')",
+        f"from base_inputs__judge_ratings where {WATERMARK} < timestamp '{last_a}')",
     )
     assert sorted(rejected["reason_code"]) == ["invalid_value", "invalid_value", "malformed_row"]
     null = rejected[rejected["reason_code"] == "malformed_row"].iloc[0]
@@ -385,7 +396,8 @@ def test_loads_from_a_growing_table_equal_a_full_build(data: Path, tmp_path: Pat
     three = build(None, inc, quiet=True, incremental=True, dbt_vars=LOAD_VARS)
     assert three.bi_path is None and three.rolled_back
     assert query(inc, "select count(*) as n from base_inputs__judge_ratings")["n"][0] == before
-    assert _selected(inc, SECOND) == 20 + 1  # the rolled-back rows and the unmarked one
+    # the rolled-back rows, the unmarked one and the second load's rows at SECOND
+    assert _selected(inc, SECOND) == 20 + 1 + len(batch_b) - 1
 
 
 def test_loads_without_a_watermark_read_each_relation_whole(data: Path, tmp_path: Path) -> None:

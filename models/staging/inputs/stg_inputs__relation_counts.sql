@@ -3,7 +3,7 @@
 -- kept (rows_loaded); a test holds them equal. input_row_counts reports the count
 -- as rows_read on a full build. An incremental load with a watermark column
 -- (judge_bias_loaded_at_column, docs/incremental.md "Loads from relations")
--- counts the rows it selected: where the column is null or above the previous
+-- counts the rows it selected: where the column is null or at or above the previous
 -- loads' largest value (the load's _watermark_above; with no row in the load, the
 -- base table's largest). No row on the file route. DuckDB only, as the loaders (on
 -- Spark the inputs are files). A table: a BI tool opening the warehouse alone
@@ -48,7 +48,7 @@ with
             where
                 relation.{{ mark }} is null
                 or (select watermark_above from {{ kind }}_loaded) is null
-                or relation.{{ mark }} > (select watermark_above from {{ kind }}_loaded)
+                or relation.{{ mark }} >= (select watermark_above from {{ kind }}_loaded)
         {%- endif %}
     ),
 {% endfor %}

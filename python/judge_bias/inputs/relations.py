@@ -92,7 +92,7 @@ def relation_name(relation: duckdb.DuckDBPyRelation) -> str:
 
 # The dbt var naming the relations' watermark column (docs/incremental.md, "Loads
 # from relations"): a TIMESTAMP or number column; an incremental load reads the rows
-# above the previous loads' largest value, and rejects the rows where it is null.
+# at or above the previous loads' largest value, and rejects the rows where it is null.
 LOADED_AT_VAR = "judge_bias_loaded_at_column"
 NULL_WATERMARK = "the watermark column {column} ({var}) is null: the row belongs to no load"
 
@@ -126,7 +126,9 @@ def load_relation(
     column (watermark_column), a row where it is null gets a ``_parse_error``
     (NULL_WATERMARK: rejected as malformed_row, with its values), and ``above``
     (SQL of a value, the previous loads' largest: an incremental load) selects the
-    rows above it, and those where it is null, in the relation's scan order."""
+    rows at or above it (a row at it may have been written after the previous load
+    read: read again, it replaces itself by its key), and those where it is null, in
+    the relation's scan order."""
     label = f"source {SOURCE}.{kind}"
     try:
         source = read()
@@ -153,7 +155,7 @@ def load_relation(
     where = ""
     if mark is not None and above is not None:
         col = quote_ident(mapping[mark])
-        where = f" where {col} is null or ({above}) is null or {col} > ({above})"
+        where = f" where {col} is null or ({above}) is null or {col} >= ({above})"
     con.execute(f"create or replace temp table {tmp} as select * from {name}{where}")
     literal = "'" + name.replace("'", "''") + "'"
     parts = [

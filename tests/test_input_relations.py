@@ -255,6 +255,18 @@ def _second_batch(header: list[str], first: list[list[str]]) -> list[tuple[list[
     return [(r, SECOND) for r in new_run + resent + bad] + [(no_mark, None)]
 
 
+def _rated(header: list[str], first: list[list[str]]) -> list[list[str]]:
+    """The rated rows among the first 30 (a label, a judge): the second batch's run."""
+    col = {name: i for i, name in enumerate(header)}
+    return [r for r in first[:30] if r[col["judge"]] and r[col["label"]]]
+
+
+def _with_run(header: list[str], row: list[str], run: str) -> list[str]:
+    """``row`` with run_id ``run``: a new key."""
+    i = header.index("run_id")
+    return [*row[:i], run, *row[i + 1 :]]
+
+
 def _ratings_table(con: duckdb.DuckDBPyConnection, header: list[str], marked: bool) -> None:
     """evals.eval_ratings as the team keeps it: every column text, and the watermark."""
     columns = ", ".join(f'"{c}" varchar' for c in header)
@@ -326,6 +338,10 @@ def test_loads_from_a_growing_table_equal_a_full_build(data: Path, tmp_path: Pat
     # would be lost with a strict >)
     batch_a = [(r, _second_of(FIRST, i)) for i, r in enumerate(first)]
     last_a = batch_a[-1][1]
+    # a row written without its watermark (run 4), which gets one before the second
+    # load: then read once, with its value (the null-watermark row leaves the table)
+    filled = _with_run(header, _rated(header, first)[1], "4")
+    batch_a.append((filled, None))
     batch_b = _second_batch(header, first)
     inc = tmp_path / "inc.duckdb"
     _warehouse(inc, data, batch_a)
@@ -334,15 +350,19 @@ def test_loads_from_a_growing_table_equal_a_full_build(data: Path, tmp_path: Pat
     assert _load_counts(inc)["relation"] == (len(batch_a), len(batch_a))
     with duckdb.connect(str(inc)) as con:
         _append(con, batch_b)
+        con.execute(f"update evals.eval_ratings set {WATERMARK} = '{SECOND}' where run_id = '4'")
     two = build(None, inc, quiet=True, incremental=True, dbt_vars=LOAD_VARS)
     assert two.bi_path is not None
     # the load's rows against plain SQL over the relation: the watermark filter
     n_b = _selected(inc, last_a)
-    assert n_b == len(batch_b) + 1
+    assert n_b == len(batch_b) + 2  # and the last row of the first batch, and run 4
+    held = query(inc, "select count(*) as n, count(_parse_error) as bad "
+                 "from base_inputs__judge_ratings where run_id = '4'")  # fmt: skip
+    assert (held["n"][0], held["bad"][0]) == (1, 0)  # held once, with its value
     counts = _load_counts(inc)
     assert counts["relation"] == (n_b, n_b)
     # totals of every load (read = accounted), then this load's: 3 rejected
-    total = len(batch_a) + len(batch_b) - len(RESENT)
+    total = len(batch_a) + len(batch_b) - len(RESENT) - 1  # run 4 once
     assert counts["gate"] == (total, total, n_b, 3)  # the re-read last row is accepted
     rejected = query(
         inc,
@@ -373,7 +393,7 @@ def test_loads_from_a_growing_table_equal_a_full_build(data: Path, tmp_path: Pat
     # the full build of the table as the team would rewrite it: re-sent rows replaced
     full = tmp_path / "full.duckdb"
     kept = [row for i, row in enumerate(batch_a) if i not in RESENT]
-    _warehouse(full, data, kept + batch_b)
+    _warehouse(full, data, kept[:-1] + batch_b + [(filled, SECOND)])
     whole = build(None, full, quiet=True, dbt_vars=LOAD_VARS)
     assert whole.bi_path is not None
     result = compare_warehouses(
@@ -397,7 +417,7 @@ def test_loads_from_a_growing_table_equal_a_full_build(data: Path, tmp_path: Pat
     assert three.bi_path is None and three.rolled_back
     assert query(inc, "select count(*) as n from base_inputs__judge_ratings")["n"][0] == before
     # the rolled-back rows, the unmarked one and the second load's rows at SECOND
-    assert _selected(inc, SECOND) == 20 + 1 + len(batch_b) - 1
+    assert _selected(inc, SECOND) == 20 + 1 + len(batch_b) - 1 + 1  # and run 4
 
 
 def test_loads_without_a_watermark_read_each_relation_whole(data: Path, tmp_path: Path) -> None:

@@ -268,7 +268,8 @@ def test_a_load_reads_the_rows_from_the_previous_watermark() -> None:
     first = _load(con, None)
     assert len(first) == len(MARKED) and first["_watermark_above"].isna().all()
     con.execute("create table prev as select * from (values (1::bigint, 5::bigint, "
-                "timestamp '2020-01-01')) as t(_row_number, seq, _loaded_at)")  # fmt: skip
+                "timestamp '2020-01-01', 'k')) "
+                "as t(_row_number, seq, _loaded_at, _load_key)")  # fmt: skip
     got = _load(con, "prev")
     plain = con.execute("select judge, prompt_id, label from ratings where seq is null or seq >= "
                         "(select max(seq) from prev)").fetchall()  # fmt: skip
@@ -335,3 +336,24 @@ def test_a_contract_column_is_not_a_watermark() -> None:
     con.execute("alter table ratings add column run_id bigint default 1")
     with pytest.raises(InputError, match="judge_bias_loaded_at_column names run_id, a column of"):
         load_kind(con, "judge_ratings", _reader(con, "ratings"), "all", None, None, "run_id")
+
+
+def test_a_load_deletes_the_earlier_null_watermark_rows() -> None:
+    """Every load reads again the rows whose watermark is null, so the earlier loads'
+    such rows (their _load_key behind the null marker) leave the base table: a row
+    that got its value since is then held once, by its key (dbt's delete+insert),
+    not also as its old rejected self. Other rows stay."""
+    from judge_bias.inputs.loads import NULL_WATERMARK_KEY
+
+    con = duckdb.connect()
+    _marked(con)
+    con.execute(
+        "create table prev as select * from (values "
+        "(1::bigint, 5::bigint, timestamp '2020-01-01', 'j1\x1fp2'), "
+        f"(2, null, timestamp '2020-01-01', '{NULL_WATERMARK_KEY}j3\x1fp3'), "
+        "(3, null, timestamp '2020-01-01', 'j9\x1fnull watermark\x1f')) "
+        "as t(_row_number, seq, _loaded_at, _load_key)"
+    )
+    got = _load(con, "prev")
+    assert con.execute("select _row_number from prev order by 1").fetchall() == [(1,), (3,)]
+    assert got["_row_number"].min() == 4  # numbered after every earlier row

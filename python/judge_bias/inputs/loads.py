@@ -66,7 +66,9 @@ def as_load(
     relation's watermark column is kept as it is (the next load starts above its
     largest value: judge_bias.inputs.relations.load_kind), and a row whose
     watermark is null (rejected, read again by every load) gets a ``_load_key`` of
-    its own (NULL_WATERMARK_KEY before its key), so that it replaces only itself.
+    its own (NULL_WATERMARK_KEY before its key), so that it replaces only itself;
+    the earlier loads' such rows are deleted from ``previous`` first (the load reads
+    them again), so a row that got its value since is held once.
 
     InputError, one line, for what plain ``dbt build --vars '{judge_bias_incremental:
     true}'`` cannot do and ``judge-bias build --incremental`` refuses before dbt runs
@@ -104,6 +106,13 @@ def as_load(
         # load), which stg_inputs__relation_counts counts the relation above
         kept = previous is not None and mark in con.sql(f"select * from {previous} limit 0").columns
         above = f"(select max({quote_ident(mark)}) from {previous})" if kept else "null"
+        if kept:
+            # every load reads again every row whose watermark is null: the earlier
+            # loads' such rows leave the table (a row that got its value since is
+            # then held once, by its key, not twice)
+            con.execute(
+                f"delete from {previous} where starts_with(_load_key, ?)", [NULL_WATERMARK_KEY]
+            )
         typed = f"cast({above} as {_type_of(rows, mark)})"
         columns += f", {quote_ident(mark)}, {typed} as _watermark_above"
         null_key = f"'{NULL_WATERMARK_KEY}' || {key}"

@@ -268,8 +268,8 @@ def test_a_load_reads_the_rows_from_the_previous_watermark() -> None:
     first = _load(con, None)
     assert len(first) == len(MARKED) and first["_watermark_above"].isna().all()
     con.execute("create table prev as select * from (values (1::bigint, 5::bigint, "
-                "timestamp '2020-01-01', 'k')) "
-                "as t(_row_number, seq, _loaded_at, _load_key)")  # fmt: skip
+                "timestamp '2020-01-01', 'k', null::bigint)) "
+                "as t(_row_number, seq, _loaded_at, _load_key, _watermark_above)")  # fmt: skip
     got = _load(con, "prev")
     plain = con.execute("select judge, prompt_id, label from ratings where seq is null or seq >= "
                         "(select max(seq) from prev)").fetchall()  # fmt: skip
@@ -322,6 +322,12 @@ def test_the_summary_names_relations_and_the_loads() -> None:
     assert ("100 read, 90 accepted, 10 rejected (10.0%) in every load; 30 read, 28 accepted, "
             "2 rejected in load 20261129T0700") in text  # fmt: skip
     assert "fix: add the names to the models relation (alias" in text
+    # a null watermark (malformed_row on this route): a relation's fix, not quoting
+    null = Reason("malformed_row", 1, [("the watermark column seq ... is null", 1)], 1)
+    text = format_summary([FileCounts("judge_ratings", '"w"."evals"."r"', 10, 9, 1, 0.1, 0.5,
+                                      0.9, [null])])  # fmt: skip
+    assert "fix: give every row its watermark (judge_bias_loaded_at_column)" in text
+    assert "quote" not in text
     files = FileCounts("judge_ratings", "/d/judge_ratings.csv", 100, 90, 10, 0.1, 0.5, 0.9,
                        [reason])  # fmt: skip
     text = format_summary([files])
@@ -352,8 +358,101 @@ def test_a_load_deletes_the_earlier_null_watermark_rows() -> None:
         "(1::bigint, 5::bigint, timestamp '2020-01-01', 'j1\x1fp2'), "
         f"(2, null, timestamp '2020-01-01', '{NULL_WATERMARK_KEY}j3\x1fp3'), "
         "(3, null, timestamp '2020-01-01', 'j9\x1fnull watermark\x1f')) "
-        "as t(_row_number, seq, _loaded_at, _load_key)"
+        "as t(_row_number, seq, _loaded_at, _load_key), (select null::bigint as _watermark_above)"
     )
     got = _load(con, "prev")
     assert con.execute("select _row_number from prev order by 1").fetchall() == [(1,), (3,)]
     assert got["_row_number"].min() == 4  # numbered after every earlier row
+
+
+@pytest.mark.parametrize("dtype", ["varchar", "boolean", "time", "blob"])
+def test_a_watermark_of_another_type_is_refused(dtype: str) -> None:
+    """A watermark compared as text loses rows ('10' < '9'): only numbers, DATE and
+    TIMESTAMP are read; another type is refused in one line."""
+    con = duckdb.connect()
+    _marked(con)
+    con.execute(f"alter table ratings alter Seq type {dtype} using null")
+    with pytest.raises(InputError, match=rf"names seq, of type {dtype.upper()}: a watermark is a "
+                       "number, a DATE or a TIMESTAMP") as info:  # fmt: skip
+        load_kind(con, "judge_ratings", _reader(con, "ratings"), "all", None, None, "seq")
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "dtype",
+    ["integer", "ubigint", "hugeint", "decimal(12, 2)", "double", "date", "timestamp",
+     "timestamptz", "timestamp_ns", "timestamp_s"],
+)  # fmt: skip
+def test_a_watermark_of_an_ordered_type_is_read(dtype: str) -> None:
+    con = duckdb.connect()
+    _marked(con)
+    cast = "date '2026-01-01' + cast(Seq as integer)" if dtype == "date" else "Seq"
+    if dtype.startswith("timestamp"):
+        cast = "timestamp '2026-01-01' + to_seconds(Seq)"
+    con.execute(f"alter table ratings alter Seq type {dtype} using {cast}")
+    rows = load_kind(con, "judge_ratings", _reader(con, "ratings"), "all", None, None, "seq")
+    assert len(rows.fetchall()) == len(MARKED)
+
+
+@pytest.mark.parametrize(
+    ("held", "relation_has", "var", "words"),
+    [
+        (False, True, "seq", "has the watermark column seq (judge_bias_loaded_at_column) and "
+         "the previous loads in prev have none"),
+        (True, False, "seq", "has no watermark column seq (judge_bias_loaded_at_column) and "
+         "the previous loads in prev have one"),
+        (True, True, "other", "has the watermark column other (judge_bias_loaded_at_column) "
+         "and the previous loads in prev kept another"),
+    ],
+)  # fmt: skip
+def test_a_watermark_gained_or_lost_between_loads_names_full_refresh(
+    held: bool, relation_has: bool, var: str, words: str
+) -> None:
+    """The relation gained or lost the watermark column (or the var names another)
+    since the previous loads: one line naming --full-refresh, before dbt's schema
+    change."""
+    from judge_bias.inputs.loads import as_load
+
+    con = duckdb.connect()
+    _marked(con)
+    if not relation_has:
+        con.execute("alter table ratings drop column Seq")
+    if var == "other":
+        con.execute("alter table ratings add column other bigint default 1")
+    extra = ", 5::bigint as seq, 1::bigint as _watermark_above" if held else ""
+    con.execute("create table prev as select 1::bigint as _row_number, timestamp '2020-01-01' "
+                f"as _loaded_at, 'k' as _load_key{extra}")  # fmt: skip
+    rows = load_kind(con, "judge_ratings", _reader(con, "ratings"), "all", None, None, var, "prev")
+    with pytest.raises(InputError, match="--full-refresh") as info:
+        as_load(con, rows, "judge_ratings", "L", "prev", "all", var)
+    assert words in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_relation_empty_at_its_first_load_is_read_at_the_next() -> None:
+    """A relation empty at the first load leaves no largest watermark (null): the
+    next load reads every row, as plain SQL over the relation counts them."""
+    con = duckdb.connect()
+    _marked(con)
+    con.execute("create table prev as select * from (values (1::bigint, null::bigint, "
+                "timestamp '2020-01-01', 'k', null::bigint)) "
+                "as t(_row_number, seq, _loaded_at, _load_key, _watermark_above) "
+                "where false")  # fmt: skip
+    got = _load(con, "prev")
+    assert len(got) == con.execute("select count(*) from ratings").fetchall()[0][0] == 6
+    assert got["_watermark_above"].isna().all()
+    assert got["_watermark_through"].tolist() == [7] * 6  # the largest it selected
+
+
+def test_a_load_that_selects_no_row() -> None:
+    """Every row below the previous largest, none null: the load selects nothing, as
+    plain SQL does, and is an empty load (no row, no error)."""
+    con = duckdb.connect()
+    _marked(con)
+    con.execute("delete from ratings where Seq is null")
+    con.execute("create table prev as select * from (values (1::bigint, 8::bigint, "
+                "timestamp '2020-01-01', 'k', null::bigint)) "
+                "as t(_row_number, seq, _loaded_at, _load_key, _watermark_above)")  # fmt: skip
+    plain = con.execute("select count(*) from ratings where seq is null or seq >= 8").fetchall()
+    got = _load(con, "prev")
+    assert len(got) == plain[0][0] == 0
+    assert {"_watermark_above", "_watermark_through"} <= set(got.columns)

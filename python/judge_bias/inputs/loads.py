@@ -101,6 +101,8 @@ def as_load(
     columns = ", ".join(quote_ident(c) for c in KINDS[kind].columns)
     key = key_expression(kind)
     mark = watermark_column(rows.columns, loaded_at) if relation_kinds(relations) else None
+    if previous is not None:
+        _same_watermark(con, kind, previous, mark, loaded_at)
     if mark is not None:
         # the load's start (the previous loads' largest watermark; null: the first
         # load), which stg_inputs__relation_counts counts the relation above
@@ -115,6 +117,10 @@ def as_load(
             )
         typed = f"cast({above} as {_type_of(rows, mark)})"
         columns += f", {quote_ident(mark)}, {typed} as _watermark_above"
+        # and its end, the largest watermark it selected (null: none), so that the
+        # count does not take in the rows written while the build runs
+        through = f"(select max({quote_ident(mark)}) from _judge_bias_load_{kind})"
+        columns += f", {through} as _watermark_through"
         null_key = f"'{NULL_WATERMARK_KEY}' || {key}"
         key = f"case when {quote_ident(mark)} is null then {null_key} else {key} end"
     name = f"_judge_bias_load_{kind}"
@@ -124,6 +130,36 @@ def as_load(
         f"_raw_line, {columns}, '{load_id.replace(chr(39), '')}' as _load_id, "
         f"timestamp '{now_text}' as _loaded_at, {key} as _load_key "
         f"from {name}"
+    )
+
+
+def _same_watermark(
+    con: duckdb.DuckDBPyConnection,
+    kind: str,
+    previous: str,
+    mark: str | None,
+    loaded_at: object,
+) -> None:
+    """InputError, one line, when the relation's watermark column (``mark``; None:
+    none) is not the one the previous loads kept: the relation gained or lost the
+    column of judge_bias_loaded_at_column, or the var changed, since they were read
+    (the loaders' columns change: dbt would stop on the schema change)."""
+    held = con.sql(f"select * from {previous} limit 0").columns
+    if mark is None and "_watermark_above" not in held:
+        return
+    if mark is not None and "_watermark_above" in held and mark in held:
+        return
+    name = str(loaded_at or "").strip() or "(unset)"
+    if mark is None:
+        now, then = f"has no watermark column {name}", "have one"
+    elif "_watermark_above" not in held:
+        now, then = f"has the watermark column {name}", "have none"
+    else:
+        now, then = f"has the watermark column {name}", "kept another"
+    raise InputError(
+        f"{kind}: the relation {now} (judge_bias_loaded_at_column) and the previous loads "
+        f"in {previous} {then}: the loads cannot go on; rebuild the inputs from the "
+        "relations with --full-refresh"
     )
 
 

@@ -91,9 +91,16 @@ def relation_name(relation: duckdb.DuckDBPyRelation) -> str:
 
 
 # The dbt var naming the relations' watermark column (docs/incremental.md, "Loads
-# from relations"): a TIMESTAMP or number column; an incremental load reads the rows
-# at or above the previous loads' largest value, and rejects the rows where it is null.
+# from relations"): a number, DATE or TIMESTAMP column; an incremental load reads the
+# rows at or above the previous loads' largest value, and rejects the rows where it is
+# null.
 LOADED_AT_VAR = "judge_bias_loaded_at_column"
+# the watermark's types: compared in their order (text would put '10' below '9')
+_WATERMARK_TYPES = re.compile(
+    r"^(U?(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT)|FLOAT|DOUBLE|DECIMAL(\(.*\))?|DATE"
+    r"|TIMESTAMP(_S|_MS|_NS| WITH TIME ZONE)?)$",
+    re.IGNORECASE,
+)
 NULL_WATERMARK = "the watermark column {column} ({var}) is null: the row belongs to no load"
 
 
@@ -152,6 +159,13 @@ def load_relation(
             f"{label}: {LOADED_AT_VAR} names {mark}, a column of the input contract; "
             "name a column of its own that says when the row was written"
         )
+    types = dict(zip(columns, (str(t) for t in source.types), strict=True))
+    if mark is not None and not _WATERMARK_TYPES.match(types[mapping[mark]].strip()):
+        raise InputError(
+            f"{label}: {LOADED_AT_VAR} names {mark}, of type {types[mapping[mark]]}: a "
+            "watermark is a number, a DATE or a TIMESTAMP (text compares '10' below '9'); "
+            "cast it in a view of the relation"
+        )
     where = ""
     if mark is not None and above is not None:
         col = quote_ident(mapping[mark])
@@ -168,7 +182,6 @@ def load_relation(
         null = NULL_WATERMARK.format(column=mark, var=LOADED_AT_VAR).replace("'", "''")
         col = quote_ident(mapping[mark])
         parts[2] = f"case when {col} is null then '{null}' end as _parse_error"
-    types = dict(zip(columns, (str(t) for t in source.types), strict=True))
     for col in spec.columns:
         if col in mapping:
             text = as_text(quote_ident(mapping[col]), types.get(mapping[col], ""))

@@ -240,7 +240,8 @@ def _ratings(data: Path) -> tuple[list[str], list[list[str]]]:
 def _second_batch(header: list[str], first: list[list[str]]) -> list[tuple[list[str], str | None]]:
     """A new run (run_id 2) of 30 rated rows; the RESENT rows with another label of
     their dimension (the same key: judge, prompt, model, dimension, framing, run);
-    two rows that break the contract (invalid_value); a row without its watermark."""
+    two rows that break the contract (invalid_value); a row without its watermark.
+    Written a second apart from SECOND."""
     col = {name: i for i, name in enumerate(header)}
     good = [r for r in first[:30] if r[col["judge"]] and r[col["label"]]]
     new_run = [[*r[: col["run_id"]], "2", *r[col["run_id"] + 1 :]] for r in good]
@@ -252,7 +253,9 @@ def _second_batch(header: list[str], first: list[list[str]]) -> list[tuple[list[
         resent.append(row)
     bad = [[BAD_RATINGS[3][0][0], p, *BAD_RATINGS[3][0][2:]] for p in ("p_y", "p_z")]  # new keys
     no_mark = [*good[0][: col["run_id"]], "3", *good[0][col["run_id"] + 1 :]]
-    return [(r, SECOND) for r in new_run + resent + bad] + [(no_mark, None)]
+    # a second apart, the last bad row last: a later load reads it again (rejected)
+    timed = [(r, _second_of(SECOND, i)) for i, r in enumerate(new_run + resent + bad)]
+    return [*timed, (no_mark, None)]
 
 
 def _rated(header: list[str], first: list[list[str]]) -> list[list[str]]:
@@ -333,11 +336,12 @@ def test_loads_from_a_growing_table_equal_a_full_build(data: Path, tmp_path: Pat
     from tests.test_incremental import IGNORED_COLUMNS, IGNORED_TABLES
 
     header, first = _ratings(data)
-    # the first batch written a second apart: the second load reads again its last
-    # row, at the largest watermark (a row written in that second after the load read
-    # would be lost with a strict >)
-    batch_a = [(r, _second_of(FIRST, i)) for i, r in enumerate(first)]
-    last_a = batch_a[-1][1]
+    # the first batch written a second apart, its third row last: the second load
+    # reads that row again, at the largest watermark (a row written in that second
+    # after the load read would be lost with a strict >). Not row 1 nor its duplicate
+    # (the table's last row): re-read, one would replace the other (docs/incremental.md)
+    last_a = _second_of(FIRST, len(first))
+    batch_a = [(r, last_a if i == 2 else _second_of(FIRST, i)) for i, r in enumerate(first)]
     # a row written without its watermark (run 4), which gets one before the second
     # load: then read once, with its value (the null-watermark row leaves the table)
     filled = _with_run(header, _rated(header, first)[1], "4")
@@ -355,15 +359,15 @@ def test_loads_from_a_growing_table_equal_a_full_build(data: Path, tmp_path: Pat
     assert two.bi_path is not None
     # the load's rows against plain SQL over the relation: the watermark filter
     n_b = _selected(inc, last_a)
-    assert n_b == len(batch_b) + 2  # and the last row of the first batch, and run 4
+    assert n_b == len(batch_b) + 2  # and the first batch's row at last_a, and run 4
     held = query(inc, "select count(*) as n, count(_parse_error) as bad "
                  "from base_inputs__judge_ratings where run_id = '4'")  # fmt: skip
     assert (held["n"][0], held["bad"][0]) == (1, 0)  # held once, with its value
     counts = _load_counts(inc)
     assert counts["relation"] == (n_b, n_b)
     # totals of every load (read = accounted), then this load's: 3 rejected
-    total = len(batch_a) + len(batch_b) - len(RESENT) - 1  # run 4 once
-    assert counts["gate"] == (total, total, n_b, 3)  # the re-read last row is accepted
+    total = len(batch_a) + len(batch_b) - len(RESENT)  # run 4 once
+    assert counts["gate"] == (total, total, n_b, 3)  # the re-read rows are accepted
     rejected = query(
         inc,
         "select reason_code, reason, raw_values from rejected_rows "
@@ -372,7 +376,9 @@ def test_loads_from_a_growing_table_equal_a_full_build(data: Path, tmp_path: Pat
     )
     assert sorted(rejected["reason_code"]) == ["invalid_value", "invalid_value", "malformed_row"]
     null = rejected[rejected["reason_code"] == "malformed_row"].iloc[0]
-    assert f"the watermark column {WATERMARK} (judge_bias_loaded_at_column) is null" in null.reason
+    # the relation's words: no CSV record on this route
+    assert null.reason == (f"the watermark column {WATERMARK} (judge_bias_loaded_at_column) "
+                           "is null: the row belongs to no load")  # fmt: skip
     raw = json.loads(null.raw_values)
     assert raw[WATERMARK] is None and raw["run_id"] == "3"
     # a re-sent key replaced its row: its new label, once
@@ -403,7 +409,7 @@ def test_loads_from_a_growing_table_equal_a_full_build(data: Path, tmp_path: Pat
         # outcome_id: the pairwise row's number (x2, + its slot), numbered on after
         # the first load as row_number is: the relations without the watermark column
         # are read whole by every load
-        ignore_columns=[*IGNORED_COLUMNS, "_watermark_above", "outcome_id"],
+        ignore_columns=[*IGNORED_COLUMNS, "_watermark_above", "_watermark_through", "outcome_id"],
     )
     assert result.equal, result.differences[:10]
     assert result.rows > 1_000
@@ -416,8 +422,9 @@ def test_loads_from_a_growing_table_equal_a_full_build(data: Path, tmp_path: Pat
     three = build(None, inc, quiet=True, incremental=True, dbt_vars=LOAD_VARS)
     assert three.bi_path is None and three.rolled_back
     assert query(inc, "select count(*) as n from base_inputs__judge_ratings")["n"][0] == before
-    # the rolled-back rows, the unmarked one and the second load's rows at SECOND
-    assert _selected(inc, SECOND) == 20 + 1 + len(batch_b) - 1 + 1  # and run 4
+    # from the second load's largest: the rolled-back rows, the unmarked one, and the
+    # second load's last row (a bad one), read again
+    assert _selected(inc, batch_b[-2][1]) == 20 + 1 + 1
 
 
 def test_loads_without_a_watermark_read_each_relation_whole(data: Path, tmp_path: Path) -> None:

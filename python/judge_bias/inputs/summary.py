@@ -38,6 +38,14 @@ FIXES: dict[str, str] = {
     "score_out_of_range": "give scores inside the dimension's scale, or widen it in rating_scales",
     "duplicate_key": "remove the repeated rows, or give repeated runs their own run_id",
 }
+# the fixes on the relation route where a file's do not apply: its malformed_row is a
+# row whose watermark is null (judge_bias.inputs.relations.NULL_WATERMARK)
+RELATION_FIXES: dict[str, str] = {
+    "malformed_row": (
+        "give every row its watermark (judge_bias_loaded_at_column): a row without one "
+        "belongs to no load and is read again by every load until it has one"
+    ),
+}
 TOP_REASONS = 3  # distinct reason texts (example values) shown per code; every code is shown
 # duplicate_key's texts name the earlier row ("... as row N"): grouped into one text per
 # file (" as an earlier row"), with the first few rejected rows' numbers; rejected_rows
@@ -183,7 +191,9 @@ class FileCounts:
     def fix(self, reason: Reason) -> str:
         """The reason's fix, in the words of the route: an input kind is a relation
         on the relation route ("the models relation"), a file otherwise."""
-        return for_relations(reason.fix) if self.is_relation else reason.fix
+        if not self.is_relation:
+            return reason.fix
+        return RELATION_FIXES.get(reason.code) or for_relations(reason.fix)
 
     def top_reason(self) -> str:
         """The most frequent reason in a few words: code, an example, the fix."""

@@ -33,7 +33,11 @@
 {%- endmacro %}
 
 {% macro parse_error_check() -%}
-    {{ return(("parse_error is not null", "malformed_row", "'malformed CSV record: ' || parse_error")) }}
+    {#- malformed_row: a CSV record the parser could not split (its message), or on
+        the relation route, which has no CSV record, a row whose watermark is null
+        (the loader's words: judge_bias.inputs.relations.NULL_WATERMARK). -#}
+    {%- set reason = "parse_error" if input_relation_kinds() else "'malformed CSV record: ' || parse_error" -%}
+    {{ return(("parse_error is not null", "malformed_row", reason)) }}
 {%- endmacro %}
 
 {% macro flag_duplicates(relation, key_columns, key_description) -%}

@@ -20,9 +20,11 @@
 {% macro input_rows_read(kind) -%}
     {#- The rows read of an input kind, for input_row_counts: on the relation route a
         plain count(*) of the relation itself (stg_inputs__relation_counts), so that
-        the loader's rows reconcile with it; else the rows of the loader's table (the
-        file's records). -#}
-    {%- if kind in input_relation_kinds() -%}
+        the loader's rows reconcile with it; else, and on an incremental build (the
+        totals of every load, as for files: each load's rows reconcile with the
+        relation in stg_inputs__relation_counts' test), the rows of the loader's
+        table (the file's records). -#}
+    {%- if kind in input_relation_kinds() and not incremental_on() -%}
         (
             select relation.rows_in_relation
             from {{ ref('stg_inputs__relation_counts') }} as relation
@@ -31,4 +33,10 @@
     {%- else -%}
         (select count(*) from {{ input_table(kind) }})
     {%- endif -%}
+{%- endmacro %}
+
+{% macro input_noun() -%}
+    {#- What an input kind is in the reasons of rejected_rows: a relation on the
+        relation route ("not in the models relation"), a file otherwise. -#}
+    {{ return('relation' if input_relation_kinds() else 'file') }}
 {%- endmacro %}

@@ -54,7 +54,7 @@
         resolved ~ ' is null', 'unknown_model',
         "'" ~ name ~ " ''' || " ~ given ~ " || ''' ' || case when " ~ text_key(given)
         ~ " = 'all' then 'is reserved (the marts label the rows pooling every model ''all''):"
-        ~ " rename it here and in the models file' else 'is not in the models file or the"
+        ~ " rename it here and in the models " ~ input_noun() ~ "' else 'is not in the models " ~ input_noun() ~ " or the"
         ~ " model_aliases seed' end"
     )) }}
 {%- endmacro %}
@@ -64,6 +64,6 @@
         Expects has_prompts and known_prompt_id (null when not found). -#}
     {{ return((
         'has_prompts and known_prompt_id is null', 'unknown_prompt',
-        "'prompt_id ''' || prompt_id || ''' is not in the prompts file'"
+        "'prompt_id ''' || prompt_id || ''' is not in the prompts " ~ input_noun() ~ "'"
     )) }}
 {%- endmacro %}

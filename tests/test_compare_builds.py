@@ -158,9 +158,10 @@ def test_negative_tolerances_are_refused(tmp_path: Path) -> None:
 def test_a_view_over_a_database_attached_only_at_build_time_is_a_difference(
     tmp_path: Path,
 ) -> None:
-    """The relation route leaves a view (stg_inputs__relation_counts) over the attached
-    database of the build: opened alone, the file cannot read it. That is one line
-    naming the view and the file, not a traceback; --ignore-table leaves it out."""
+    """A view over a database attached only at build time (the relation route's
+    stg_inputs__relation_counts until session 24): opened alone, the file cannot read
+    it. That is one line naming the view and the file, not a traceback;
+    --ignore-table leaves it out."""
     evals = duckdb.connect(str(tmp_path / "evals.duckdb"))
     evals.execute("create table ratings as select 1 as x")
     evals.close()

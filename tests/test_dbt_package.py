@@ -32,7 +32,7 @@ import pytest
 
 import judge_bias
 from judge_bias.inputs.contract import KINDS
-from judge_bias.warehouse.build import PROJECT_DIR, BuildResult
+from judge_bias.warehouse.build import GATE_SELECTION, PROJECT_DIR, BuildResult
 from judge_bias.warehouse.plain_dbt import publish_after_dbt
 from tests.conftest import DEMO_DIR
 from tests.warehouse_compare import assert_same_warehouse, table_names
@@ -175,7 +175,11 @@ def test_consumer_project_builds_the_same_marts(consumer: Path, demo_build: Buil
     )
     # the relations' own count(*), which input_row_counts.rows_read reports
     with duckdb.connect(str(db), read_only=True) as con:
-        counted = dict(con.execute("select * from stg_inputs__relation_counts").fetchall())
+        counted = dict(
+            con.execute(
+                "select source, rows_in_relation from stg_inputs__relation_counts"
+            ).fetchall()
+        )
         read = dict(con.execute("select source, rows_read from input_row_counts").fetchall())
         names = {k: "llm_judge_ratings" if k == "judge_ratings" else k for k in KINDS}
         plain = {
@@ -436,24 +440,73 @@ def test_the_teams_own_vars_of_a_settings_name_pass_where_they_change_nothing(
         (consumer / "dbt_project.yml").write_text(base, encoding="utf-8")
 
 
-def test_plain_dbt_incremental_on_the_relation_route_is_one_line(
-    consumer: Path, tmp_path: Path
-) -> None:
-    """The loaders pass the var judge_bias_input_relations to as_load, which refuses
-    loads from relations (test_incremental.py): a consumer project's dbt run with
-    judge_bias_incremental failed with DuckDB's binder error on _loaded_at instead."""
-    out = _dbt_fails(
-        consumer,
-        "run",
-        "-s",
-        "base_inputs__judge_ratings",
-        "--vars",
-        "{judge_bias_incremental: true}",
-        "--target-path",
-        str(tmp_path / "target"),
+def test_a_team_appends_loads_from_its_growing_table(consumer: Path, tmp_path: Path) -> None:
+    """A consumer project's plain dbt on the relation route with incremental loads
+    (session 24; refused before): the vars scoped to the package in its
+    dbt_project.yml (judge_bias_incremental, judge_bias_loaded_at_column: a number
+    column of its ratings table), a first load with --full-refresh, then rows written
+    later: the second load holds them and the first load's rows at its largest
+    watermark, read again (a re-sent key replacing its row, a row without its
+    watermark rejected), its count tested against a plain count(*) of the relation
+    from the first load's largest watermark."""
+    project = tmp_path / "team"
+    shutil.copytree(
+        consumer, project, symlinks=True, ignore=shutil.ignore_patterns("target", "logs")
     )
-    assert "judge_ratings: judge_bias_incremental appends a data folder's files" in out
-    assert "_loaded_at" not in out
+    text = (project / "dbt_project.yml").read_text(encoding="utf-8")
+    scoped = "  judge_bias:\n"
+    loads = "    judge_bias_incremental: true\n    judge_bias_loaded_at_column: batch\n"
+    (project / "dbt_project.yml").write_text(
+        text.replace(scoped, scoped + loads, 1), encoding="utf-8"
+    )
+    ratings = "raw_evals.llm_judge_ratings"
+    with duckdb.connect(str(project / "team.duckdb")) as con:
+        con.execute(f"alter table {ratings} add column batch bigint default 1")
+        # the row re-sent below written in an earlier batch: a load reads the rows at
+        # the largest batch again, and a re-sent key's original among them would be
+        # a duplicate in the same load (docs/incremental.md)
+        con.execute(f"update {ratings} set batch = 0 where rowid = 0")
+        n_first = con.execute(f"select count(*) from {ratings}").fetchall()[0][0]
+    target = ["--target-path", str(tmp_path / "target")]
+    phase = ["build", "-s", *GATE_SELECTION]  # the inputs' phase of judge-bias build
+    _dbt(project, *phase, "--full-refresh", *target)
+    with duckdb.connect(str(project / "team.duckdb")) as con:
+        earlier = f"select * exclude (batch) from {ratings} where batch = 0"
+        first = con.execute(earlier).fetchall()[0]
+        resent = (*first[:4], "Incorrect" if first[4] != "Incorrect" else "Correct", *first[5:])
+        new = (*first[:7], "9")  # another run_id
+        holes = ", ".join("?" * (len(first) + 1))
+        con.executemany(f"insert into {ratings} values ({holes})",
+                        [(*resent, 2), (*new, 2), (*new[:7], "10", None)])  # fmt: skip
+        plain = con.execute(f"select count(*) from {ratings} where batch is null or batch >= 1")
+        assert plain.fetchall()[0][0] == n_first - 1 + 3  # batch 1 read again
+    _dbt(project, *phase, *target)
+    with duckdb.connect(str(project / "team.duckdb"), read_only=True) as con:
+        counted = con.execute(
+            "select rows_in_relation, rows_loaded from stg_inputs__relation_counts "
+            "where source = 'judge_ratings'"
+        ).fetchall()
+        loads = con.execute(
+            "select count(*), count(distinct _load_id) from base_inputs__judge_ratings"
+        ).fetchall()[0]
+        latest = con.execute(
+            "select count(*) from base_inputs__judge_ratings where _load_id = "
+            "(select arg_max(_load_id, _loaded_at) from base_inputs__judge_ratings)"
+        ).fetchall()[0][0]
+        rejected = con.execute(
+            "select reason_code from rejected_rows where source = 'judge_ratings' "
+            "and reason like '%watermark column batch%'"
+        ).fetchall()
+        label = con.execute(
+            "select label from base_inputs__judge_ratings where judge = ? and prompt_id = ? "
+            "and model = ? and dimension = ? and run_id = ?",
+            [*first[:4], str(first[7])],
+        ).fetchall()
+    assert counted == [(n_first + 2, n_first + 2)]
+    # every row is the second load's: the first load's rows all re-read or replaced
+    assert loads == (n_first + 2, 1) and latest == n_first + 2
+    assert rejected == [("malformed_row",)]
+    assert label == [(resent[4],)]
 
 
 def test_a_team_with_its_own_time_spine_turns_ours_off(consumer: Path, tmp_path: Path) -> None:

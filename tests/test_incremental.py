@@ -111,31 +111,41 @@ def test_plain_dbt_append_to_inputs_that_are_not_loads_is_one_line() -> None:
 
 
 @pytest.mark.parametrize("relations", ["all", ["judge_ratings", "prompts"], "judge_ratings"])
-def test_plain_dbt_loads_from_relations_are_refused(relations: object) -> None:
-    """The relation route reads whole relations: as loads, a row deleted from the
-    relation would stay in the warehouse. judge-bias build --incremental refuses the
-    vars; a plain dbt build is refused by the loaders, with the same reason."""
+def test_loads_from_relations_are_appended(relations: object) -> None:
+    """Since session 24 the relation route appends loads (docs/incremental.md, "Loads
+    from relations"; it was refused): judge-bias build --incremental takes its vars,
+    and as_load a relation's rows as it takes a file's (the watermark's selection:
+    tests/test_relation_loading.py, the builds: tests/test_input_relations.py)."""
+    vars_ = {"judge_bias_input_relations": relations, "judge_bias_loaded_at_column": "ts"}
+    assert incremental_vars(vars_, True)["judge_bias_incremental"] is True
     con = duckdb.connect()
-    with pytest.raises(InputError, match="relation route .* reads whole relations"):
-        as_load(con, _prompt_rows(con), "prompts", "L1", None, relations=relations)
-    for files in ("", [], None):  # the file route still loads
-        assert len(as_load(con, _prompt_rows(con), "prompts", "L1", None, files).fetchall()) == 2
+    for route in (relations, "", [], None):
+        assert len(as_load(con, _prompt_rows(con), "prompts", "L1", None, route).fetchall()) == 2
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_every_loader_passes_the_relation_route_to_as_load(kind: str) -> None:
-    """The refusal above needs the loader's var: a loader calling as_load without
-    relations= would append relations as loads (test_dbt_package.py runs one in a
-    consumer project). The call's keyword, read from each base_inputs__ model."""
+    """A loader calling as_load or load_kind without the route's config would read a
+    relation without its watermark, or append it without keeping it (the next load
+    would read the whole relation again: test_dbt_package.py runs a consumer
+    project's loads). The calls' keywords, read from each base_inputs__ model."""
     path = PROJECT_DIR / "models" / "staging" / "inputs" / "base" / f"base_inputs__{kind}.py"
-    calls = [
-        node
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "as_load"
-    ]
-    assert len(calls) == 1, kind
-    passed = {k.arg: ast.unparse(k.value) for k in calls[0].keywords}
-    assert passed.get("relations") == "dbt.config.get('input_relations')", kind
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for name, wanted in (
+        ("as_load", {"relations": "input_relations", "loaded_at": "loaded_at_column"}),
+        ("load_kind", {"relations": "input_relations", "loaded_at": "loaded_at_column"}),
+    ):
+        calls = [
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == name
+        ]
+        assert len(calls) == 1, (kind, name)
+        passed = {k.arg: ast.unparse(k.value) for k in calls[0].keywords}
+        for arg, config in wanted.items():
+            assert passed.get(arg) == f"dbt.config.get('{config}')", (kind, name, arg)
+        if name == "load_kind":
+            assert passed.get("previous") == "previous", kind
 
 
 def test_a_clock_behind_the_last_load_is_refused() -> None:

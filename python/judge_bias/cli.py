@@ -344,11 +344,14 @@ def parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     s.add_argument(
         "--incremental", action="store_true",
-        help="the folder is one load appended to the warehouse's inputs (docs/incremental.md)",
+        help="the folder (or, on the relation route, the relations' rows above the last load's "
+        "judge_bias_loaded_at_column) is one load appended to the warehouse's inputs "
+        "(docs/incremental.md)",
     )  # fmt: skip
     s.add_argument(
         "--full-refresh", action="store_true",
-        help="dbt's --full-refresh: with --incremental the inputs start again from this folder",
+        help="dbt's --full-refresh: with --incremental the inputs start again from this folder "
+        "(or the relations)",
     )  # fmt: skip
     s.set_defaults(func=_cmd_build)
 

@@ -6,6 +6,11 @@
 -- (docs/incremental.md) this build's load: the base table's rows loaded by this
 -- dbt command (numbered after every earlier load's rows).
 {% set checked = checked_inputs() %}
+{%- if input_relation_kinds() %}
+    -- the relations' counts, read by input_rows_read, and on an incremental build
+    -- tested against each load's rows: built with the gates
+    -- depends_on: {{ ref('stg_inputs__relation_counts') }}
+{%- endif %}
 {% set incremental = var('judge_bias_incremental', false) | string | lower in ['true', '1', 'yes', 'on'] %}
 with
 

@@ -12,7 +12,10 @@ with
             checked.reject_code as reason_code,
             checked.reject_reason as reason,
             case
-                when base._parse_error is not null then {{ json_text_value('base._raw_line') }}
+                -- a CSV record that did not parse: its line; a relation's row without
+                -- its watermark (docs/incremental.md) has values, and no line
+                when base._parse_error is not null and base._raw_line is not null
+                    then {{ json_text_value('base._raw_line') }}
                 else {{ raw_values_json(input_table(source), 'base') }}
             end as raw_values
         from {{ ref(model) }} as checked

@@ -71,7 +71,8 @@ def _tables(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[str, str]]]:
 def _unreadable(con: duckdb.DuckDBPyConnection, table: str, path: Path) -> str:
     """'' when ``table`` can be read in ``con``, else one difference line: a view over
     a database attached only during the build (the relation route's
-    stg_inputs__relation_counts, docs/dbt-package.md) cannot be read in the file alone."""
+    stg_inputs__relation_counts was one until session 24, a table since) cannot be read
+    in the file alone."""
     try:
         con.execute(f'select * from main."{table}" limit 0').fetchall()
     except duckdb.Error as exc:

@@ -22,13 +22,15 @@ import duckdb
 
 from judge_bias.inputs.contract import KINDS
 from judge_bias.inputs.loading import InputError, quote_ident
-from judge_bias.inputs.relations import KINDS_VAR, relation_kinds
+from judge_bias.inputs.relations import relation_kinds, watermark_column
 
 # The columns a load adds to a base table (left out of rejected_rows.raw_values).
 LOAD_COLUMNS = ("_load_id", "_loaded_at", "_load_key")
 # What an empty key column means in staging (stg_inputs__*): the same row.
 KEY_DEFAULTS = {"framing": "positive", "run_id": "1"}
 KEY_SEPARATOR = "\x1f"  # the ASCII unit separator: never part of a trimmed value
+# before the key of a relation's row whose watermark is null: never a key as sent
+NULL_WATERMARK_KEY = "\x1fnull watermark\x1f"
 
 
 def is_on(value: object) -> bool:
@@ -54,22 +56,24 @@ def as_load(
     load_id: str | None,
     previous: str | None,
     relations: object = None,
+    loaded_at: object = None,
 ) -> duckdb.DuckDBPyRelation:
     """``rows`` (a loader's relation) as one load of ``kind``: the bookkeeping and
     contract columns (a file's extra columns are not kept across loads), the load
     columns, and row numbers after those of ``previous`` (the existing base table,
-    on an incremental run). ``relations``: the var judge_bias_input_relations.
+    on an incremental run). ``relations``: the var judge_bias_input_relations;
+    ``loaded_at``: the var judge_bias_loaded_at_column. On the relation route the
+    relation's watermark column is kept as it is (the next load starts above its
+    largest value: judge_bias.inputs.relations.load_kind), and a row whose
+    watermark is null (rejected, read again by every load) gets a ``_load_key`` of
+    its own (NULL_WATERMARK_KEY before its key), so that it replaces only itself;
+    the earlier loads' such rows are deleted from ``previous`` first (the load reads
+    them again), so a row that got its value since is held once.
 
     InputError, one line, for what plain ``dbt build --vars '{judge_bias_incremental:
     true}'`` cannot do and ``judge-bias build --incremental`` refuses before dbt runs
-    (judge_bias.warehouse.incremental): loads from relations (they are read whole on
-    every build), and an append to inputs built without the var (not loads)."""
-    if relation_kinds(relations):
-        raise InputError(
-            f"{kind}: judge_bias_incremental appends a data folder's files as one load; "
-            f"the relation route ({KINDS_VAR}) reads whole relations on every build: "
-            "leave judge_bias_incremental off"
-        )
+    (judge_bias.warehouse.incremental): an append to inputs built without the var
+    (not loads)."""
     load_id = load_id or process_load_id()
     offset = 0
     now = datetime.now(UTC).replace(tzinfo=None)
@@ -93,16 +97,75 @@ def as_load(
                 "incremental load must be read after the last one: set the clock right, "
                 "or rebuild with --full-refresh"
             )
-    loaded_at = now.isoformat(sep=" ")
+    now_text = now.isoformat(sep=" ")
     columns = ", ".join(quote_ident(c) for c in KINDS[kind].columns)
+    key = key_expression(kind)
+    mark = watermark_column(rows.columns, loaded_at) if relation_kinds(relations) else None
+    if previous is not None:
+        _same_watermark(con, kind, previous, mark, loaded_at)
+    if mark is not None:
+        # the load's start (the previous loads' largest watermark; null: the first
+        # load), which stg_inputs__relation_counts counts the relation above
+        kept = previous is not None and mark in con.sql(f"select * from {previous} limit 0").columns
+        above = f"(select max({quote_ident(mark)}) from {previous})" if kept else "null"
+        if kept:
+            # every load reads again every row whose watermark is null: the earlier
+            # loads' such rows leave the table (a row that got its value since is
+            # then held once, by its key, not twice)
+            con.execute(
+                f"delete from {previous} where starts_with(_load_key, ?)", [NULL_WATERMARK_KEY]
+            )
+        typed = f"cast({above} as {_type_of(rows, mark)})"
+        columns += f", {quote_ident(mark)}, {typed} as _watermark_above"
+        # and its end, the largest watermark it selected (null: none), so that the
+        # count does not take in the rows written while the build runs
+        through = f"(select max({quote_ident(mark)}) from _judge_bias_load_{kind})"
+        columns += f", {through} as _watermark_through"
+        null_key = f"'{NULL_WATERMARK_KEY}' || {key}"
+        key = f"case when {quote_ident(mark)} is null then {null_key} else {key} end"
     name = f"_judge_bias_load_{kind}"
     con.register(name, rows)
     return con.sql(
         f"select _row_number + {int(offset)} as _row_number, _source_file, _parse_error, "
         f"_raw_line, {columns}, '{load_id.replace(chr(39), '')}' as _load_id, "
-        f"timestamp '{loaded_at}' as _loaded_at, {key_expression(kind)} as _load_key "
+        f"timestamp '{now_text}' as _loaded_at, {key} as _load_key "
         f"from {name}"
     )
+
+
+def _same_watermark(
+    con: duckdb.DuckDBPyConnection,
+    kind: str,
+    previous: str,
+    mark: str | None,
+    loaded_at: object,
+) -> None:
+    """InputError, one line, when the relation's watermark column (``mark``; None:
+    none) is not the one the previous loads kept: the relation gained or lost the
+    column of judge_bias_loaded_at_column, or the var changed, since they were read
+    (the loaders' columns change: dbt would stop on the schema change)."""
+    held = con.sql(f"select * from {previous} limit 0").columns
+    if mark is None and "_watermark_above" not in held:
+        return
+    if mark is not None and "_watermark_above" in held and mark in held:
+        return
+    name = str(loaded_at or "").strip() or "(unset)"
+    if mark is None:
+        now, then = f"has no watermark column {name}", "have one"
+    elif "_watermark_above" not in held:
+        now, then = f"has the watermark column {name}", "have none"
+    else:
+        now, then = f"has the watermark column {name}", "kept another"
+    raise InputError(
+        f"{kind}: the relation {now} (judge_bias_loaded_at_column) and the previous loads "
+        f"in {previous} {then}: the loads cannot go on; rebuild the inputs from the "
+        "relations with --full-refresh"
+    )
+
+
+def _type_of(rows: duckdb.DuckDBPyRelation, column: str) -> str:
+    """The DuckDB type of ``column`` of ``rows``."""
+    return str(dict(zip(rows.columns, rows.types, strict=True))[column])
 
 
 _PROCESS_LOAD: list[str] = []

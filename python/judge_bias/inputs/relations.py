@@ -90,16 +90,52 @@ def relation_name(relation: duckdb.DuckDBPyRelation) -> str:
     return _SELECT_FROM.sub("", relation.sql_query(), count=1).strip()
 
 
+# The dbt var naming the relations' watermark column (docs/incremental.md, "Loads
+# from relations"): a number, DATE or TIMESTAMP column; an incremental load reads the
+# rows at or above the previous loads' largest value, and rejects the rows where it is
+# null.
+LOADED_AT_VAR = "judge_bias_loaded_at_column"
+# the watermark's types: compared in their order (text would put '10' below '9')
+_WATERMARK_TYPES = re.compile(
+    r"^(U?(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT)|FLOAT|DOUBLE|DECIMAL(\(.*\))?|DATE"
+    r"|TIMESTAMP(_S|_MS|_NS| WITH TIME ZONE)?)$",
+    re.IGNORECASE,
+)
+NULL_WATERMARK = "the watermark column {column} ({var}) is null: the row belongs to no load"
+
+
+def watermark_column(columns: Iterable[str], loaded_at: object) -> str | None:
+    """The relation's watermark column as the loader names it (trimmed, lower case,
+    as map_columns names an extra column), or None: the var unset, or the relation
+    without that column (it is then read whole by every load)."""
+    name = str(loaded_at or "").strip().lower()
+    if not name:
+        return None
+    names = {c.strip().lstrip("\ufeff").lower() for c in columns}
+    return name if name in names else None
+
+
 def load_relation(
     con: duckdb.DuckDBPyConnection,
     kind: str,
     read: Callable[[], duckdb.DuckDBPyRelation],
+    loaded_at: object = None,
+    above: str | None = None,
 ) -> duckdb.DuckDBPyRelation:
     """Read ``kind`` from its relation as the file loader reads a file: an all-text
     relation with ``_row_number``, ``_source_file`` (the relation), ``_parse_error``
-    and ``_raw_line`` (always null: a relation has no unparseable record), every
+    and ``_raw_line`` (null: a relation has no unparseable record; but see
+    ``loaded_at`` for ``_parse_error``), every
     contract column (null when the relation lacks an optional one), then the
-    relation's other columns. ``read``: dbt's source() for the kind."""
+    relation's other columns. ``read``: dbt's source() for the kind.
+
+    ``loaded_at``: the var judge_bias_loaded_at_column; when the relation has that
+    column (watermark_column), a row where it is null gets a ``_parse_error``
+    (NULL_WATERMARK: rejected as malformed_row, with its values), and ``above``
+    (SQL of a value, the previous loads' largest: an incremental load) selects the
+    rows at or above it (a row at it may have been written after the previous load
+    read: read again, it replaces itself by its key), and those where it is null, in
+    the relation's scan order."""
     label = f"source {SOURCE}.{kind}"
     try:
         source = read()
@@ -117,7 +153,24 @@ def load_relation(
     # numbered in scan order: a temp table keeps the order rows are inserted in
     # (DuckDB preserves insertion order), and its rowid counts them from 0
     tmp = f"_jb_relation_{kind}"
-    con.execute(f"create or replace temp table {tmp} as select * from {name}")
+    mark = watermark_column(columns, loaded_at)
+    if mark is not None and mark in spec.columns:
+        raise InputError(
+            f"{label}: {LOADED_AT_VAR} names {mark}, a column of the input contract; "
+            "name a column of its own that says when the row was written"
+        )
+    types = dict(zip(columns, (str(t) for t in source.types), strict=True))
+    if mark is not None and not _WATERMARK_TYPES.match(types[mapping[mark]].strip()):
+        raise InputError(
+            f"{label}: {LOADED_AT_VAR} names {mark}, of type {types[mapping[mark]]}: a "
+            "watermark is a number, a DATE or a TIMESTAMP (text compares '10' below '9'); "
+            "cast it in a view of the relation"
+        )
+    where = ""
+    if mark is not None and above is not None:
+        col = quote_ident(mapping[mark])
+        where = f" where {col} is null or ({above}) is null or {col} >= ({above})"
+    con.execute(f"create or replace temp table {tmp} as select * from {name}{where}")
     literal = "'" + name.replace("'", "''") + "'"
     parts = [
         "rowid + 1 as _row_number",
@@ -125,7 +178,10 @@ def load_relation(
         "cast(null as varchar) as _parse_error",
         "cast(null as varchar) as _raw_line",
     ]
-    types = dict(zip(columns, (str(t) for t in source.types), strict=True))
+    if mark is not None:
+        null = NULL_WATERMARK.format(column=mark, var=LOADED_AT_VAR).replace("'", "''")
+        col = quote_ident(mapping[mark])
+        parts[2] = f"case when {col} is null then '{null}' end as _parse_error"
     for col in spec.columns:
         if col in mapping:
             text = as_text(quote_ident(mapping[col]), types.get(mapping[col], ""))
@@ -185,14 +241,23 @@ def load_kind(
     relations: object,
     data_dir: str | Path | None,
     dialects: Mapping[str, object] | str | None,
+    loaded_at: object = None,
+    previous: str | None = None,
 ) -> duckdb.DuckDBPyRelation:
     """The loader of a base_inputs__<kind> model: ``relations``, ``data_dir`` and
     ``dialects`` are its config (the vars judge_bias_input_relations, data_dir
     (data_dir_of), csv_dialects); ``source``: dbt's source() for the kind, called only on the
-    relation route. The file route is load_input's, unchanged."""
+    relation route. The file route is load_input's, unchanged. ``loaded_at``: the var
+    judge_bias_loaded_at_column; ``previous``: the base table on an incremental run,
+    whose largest watermark is where this load starts (load_relation's ``above``)."""
     kinds = relation_kinds(relations)
     if not kinds:
         return load_input(con, data_dir_of(data_dir), kind, dialects)
     if kind not in kinds:  # a build reads relations or files, never both
         return empty_relation(con, KINDS[kind])
-    return load_relation(con, kind, source)
+    above = None
+    if previous is not None and str(loaded_at or "").strip():
+        mark = str(loaded_at).strip().lower()
+        if mark in con.sql(f"select * from {previous} limit 0").columns:
+            above = f"select max({quote_ident(mark)}) from {previous}"
+    return load_relation(con, kind, source, loaded_at, above)

@@ -10,6 +10,7 @@ Expectations, so the report can use it too.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +37,14 @@ FIXES: dict[str, str] = {
     "unknown_label": "add the label to rating_scales for that dimension, or correct its spelling",
     "score_out_of_range": "give scores inside the dimension's scale, or widen it in rating_scales",
     "duplicate_key": "remove the repeated rows, or give repeated runs their own run_id",
+}
+# the fixes on the relation route where a file's do not apply: its malformed_row is a
+# row whose watermark is null (judge_bias.inputs.relations.NULL_WATERMARK)
+RELATION_FIXES: dict[str, str] = {
+    "malformed_row": (
+        "give every row its watermark (judge_bias_loaded_at_column): a row without one "
+        "belongs to no load and is read again by every load until it has one"
+    ),
 }
 TOP_REASONS = 3  # distinct reason texts (example values) shown per code; every code is shown
 # duplicate_key's texts name the earlier row ("... as row N"): grouped into one text per
@@ -105,13 +114,42 @@ class FileCounts:
         return f" in {self.gate_scope}" if self.gate_scope and self.gate_scope != "build" else ""
 
     @property
+    def is_relation(self) -> bool:
+        """Read from a relation or a DuckDB table function (the relation route,
+        docs/dbt-package.md), not from a file."""
+        where = self.source_file or ""
+        return where.startswith('"') or "(" in where
+
+    @property
     def name(self) -> str:
         if not self.source_file:
             return self.source
-        if self.source_file.startswith('"') or "(" in self.source_file:
-            # a relation or a DuckDB table function (the relation route, docs/dbt-package.md)
+        if self.is_relation:
             return f"{self.source} from {self.source_file}"
         return Path(self.source_file).name
+
+    @property
+    def per_load(self) -> bool:
+        """An incremental build's counts: rows_* are totals of every load, gate_* this load's."""
+        return bool(self.gate_scope) and self.gate_scope != "build"
+
+    def counts(self) -> str:
+        """'N read, A accepted, R rejected', the totals of every load and this load's
+        counts after an incremental build."""
+        share = ""
+        if self.rows_rejected and self.rejected_share:
+            share = f" ({self.rejected_share:.1%})"
+        text = (
+            f"{self.rows_read:,} read, {self.rows_accepted:,} accepted, "
+            f"{self.rows_rejected:,} rejected{share}"
+        )
+        read, accepted = self.gate_rows_read, self.gate_rows_accepted
+        if not self.per_load or read is None or accepted is None:
+            return text
+        return (
+            f"{text} in every load; {read:,} read, {accepted:,} accepted, "
+            f"{read - accepted:,} rejected{self.scope}"
+        )
 
     @property
     def all_rejected(self) -> bool:
@@ -150,13 +188,30 @@ class FileCounts:
     def fails(self) -> bool:
         return self.all_rejected or self.over_max
 
+    def fix(self, reason: Reason) -> str:
+        """The reason's fix, in the words of the route: an input kind is a relation
+        on the relation route ("the models relation"), a file otherwise."""
+        if not self.is_relation:
+            return reason.fix
+        return RELATION_FIXES.get(reason.code) or for_relations(reason.fix)
+
     def top_reason(self) -> str:
         """The most frequent reason in a few words: code, an example, the fix."""
         if not self.reasons:
             return "no reason recorded"
         r = self.reasons[0]
         example = f": {_cut(r.examples[0][0])}" if r.examples else ""
-        return f"top reason {r.code} ({r.n:,} rows){example}; fix: {r.fix}"
+        return f"top reason {r.code} ({r.n:,} rows){example}; fix: {self.fix(r)}"
+
+
+# the input kinds a fix names as files ("the models file"), named as relations on
+# the relation route
+_FILE_WORDS = re.compile(r"\b(models|prompts) file\b")
+
+
+def for_relations(text: str) -> str:
+    """A fix's words for the relation route: "the models file" -> "the models relation"."""
+    return _FILE_WORDS.sub(r"\1 relation", text)
 
 
 def _shown_rows(numbers: list[int], n: int) -> str:
@@ -269,17 +324,14 @@ def format_summary(files: list[FileCounts]) -> str:
     """The per-file summary: one line per file given, each reason code with its count,
     examples and fix."""
     given = [f for f in files if f.rows_read > 0 or f.source_file]
-    lines = ["input files (rows read = accepted + rejected):"]
+    what = "relations" if given and all(f.is_relation for f in given) else "files"
+    lines = [f"input {what} (rows read = accepted + rejected):"]
     for f in given:
-        share = f" ({f.rejected_share:.1%})" if f.rows_rejected and f.rejected_share else ""
         gate = f": {'FAILED' if f.fails else 'warning'}, {f.gate}" if f.gate else ""
-        lines.append(
-            f"  {f.name}: {f.rows_read:,} read, {f.rows_accepted:,} accepted, "
-            f"{f.rows_rejected:,} rejected{share}{gate}"
-        )
+        lines.append(f"  {f.name}: {f.counts()}{gate}")
         for r in f.reasons:
             lines.append(f"    {r.describe()}")
-            lines.append(f"      fix: {r.fix}")
+            lines.append(f"      fix: {f.fix(r)}")
     if empty := [f.source for f in files if f not in given]:
         lines.append(f"  no rows (absent or header only): {', '.join(empty)}")
     return "\n".join(lines)

@@ -16,7 +16,7 @@ import duckdb
 
 from judge_bias.inputs.loads import LOAD_COLUMNS, is_on
 from judge_bias.warehouse.atomic import copy_atomic, write_atomic
-from judge_bias.warehouse.dbt_vars import VarsError, input_relations
+from judge_bias.warehouse.dbt_vars import VarsError
 
 INCREMENTAL_VAR = "judge_bias_incremental"
 # The base table whose columns say whether a warehouse holds loads.
@@ -42,17 +42,13 @@ def incremental_vars(dbt_vars: Mapping[str, Any], incremental: bool) -> dict[str
     loaders name the load when they run (judge_bias.inputs.loads.process_load_id,
     one per dbt process), so every load's vars are the same and dbt keeps its
     parse (a var whose value changed every load made dbt parse the whole project
-    again: about 5 CPU s of every append). A judge_bias_load_id given is kept."""
+    again: about 5 CPU s of every append). A judge_bias_load_id given is kept. On
+    the relation route (judge_bias_input_relations) a load is the relations' rows
+    above the previous loads' watermark (judge_bias_loaded_at_column), or each
+    relation whole without it (docs/incremental.md, "Loads from relations")."""
     out = dict(dbt_vars)
     if incremental:
         out[INCREMENTAL_VAR] = True
-    if not is_on(out.get(INCREMENTAL_VAR, False)):
-        return out
-    if input_relations(out):
-        raise VarsError(
-            "--incremental reads the data folder's files; the relation route "
-            "(judge_bias_input_relations) reads whole relations on every build"
-        )
     return out
 
 

@@ -8,6 +8,8 @@ def model(dbt, session):
     def source():
         return dbt.source("judge_bias_inputs", "models")
 
+    # on an incremental run, the loads so far (a relation's next load starts above them)
+    previous = repr(dbt.this) if dbt.is_incremental else None
     rows = load_kind(
         session,
         "models",
@@ -15,11 +17,12 @@ def model(dbt, session):
         relations=dbt.config.get("input_relations"),
         data_dir=dbt.config.get("data_dir"),
         dialects=dbt.config.get("csv_dialects"),
+        loaded_at=dbt.config.get("loaded_at_column"),
+        previous=previous,
     )
     if not is_on(dbt.config.get("incremental_inputs")):
         return rows
     # one load appended to the previous ones (docs/incremental.md)
-    previous = repr(dbt.this) if dbt.is_incremental else None
     return as_load(
         session,
         rows,
@@ -27,4 +30,5 @@ def model(dbt, session):
         dbt.config.get("load_id"),
         previous,
         relations=dbt.config.get("input_relations"),
+        loaded_at=dbt.config.get("loaded_at_column"),
     )

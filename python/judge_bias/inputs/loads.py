@@ -121,6 +121,12 @@ def as_load(
         # count does not take in the rows written while the build runs
         through = f"(select max({quote_ident(mark)}) from _judge_bias_load_{kind})"
         columns += f", {through} as _watermark_through"
+        # and the rows the loads hold at its start, which the load did not select again
+        # (relations.SKIP_HELD): the count subtracts them
+        held = "0"
+        if kept:
+            held = f"(select count(*) from {previous} where {quote_ident(mark)} = {above})"
+        columns += f", cast({held} as bigint) as _watermark_held"
         null_key = f"'{NULL_WATERMARK_KEY}' || {key}"
         key = f"case when {quote_ident(mark)} is null then {null_key} else {key} end"
     name = f"_judge_bias_load_{kind}"

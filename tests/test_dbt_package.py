@@ -288,7 +288,7 @@ def test_a_team_appends_loads_from_its_growing_table(consumer: Path, tmp_path: P
     watermark (the batch already loaded), a key of that batch re-sent replacing its
     row (not a duplicate_key of one load), a row without its watermark rejected; its
     count tested against a plain count(*) of the relation from the first load's
-    largest watermark less the rows the loads held at it."""
+    largest watermark less the rows the load skipped there as held."""
     project = tmp_path / "team"
     shutil.copytree(
         consumer, project, symlinks=True, ignore=shutil.ignore_patterns("target", "logs")
@@ -338,7 +338,7 @@ def test_a_team_appends_loads_from_its_growing_table(consumer: Path, tmp_path: P
             "and model = ? and dimension = ? and run_id = ?",
             [*first[:4], str(first[7])],
         ).fetchall()
-    assert counted == [(3, 3)]  # n_first + 3 from batch 1, less the n_first held
+    assert counted == [(3, 3)]  # n_first + 3 from batch 1, less the n_first skipped
     # the second load holds its 3 rows; the first the rest but the re-sent key's row
     assert loads == (n_first + 2, 2) and latest == 3
     assert rejected == [("malformed_row",)]

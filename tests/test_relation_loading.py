@@ -515,3 +515,21 @@ def test_a_key_re_sent_in_the_next_batch_replaces_the_earlier_row() -> None:
     got = _batch_load(con, "base")
     assert got["label"].tolist() == ["5"] and got["batch"].tolist() == [1]
     assert got["_load_key"].tolist() == first[first["prompt_id"] == "p1"]["_load_key"].tolist()
+
+
+def test_a_held_row_given_a_newer_watermark_in_place_is_read_and_counted() -> None:
+    """A row of the last batch updated in place with a newer watermark (no longer at
+    the previous largest): the next load selects it, and the rows it skipped as held
+    are those still at that value (3, not the 4 the loads held there), so the count
+    of the relation from the previous largest less them equals the rows selected."""
+    con = duckdb.connect()
+    _batches(con, [("j1", f"p{i}", "m2", "helpfulness", "2", 1) for i in range(4)])
+    con.register("first_load", _batch_load(con, None))
+    con.execute("create table base as select * from first_load")
+    con.execute("update ratings set batch = 2, label = '5' where prompt_id = 'p0'")
+    got = _batch_load(con, "base")
+    assert got["prompt_id"].tolist() == ["p0"] and got["label"].tolist() == ["5"]
+    held = con.execute("select count(*) from ratings where batch = 1").fetchall()[0][0]
+    assert got["_watermark_held"].tolist() == [held] == [3]
+    plain = con.execute("select count(*) from ratings where batch >= 1").fetchall()[0][0]
+    assert plain - held == len(got)

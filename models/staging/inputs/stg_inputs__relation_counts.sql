@@ -5,9 +5,9 @@
 -- (judge_bias_loaded_at_column, docs/incremental.md "Loads from relations")
 -- counts the rows it selected: where the column is null or from the previous
 -- loads' largest value (the load's _watermark_above; null: the first load) to the
--- largest value it selected (_watermark_through), less the rows the loads held at
--- that start (_watermark_held: the load did not select them again, the rows
--- already loaded; a late row at it is counted), so that rows written while the
+-- largest value it selected (_watermark_through), less the rows at that start the
+-- loader skipped as already loaded (_watermark_held: their key and watermark held
+-- by the loads; a late row at it is counted), so that rows written while the
 -- build runs are not counted (but a row written meanwhile at a value inside those
 -- bounds, or null, is: the test then fails and the load is rolled back). No row on
 -- the file route. DuckDB only, as the loaders (on Spark the inputs are files). A

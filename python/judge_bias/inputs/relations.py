@@ -137,7 +137,8 @@ def load_relation(
     rows at or above it (a row at it may have been written after the previous load
     read), and those where it is null, in the relation's scan order. ``held``: the
     previous loads' base table; a row at ``above`` whose (key, watermark) it holds
-    is the row already loaded and is not selected again (SKIP_HELD), so a whole batch
+    is the row already loaded and is not selected again (SKIP_HELD; their number in
+    HELD_COLUMN), so a whole batch
     at the largest value is not read again and a key re-sent in the next batch is not
     selected twice; a row at it of another key (written late) is read."""
     label = f"source {SOURCE}.{kind}"
@@ -171,14 +172,19 @@ def load_relation(
             "cast it in a view of the relation"
         )
     where = ""
+    skipped = None
     if mark is not None and above is not None:
         col = quote_ident(mapping[mark])
         where = f" where {col} is null or ({above}) is null or {col} >= ({above})"
         if held is not None:
             key = relation_key(kind, mapping, types, "_relation.")
-            where += " and not " + SKIP_HELD.format(
+            skip = SKIP_HELD.format(
                 col=f"_relation.{col}", above=above, held=held, mark=quote_ident(mark), key=key
             )
+            where += f" and not {skip}"
+            # how many it skipped: stg_inputs__relation_counts subtracts them
+            sql = f"select count(*) from {name} as _relation where {skip}"
+            skipped = int(con.execute(sql).fetchall()[0][0])
     con.execute(
         f"create or replace temp table {tmp} as select _relation.* from {name} as _relation{where}"
     )
@@ -202,9 +208,13 @@ def load_relation(
     for norm, orig in mapping.items():
         if norm not in spec.columns and norm not in META_COLUMNS:
             parts.append(f"{quote_ident(orig)} as {quote_ident(norm)}")
+    if skipped is not None:
+        parts.append(f"cast({skipped} as bigint) as {HELD_COLUMN}")
     return con.sql(f"select {', '.join(parts)} from {tmp}")
 
 
+# the rows a load did not select again (SKIP_HELD), a column of each row it selected
+HELD_COLUMN = "_watermark_held"
 # a row at the previous loads' largest watermark whose (key, watermark) they hold:
 # the row already loaded (stg_inputs__relation_counts skips it by the same rule)
 SKIP_HELD = (

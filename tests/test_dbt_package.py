@@ -445,10 +445,11 @@ def test_a_team_appends_loads_from_its_growing_table(consumer: Path, tmp_path: P
     (session 24; refused before): the vars scoped to the package in its
     dbt_project.yml (judge_bias_incremental, judge_bias_loaded_at_column: a number
     column of its ratings table), a first load with --full-refresh, then rows written
-    later: the second load holds them and the first load's rows at its largest
-    watermark, read again (a re-sent key replacing its row, a row without its
-    watermark rejected), its count tested against a plain count(*) of the relation
-    from the first load's largest watermark."""
+    later: the second load selects them, not the first load's rows at its largest
+    watermark (the batch already loaded), a key of that batch re-sent replacing its
+    row (not a duplicate_key of one load), a row without its watermark rejected; its
+    count tested against a plain count(*) of the relation from the first load's
+    largest watermark less the rows the load skipped there as held."""
     project = tmp_path / "team"
     shutil.copytree(
         consumer, project, symlinks=True, ignore=shutil.ignore_patterns("target", "logs")
@@ -462,16 +463,12 @@ def test_a_team_appends_loads_from_its_growing_table(consumer: Path, tmp_path: P
     ratings = "raw_evals.llm_judge_ratings"
     with duckdb.connect(str(project / "team.duckdb")) as con:
         con.execute(f"alter table {ratings} add column batch bigint default 1")
-        # the row re-sent below written in an earlier batch: a load reads the rows at
-        # the largest batch again, and a re-sent key's original among them would be
-        # a duplicate in the same load (docs/incremental.md)
-        con.execute(f"update {ratings} set batch = 0 where rowid = 0")
         n_first = con.execute(f"select count(*) from {ratings}").fetchall()[0][0]
     target = ["--target-path", str(tmp_path / "target")]
     phase = ["build", "-s", *GATE_SELECTION]  # the inputs' phase of judge-bias build
     _dbt(project, *phase, "--full-refresh", *target)
     with duckdb.connect(str(project / "team.duckdb")) as con:
-        earlier = f"select * exclude (batch) from {ratings} where batch = 0"
+        earlier = f"select * exclude (batch) from {ratings} where rowid = 0"
         first = con.execute(earlier).fetchall()[0]
         resent = (*first[:4], "Incorrect" if first[4] != "Incorrect" else "Correct", *first[5:])
         new = (*first[:7], "9")  # another run_id
@@ -479,7 +476,7 @@ def test_a_team_appends_loads_from_its_growing_table(consumer: Path, tmp_path: P
         con.executemany(f"insert into {ratings} values ({holes})",
                         [(*resent, 2), (*new, 2), (*new[:7], "10", None)])  # fmt: skip
         plain = con.execute(f"select count(*) from {ratings} where batch is null or batch >= 1")
-        assert plain.fetchall()[0][0] == n_first - 1 + 3  # batch 1 read again
+        assert plain.fetchall()[0][0] == n_first + 3  # batch 1, held whole, and 3 rows
     _dbt(project, *phase, *target)
     with duckdb.connect(str(project / "team.duckdb"), read_only=True) as con:
         counted = con.execute(
@@ -502,11 +499,11 @@ def test_a_team_appends_loads_from_its_growing_table(consumer: Path, tmp_path: P
             "and model = ? and dimension = ? and run_id = ?",
             [*first[:4], str(first[7])],
         ).fetchall()
-    assert counted == [(n_first + 2, n_first + 2)]
-    # every row is the second load's: the first load's rows all re-read or replaced
-    assert loads == (n_first + 2, 1) and latest == n_first + 2
+    assert counted == [(3, 3)]  # n_first + 3 from batch 1, less the n_first skipped
+    # the second load holds its 3 rows; the first the rest but the re-sent key's row
+    assert loads == (n_first + 2, 2) and latest == 3
     assert rejected == [("malformed_row",)]
-    assert label == [(resent[4],)]
+    assert label == [(resent[4],)]  # once: not its original kept beside it (duplicate_key)
 
 
 def test_a_team_with_its_own_time_spine_turns_ours_off(consumer: Path, tmp_path: Path) -> None:

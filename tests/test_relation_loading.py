@@ -456,3 +456,80 @@ def test_a_load_that_selects_no_row() -> None:
     got = _load(con, "prev")
     assert len(got) == plain[0][0] == 0
     assert {"_watermark_above", "_watermark_through"} <= set(got.columns)
+
+
+def _batches(con: duckdb.DuckDBPyConnection, rows: list[tuple[object, ...]]) -> None:
+    con.execute(
+        "create or replace table ratings (judge varchar, prompt_id varchar, model varchar, "
+        "dimension varchar, label varchar, batch bigint)"
+    )
+    con.executemany("insert into ratings values (?, ?, ?, ?, ?, ?)", rows)
+
+
+def _batch_load(con: duckdb.DuckDBPyConnection, previous: str | None) -> pd.DataFrame:
+    from judge_bias.inputs.loads import as_load
+
+    rows = load_kind(con, "judge_ratings", _reader(con, "ratings"), "all", None, None, "batch",
+                     previous)  # fmt: skip
+    return as_load(con, rows, "judge_ratings", "L", previous, "all", "batch").df()
+
+
+def test_a_batch_watermark_is_not_read_again() -> None:
+    """A batch-number watermark: the second load selects the new batch and the late
+    rows of the last batch loaded (a key the loads do not hold at it), not the rows
+    of that batch already loaded; it records how many it held there (the count model
+    subtracts them), as plain SQL over the relation and the first load counts."""
+    con = duckdb.connect()
+    batch0 = [("j1", f"p{i}", "m1", "helpfulness", "3", 0) for i in range(3)]
+    batch1 = [("j1", f"p{i}", "m2", "helpfulness", "2", 1) for i in range(4)]
+    _batches(con, batch0 + batch1)
+    first = _batch_load(con, None)
+    assert len(first) == 7
+    con.execute("create or replace table base as select * from first")
+    late = ("j2", "p9", "m2", "helpfulness", "1", 1)  # written at batch 1 after the load
+    batch2 = [("j1", f"p{i}", "m3", "helpfulness", "4", 2) for i in range(2)]
+    con.executemany("insert into ratings values (?, ?, ?, ?, ?, ?)", [late, *batch2])
+    got = _batch_load(con, "base")
+    assert sorted(zip(got["judge"], got["prompt_id"], got["model"], strict=True)) == sorted(
+        [("j2", "p9", "m2"), ("j1", "p0", "m3"), ("j1", "p1", "m3")]
+    )
+    held = con.execute("select count(*) from first where batch = 1").fetchall()[0][0]
+    assert got["_watermark_held"].tolist() == [held] * 3 == [4] * 3
+    # the count model's rule: rows at or above the start, less those held there
+    plain = con.execute("select count(*) from ratings where batch >= 1").fetchall()[0][0]
+    assert plain - held == len(got)
+
+
+def test_a_key_re_sent_in_the_next_batch_replaces_the_earlier_row() -> None:
+    """A key loaded in the last batch and re-sent in the next: the next load selects
+    it once (its new row), so it replaces the earlier row by its _load_key instead
+    of being rejected as duplicate_key with the earlier row kept."""
+    con = duckdb.connect()
+    _batches(
+        con,
+        [("j1", "p1", "m1", "helpfulness", "3", 0), ("j1", "p2", "m1", "helpfulness", "2", 0)],
+    )
+    first = _batch_load(con, None)
+    con.execute("create table base as select * from first")
+    con.execute("insert into ratings values ('j1', 'p1', 'm1', 'helpfulness', '5', 1)")
+    got = _batch_load(con, "base")
+    assert got["label"].tolist() == ["5"] and got["batch"].tolist() == [1]
+    assert got["_load_key"].tolist() == first[first["prompt_id"] == "p1"]["_load_key"].tolist()
+
+
+def test_a_held_row_given_a_newer_watermark_in_place_is_read_and_counted() -> None:
+    """A row of the last batch updated in place with a newer watermark (no longer at
+    the previous largest): the next load selects it, and the rows it skipped as held
+    are those still at that value (3, not the 4 the loads held there), so the count
+    of the relation from the previous largest less them equals the rows selected."""
+    con = duckdb.connect()
+    _batches(con, [("j1", f"p{i}", "m2", "helpfulness", "2", 1) for i in range(4)])
+    con.register("first_load", _batch_load(con, None))
+    con.execute("create table base as select * from first_load")
+    con.execute("update ratings set batch = 2, label = '5' where prompt_id = 'p0'")
+    got = _batch_load(con, "base")
+    assert got["prompt_id"].tolist() == ["p0"] and got["label"].tolist() == ["5"]
+    held = con.execute("select count(*) from ratings where batch = 1").fetchall()[0][0]
+    assert got["_watermark_held"].tolist() == [held] == [3]
+    plain = con.execute("select count(*) from ratings where batch >= 1").fetchall()[0][0]
+    assert plain - held == len(got)

@@ -5,7 +5,9 @@
 -- (judge_bias_loaded_at_column, docs/incremental.md "Loads from relations")
 -- counts the rows it selected: where the column is null or from the previous
 -- loads' largest value (the load's _watermark_above; null: the first load) to the
--- largest value it selected (_watermark_through), so that rows written while the
+-- largest value it selected (_watermark_through), less the rows at that start the
+-- loader skipped as already loaded (_watermark_held: their key and watermark held
+-- by the loads; a late row at it is counted), so that rows written while the
 -- build runs are not counted (but a row written meanwhile at a value inside those
 -- bounds, or null, is: the test then fails and the load is rolled back). No row on
 -- the file route. DuckDB only, as the loaders (on Spark the inputs are files). A
@@ -33,10 +35,12 @@ with
             count(*) as rows_loaded,
             {%- if watermarked %}
                 any_value(base._watermark_above) as watermark_above,
-                any_value(base._watermark_through) as watermark_through
+                any_value(base._watermark_through) as watermark_through,
+                any_value(base._watermark_held) as watermark_held
             {%- else %}
                 null as watermark_above,
-                null as watermark_through
+                null as watermark_through,
+                0 as watermark_held
             {%- endif %}
         from {{ input_table(kind) }} as base
         {%- if incremental %}
@@ -47,7 +51,7 @@ with
     {{ kind }} as (
         select
             '{{ kind }}' as source,
-            count(*) as rows_in_relation,
+            count(*) - coalesce((select watermark_held from {{ kind }}_loaded), 0) as rows_in_relation,
             (select rows_loaded from {{ kind }}_loaded) as rows_loaded
         from {{ source('judge_bias_inputs', kind) }} as relation
         {%- if watermarked %}

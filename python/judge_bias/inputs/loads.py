@@ -22,7 +22,7 @@ import duckdb
 
 from judge_bias.inputs.contract import KINDS
 from judge_bias.inputs.loading import InputError, quote_ident
-from judge_bias.inputs.relations import relation_kinds, watermark_column
+from judge_bias.inputs.relations import HELD_COLUMN, relation_kinds, watermark_column
 
 # The columns a load adds to a base table (left out of rejected_rows.raw_values).
 LOAD_COLUMNS = ("_load_id", "_loaded_at", "_load_key")
@@ -121,6 +121,10 @@ def as_load(
         # count does not take in the rows written while the build runs
         through = f"(select max({quote_ident(mark)}) from _judge_bias_load_{kind})"
         columns += f", {through} as _watermark_through"
+        # and the relation's rows the loader did not select again, held at its start
+        # (relations.SKIP_HELD): stg_inputs__relation_counts subtracts them
+        held = HELD_COLUMN if HELD_COLUMN in rows.columns else "0"
+        columns += f", cast({held} as bigint) as {HELD_COLUMN}"
         null_key = f"'{NULL_WATERMARK_KEY}' || {key}"
         key = f"case when {quote_ident(mark)} is null then {null_key} else {key} end"
     name = f"_judge_bias_load_{kind}"

@@ -121,6 +121,7 @@ def load_relation(
     read: Callable[[], duckdb.DuckDBPyRelation],
     loaded_at: object = None,
     above: str | None = None,
+    held: str | None = None,
 ) -> duckdb.DuckDBPyRelation:
     """Read ``kind`` from its relation as the file loader reads a file: an all-text
     relation with ``_row_number``, ``_source_file`` (the relation), ``_parse_error``
@@ -134,8 +135,12 @@ def load_relation(
     (NULL_WATERMARK: rejected as malformed_row, with its values), and ``above``
     (SQL of a value, the previous loads' largest: an incremental load) selects the
     rows at or above it (a row at it may have been written after the previous load
-    read: read again, it replaces itself by its key), and those where it is null, in
-    the relation's scan order."""
+    read), and those where it is null, in the relation's scan order. ``held``: the
+    previous loads' base table; a row at ``above`` whose (key, watermark) it holds
+    is the row already loaded and is not selected again (SKIP_HELD; their number in
+    HELD_COLUMN), so a whole batch
+    at the largest value is not read again and a key re-sent in the next batch is not
+    selected twice; a row at it of another key (written late) is read."""
     label = f"source {SOURCE}.{kind}"
     try:
         source = read()
@@ -167,10 +172,22 @@ def load_relation(
             "cast it in a view of the relation"
         )
     where = ""
+    skipped = None
     if mark is not None and above is not None:
         col = quote_ident(mapping[mark])
         where = f" where {col} is null or ({above}) is null or {col} >= ({above})"
-    con.execute(f"create or replace temp table {tmp} as select * from {name}{where}")
+        if held is not None:
+            key = relation_key(kind, mapping, types, "_relation.")
+            skip = SKIP_HELD.format(
+                col=f"_relation.{col}", above=above, held=held, mark=quote_ident(mark), key=key
+            )
+            where += f" and not {skip}"
+            # how many it skipped: stg_inputs__relation_counts subtracts them
+            sql = f"select count(*) from {name} as _relation where {skip}"
+            skipped = int(con.execute(sql).fetchall()[0][0])
+    con.execute(
+        f"create or replace temp table {tmp} as select _relation.* from {name} as _relation{where}"
+    )
     literal = "'" + name.replace("'", "''") + "'"
     parts = [
         "rowid + 1 as _row_number",
@@ -191,7 +208,36 @@ def load_relation(
     for norm, orig in mapping.items():
         if norm not in spec.columns and norm not in META_COLUMNS:
             parts.append(f"{quote_ident(orig)} as {quote_ident(norm)}")
+    if skipped is not None:
+        parts.append(f"cast({skipped} as bigint) as {HELD_COLUMN}")
     return con.sql(f"select {', '.join(parts)} from {tmp}")
+
+
+# the rows a load did not select again (SKIP_HELD), a column of each row it selected
+HELD_COLUMN = "_watermark_held"
+# a row at the previous loads' largest watermark whose (key, watermark) they hold:
+# the row already loaded (stg_inputs__relation_counts skips it by the same rule)
+SKIP_HELD = (
+    "({col} = ({above}) and exists (select 1 from {held} as _held "
+    "where _held.{mark} = {col} and _held._load_key = {key}))"
+)
+
+
+def relation_key(
+    kind: str, mapping: Mapping[str, str], types: Mapping[str, str], prefix: str = ""
+) -> str:
+    """SQL of judge_bias.inputs.loads.key_expression over the relation's own
+    columns (their text, as the loader reads them; a key column it lacks is null),
+    each behind ``prefix`` (the relation's alias: a subquery's columns hide it)."""
+    from judge_bias.inputs.loads import KEY_DEFAULTS, KEY_SEPARATOR
+
+    parts = []
+    for col in KINDS[kind].key:
+        text = "cast(null as varchar)"
+        if col in mapping:
+            text = as_text(prefix + quote_ident(mapping[col]), types.get(mapping[col], ""))
+        parts.append(f"coalesce(nullif(trim({text}), ''), '{KEY_DEFAULTS.get(col, '')}')")
+    return f"concat_ws('{KEY_SEPARATOR}', {', '.join(parts)})"
 
 
 # DuckDB's types whose integral values a CSV writes without a fraction (a label 4
@@ -260,4 +306,5 @@ def load_kind(
         mark = str(loaded_at).strip().lower()
         if mark in con.sql(f"select * from {previous} limit 0").columns:
             above = f"select max({quote_ident(mark)}) from {previous}"
-    return load_relation(con, kind, source, loaded_at, above)
+    held = previous if above is not None else None
+    return load_relation(con, kind, source, loaded_at, above, held)

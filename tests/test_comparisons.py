@@ -347,3 +347,24 @@ def test_a_pair_without_an_estimate_names_no_estimator() -> None:
     assert out.loc[with_c, "difference"].isna().all() and out.loc[with_c, "method"].isna().all()
     assert out.loc[~with_c, "difference"].notna().all()
     assert (out.loc[~with_c, "method"] == method_name(None)).all()
+
+
+def test_no_pair_at_all_is_an_empty_mart() -> None:
+    """One model (or pairwise-only data: LLMBar, AlpacaEval): no pair to compare, so
+    differences() returns a frame without a difference column; mend24's method mask
+    read that column before the mart's columns were set and failed the build with
+    KeyError('difference'). The mart is empty, with its columns and types."""
+    import duckdb
+
+    from judge_bias.comparisons.marts import COMPARISON_COLUMNS, comparisons_mart
+
+    rng = np.random.default_rng(5)
+    n = 40
+    y = rng.normal(0.6, 0.2, n)
+    units = _units({("A", "d"): (y, y + rng.normal(0, 0.1, n))}, {("A", "d"): rng.random(n) < 0.5})
+    moments, cross = statistics(units)
+    con = duckdb.connect()
+    con.register("m", moments)
+    con.register("c", cross)
+    out = comparisons_mart(con.table("m"), con.table("c"), lambda key: None)
+    assert out.empty and list(out.columns) == list(COMPARISON_COLUMNS)

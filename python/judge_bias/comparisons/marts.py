@@ -97,12 +97,14 @@ def comparisons_mart(
     s = settings_from_config(config)
 
     def table(m: pd.DataFrame, c: pd.DataFrame) -> pd.DataFrame:
+        # no pair at all (pairwise-only data): differences' frame has no difference column
         out = differences(m, c, s.ci_level, s.ppi_lambda, s.power)
+        out = out.reindex(columns=list(COMPARISON_COLUMNS))
         # a pair with no estimate names no estimator, as a row the budget skipped
         out["method"] = pd.Series(method_name(s.ppi_lambda), index=out.index).where(
             out["difference"].notna()
         )
-        return out.reindex(columns=list(COMPARISON_COLUMNS)).astype(COMPARISON_COLUMNS)
+        return out.astype(COMPARISON_COLUMNS)
 
     keys = ", ".join([*KEYS, "model as model_a", "model as model_b"])
     return within_budget(

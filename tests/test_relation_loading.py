@@ -311,7 +311,7 @@ def test_a_relation_without_the_watermark_is_read_whole() -> None:
 def test_the_summary_names_relations_and_the_loads() -> None:
     """The build summary on the relation route: "input relations", the fixes name
     relations, and after an incremental build the totals of every load beside this
-    load's counts."""
+    load's counts ("none in this load" for a kind the load brought no rows of)."""
     from judge_bias.inputs.summary import FileCounts, Reason, format_summary
 
     reason = Reason("unknown_model", 2, [("judge 'x' is not in the models relation", 2)], 1)
@@ -322,6 +322,15 @@ def test_the_summary_names_relations_and_the_loads() -> None:
     assert ("100 read, 90 accepted, 10 rejected (10.0%) in every load; 30 read, 28 accepted, "
             "2 rejected in load 20261129T0700") in text  # fmt: skip
     assert "fix: add the names to the models relation (alias" in text
+    # a team reading judge_ratings alone has no models relation: the fix says to list one
+    assert "listing models in judge_bias_input_relations" in text
+    # a kind this load brought no rows of (human labels sent once, in the first load):
+    # its rows are the earlier loads', not "no rows of this kind"
+    quiet = FileCounts("human_annotations", '"w"."evals"."h"', 1794, 1794, 0, 0.0, 0.5, 0.9,
+                       [], "load (no rows of this kind)", 0, 0, None)  # fmt: skip
+    line = format_summary([quiet]).splitlines()[1]
+    assert line.endswith("1,794 read, 1,794 accepted, 0 rejected in every load; none in this "
+                         "load (no new rows)"), line  # fmt: skip
     # a null watermark (malformed_row on this route): a relation's fix, not quoting
     null = Reason("malformed_row", 1, [("the watermark column seq ... is null", 1)], 1)
     text = format_summary([FileCounts("judge_ratings", '"w"."evals"."r"', 10, 9, 1, 0.1, 0.5,

@@ -41,6 +41,11 @@ FIXES: dict[str, str] = {
 # the fixes on the relation route where a file's do not apply: its malformed_row is a
 # row whose watermark is null (judge_bias.inputs.relations.NULL_WATERMARK)
 RELATION_FIXES: dict[str, str] = {
+    # a team that reads judge_ratings alone has no models relation yet: say how to add one
+    "unknown_model": (
+        "add the names to the models relation (alias, model, family), listing models in "
+        "judge_bias_input_relations, or to seeds/model_aliases.csv"
+    ),
     "malformed_row": (
         "give every row its watermark (judge_bias_loaded_at_column): a row without one "
         "belongs to no load and is read again by every load until it has one"
@@ -146,6 +151,10 @@ class FileCounts:
         read, accepted = self.gate_rows_read, self.gate_rows_accepted
         if not self.per_load or read is None or accepted is None:
             return text
+        if read == 0:
+            # the mart's scope then reads "load (no rows of this kind)": the kind has
+            # rows (the earlier loads'), this load brought none of them
+            return f"{text} in every load; none in this load (no new rows)"
         return (
             f"{text} in every load; {read:,} read, {accepted:,} accepted, "
             f"{read - accepted:,} rejected{self.scope}"

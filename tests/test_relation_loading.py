@@ -311,7 +311,7 @@ def test_a_relation_without_the_watermark_is_read_whole() -> None:
 def test_the_summary_names_relations_and_the_loads() -> None:
     """The build summary on the relation route: "input relations", the fixes name
     relations, and after an incremental build the totals of every load beside this
-    load's counts."""
+    load's counts ("none in this load" for a kind the load brought no rows of)."""
     from judge_bias.inputs.summary import FileCounts, Reason, format_summary
 
     reason = Reason("unknown_model", 2, [("judge 'x' is not in the models relation", 2)], 1)
@@ -322,6 +322,15 @@ def test_the_summary_names_relations_and_the_loads() -> None:
     assert ("100 read, 90 accepted, 10 rejected (10.0%) in every load; 30 read, 28 accepted, "
             "2 rejected in load 20261129T0700") in text  # fmt: skip
     assert "fix: add the names to the models relation (alias" in text
+    # a team reading judge_ratings alone has no models relation: the fix says to list one
+    assert "listing models in judge_bias_input_relations" in text
+    # a kind this load brought no rows of (human labels sent once, in the first load):
+    # its rows are the earlier loads', not "no rows of this kind"
+    quiet = FileCounts("human_annotations", '"w"."evals"."h"', 1794, 1794, 0, 0.0, 0.5, 0.9,
+                       [], "load (no rows of this kind)", 0, 0, None)  # fmt: skip
+    line = format_summary([quiet]).splitlines()[1]
+    assert line.endswith("1,794 read, 1,794 accepted, 0 rejected in every load; none in this "
+                         "load (no new rows)"), line  # fmt: skip
     # a null watermark (malformed_row on this route): a relation's fix, not quoting
     null = Reason("malformed_row", 1, [("the watermark column seq ... is null", 1)], 1)
     text = format_summary([FileCounts("judge_ratings", '"w"."evals"."r"', 10, 9, 1, 0.1, 0.5,
@@ -333,6 +342,45 @@ def test_the_summary_names_relations_and_the_loads() -> None:
     text = format_summary([files])
     assert text.startswith("input files (") and "in every load" not in text
     assert "fix: add the names to the models file (alias" in text
+
+
+def test_the_summary_names_the_watermarks_a_load_read() -> None:
+    """After a relation load with a watermark the summary says which values of the
+    column the load read (a team cannot otherwise tell which of its rows a load took):
+    from the earlier loads' largest to its own largest, or up to it on the first load."""
+    from judge_bias.inputs.summary import format_summary, read_input_counts
+
+    con = duckdb.connect()
+    con.execute(
+        "create table input_row_counts as select 'judge_ratings' as source, 5 as rows_read, "
+        "5 as rows_accepted, 0 as rows_rejected, 0.0 as rejected_share, "
+        "0.01 as warn_rejected_share, 0.5 as max_rejected_share, "
+        "'evals.r(x)' as source_file, 'load L2' as gate_scope, "
+        "2 as gate_rows_read, 2 as gate_rows_accepted, 0.0 as gate_rejected_share"
+    )
+    con.execute(
+        'create table base_inputs__judge_ratings (judge varchar, "Logged At" date, '
+        "_watermark_above date, _watermark_through date, _watermark_held bigint, "
+        "_load_id varchar)"
+    )
+    con.execute(
+        "insert into base_inputs__judge_ratings values "
+        "('a', '2026-11-01', null, '2026-11-01', 0, 'L1'), "
+        "('b', '2026-11-01', null, '2026-11-01', 0, 'L1'), "
+        "('c', '2026-11-01', null, '2026-11-01', 0, 'L1'), "
+        "('d', '2026-11-01', '2026-11-01', '2026-11-02', 3, 'L2'), "
+        "('e', '2026-11-02', '2026-11-01', '2026-11-02', 3, 'L2')"
+    )
+    text = format_summary(read_input_counts(con))
+    assert ("2 read, 2 accepted, 0 rejected in load L2, Logged At from 2026-11-01 (the "
+            "earlier loads' largest) to 2026-11-02") in text, text  # fmt: skip
+    con.execute("update input_row_counts set gate_scope = 'load L1', gate_rows_read = 3, "
+                "gate_rows_accepted = 3")  # fmt: skip
+    text = format_summary(read_input_counts(con))
+    assert "3 read, 3 accepted, 0 rejected in load L1, Logged At up to 2026-11-01" in text, text
+    # without a watermark (the relation read whole), no window
+    con.execute("alter table base_inputs__judge_ratings drop column _watermark_above")
+    assert "Logged At" not in format_summary(read_input_counts(con))
 
 
 def test_a_contract_column_is_not_a_watermark() -> None:

@@ -360,3 +360,23 @@ def test_a_ratings_table_empty_by_design_says_why_and_an_empty_fact_table_still_
         ("fct_judge_ratings", CRITICAL, False, None),
         ("fct_judge_ratings", WARNING, False, None),
     ]
+
+
+def test_an_incremental_summary_names_only_the_tables_validated_in_part() -> None:
+    """After an incremental build a table validated on the load's rows alone is named
+    with both counts; one the load brought no rows to (0 of 1,794: Play Favorites'
+    human labels, sent once) or the whole of (a first load, a mart recomputed whole)
+    is not: every row it holds was validated (five such lines on a real load)."""
+    report = ValidationReport(
+        findings=[],
+        scoped={
+            "base_inputs__judge_ratings": (3588, 14343),
+            "base_inputs__human_annotations": (0, 1794),
+            "fct_judge_ratings": (14343, 14343),
+        },
+    )
+    lines = report.summary().splitlines()
+    assert lines[1:] == [
+        "  base_inputs__judge_ratings: validated on the 3,588 rows of the load of its 14,343 "
+        "rows (the loads before validated theirs)"
+    ]

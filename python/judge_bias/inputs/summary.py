@@ -41,6 +41,11 @@ FIXES: dict[str, str] = {
 # the fixes on the relation route where a file's do not apply: its malformed_row is a
 # row whose watermark is null (judge_bias.inputs.relations.NULL_WATERMARK)
 RELATION_FIXES: dict[str, str] = {
+    # a team that reads judge_ratings alone has no models relation yet: say how to add one
+    "unknown_model": (
+        "add the names to the models relation (alias, model, family), listing models in "
+        "judge_bias_input_relations, or to seeds/model_aliases.csv"
+    ),
     "malformed_row": (
         "give every row its watermark (judge_bias_loaded_at_column): a row without one "
         "belongs to no load and is read again by every load until it has one"
@@ -100,6 +105,10 @@ class FileCounts:
     gate_rows_read: int | None = None
     gate_rows_accepted: int | None = None
     gate_share: float | None = None
+    # A relation load with a watermark (judge_bias_loaded_at_column): the column, the
+    # load's start (the earlier loads' largest value; None: the first load) and the
+    # largest value it read, so that the team sees which of its rows the load took
+    watermark: tuple[str, object, object] | None = None
 
     @property
     def judged(self) -> tuple[int, int, float | None]:
@@ -146,10 +155,25 @@ class FileCounts:
         read, accepted = self.gate_rows_read, self.gate_rows_accepted
         if not self.per_load or read is None or accepted is None:
             return text
+        if read == 0:
+            # the mart's scope then reads "load (no rows of this kind)": the kind has
+            # rows (the earlier loads'), this load brought none of them
+            return f"{text} in every load; none in this load (no new rows)"
         return (
             f"{text} in every load; {read:,} read, {accepted:,} accepted, "
-            f"{read - accepted:,} rejected{self.scope}"
+            f"{read - accepted:,} rejected{self.scope}{self.window}"
         )
+
+    @property
+    def window(self) -> str:
+        """', logged_at from A (the earlier loads' largest) to B': the watermark values
+        the load read ('' without a watermark)."""
+        if self.watermark is None:
+            return ""
+        mark, above, through = self.watermark
+        if above is None:
+            return f", {mark} up to {through}"
+        return f", {mark} from {above} (the earlier loads' largest) to {through}"
 
     @property
     def all_rejected(self) -> bool:
@@ -253,11 +277,32 @@ def read_input_counts(con: duckdb.DuckDBPyConnection) -> list[FileCounts]:
     files = {
         r[0]: FileCounts(r[0], r[4], r[1], r[2], r[3], r[5], r[6], r[7], [], *r[8:12]) for r in rows
     }
+    for f in files.values():
+        if f.per_load and f.gate_rows_read and f"base_inputs__{f.source}" in tables:
+            f.watermark = _watermark(con, f"base_inputs__{f.source}", f.gate_scope or "")
     if "rejected_rows" in tables:
         for source, reason in _reasons(con):
             if source in files:
                 files[source].reasons.append(reason)
     return list(files.values())
+
+
+def _watermark(
+    con: duckdb.DuckDBPyConnection, table: str, scope: str
+) -> tuple[str, object, object] | None:
+    """The watermark column of a relation's loads (the one before _watermark_above:
+    judge_bias.inputs.loads.as_load), and the start and end of the load ``scope``
+    ('load <id>') read; None when the loads have no watermark."""
+    columns = [r[0] for r in con.execute(f'describe "{table}"').fetchall()]
+    if "_watermark_above" not in columns or not scope.startswith("load "):
+        return None
+    mark = columns[columns.index("_watermark_above") - 1]
+    above, through = con.execute(
+        f'select any_value(_watermark_above), max(_watermark_through) from "{table}" '
+        "where _load_id = ?",
+        [scope.removeprefix("load ")],
+    ).fetchall()[0]
+    return (mark, above, through) if through is not None else None
 
 
 def _reasons(con: duckdb.DuckDBPyConnection) -> list[tuple[str, Reason]]:

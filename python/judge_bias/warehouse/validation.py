@@ -108,6 +108,11 @@ class ValidationReport:
             + (f" ({noted} expected on these inputs: see the note)" if noted else "")
         )
         for table, (n, total) in self.scoped.items():
+            if n in (0, total):
+                # nothing of the load in the table (a kind the load brought no rows
+                # of), or the load is the whole table (a first load, a mart recomputed
+                # whole): every row the table holds now was validated by some build
+                continue
             lines.append(
                 f"  {table}: validated on the {n:,} rows of the load of its {total:,} rows "
                 "(the loads before validated theirs)"

@@ -268,6 +268,42 @@ def test_a_version_2_test_keeps_its_own_grader(
         assert ("2 result(s)" if name == "file.json" else "1 result(s) match tests") in line
 
 
+SAMEVARS = FIXTURES / "samevars_0.80.3.json"  # promptfoo 0.80.3 on samevars_config.yaml
+
+
+def test_version_2_tests_of_identical_vars_keep_their_own_graders(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """promptfoo 0.80.3's own run (--repeat 2, two providers) of two tests of identical
+    vars, each with its own grader, and a third test graded by defaultTest's. Each
+    grader (score_grader.js) answers the score in its config, so the score names
+    the grader that gave it: every rating's judge is that grader, none the
+    defaultTest's assumed (main credited both tests' scores to defaultTest's grader)."""
+    data = json.loads(SAMEVARS.read_text(encoding="utf-8"))
+    config = data["config"]
+    graders = [t.get("options", {}).get("provider") for t in config["tests"]]
+    graders = [g or config["defaultTest"]["options"]["provider"] for g in graders]
+    by_score = {g["config"]["score"]: g["label"] for g in graders}
+    expected = sorted(
+        (r["provider"]["label"], by_score[c["score"]], c["score"])
+        for r in data["results"]["results"] for c in r["gradingResult"]["componentResults"]
+    )  # fmt: skip
+    assert len(by_score) == 3 and len(expected) == 12 and data["results"]["version"] == 2
+    assert config["tests"][0]["vars"] == config["tests"][1]["vars"]
+    out = tmp_path / "out"
+    assert main(["import", "promptfoo", str(SAMEVARS), "--out", str(out)]) == 0
+    with (out / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
+        got = sorted((r["model"], r["judge"], float(r["label"])) for r in csv.DictReader(fh))
+    assert got == expected
+    assert "assumed" not in capsys.readouterr().err
+    # rows of those vars not a whole number of runs of the tests: the grader is assumed
+    rows = data["results"]["results"]
+    cut = tmp_path / "cut.json"
+    cut.write_text(json.dumps({**data, "results": {**data["results"], "results": rows[1:]}}))
+    assert main(["import", "promptfoo", str(cut), "--out", str(tmp_path / "cut")]) == 0
+    assert "3 result(s) match tests of different graders" in capsys.readouterr().err
+
+
 def test_version_2_repeats_are_tests_of_their_own(tmp_path_factory) -> None:
     """promptfoo 0.80.3's own run of two tests with --repeat 2 and two providers
     (repeat_0.80.3.json, cut to the first two tests of /tmp's 10): version 3's

@@ -9,8 +9,11 @@ checked) has rows with no ``testIdx``, ``promptIdx`` nor ``testCase``: a test
 is its ``vars`` (the n-th row of the same vars, provider and prompt the n-th
 test: ``--repeat`` and tests of identical vars; numbered in the order they
 first appear), and its own options (grader) are the config test's whose vars
-the row has (counted on stderr, with the grader assumed, when the tests are a
-``file://`` reference or match ambiguously). The CSV, HTML and
+the row has; of tests of identical vars, the n-th in the config's order (promptfoo
+writes them in that order, a test's repeats together: checked on 0.80.3's own
+run). Counted on stderr, with the grader assumed, when the tests are a
+``file://`` reference or match ambiguously (rows of identical vars not a whole
+number of runs of their tests, or tests that only include the row's vars). The CSV, HTML and
 XML tables keep no grader nor per-assertion score: refused in one line.
 
 Each result row is one test case (``testIdx``, ``vars``) answered by one
@@ -146,10 +149,14 @@ def _number_tests(rows: list[dict]) -> None:
     seen: Counter[tuple[str, str, str]] = Counter()
     for row in rows:
         if "testIdx" not in row:
-            vars_key = _key(row.get("vars"))
-            run = (vars_key, _key(row.get("provider")), _key(row.get("prompt")))
+            run = _run(row)
             seen[run] += 1
-            row["testIdx"] = tests.setdefault((vars_key, seen[run]), len(tests))
+            row["testIdx"] = tests.setdefault((run[0], seen[run]), len(tests))
+
+
+def _run(row: dict) -> tuple[str, str, str]:
+    """A version-2 row's vars, provider and prompt: its test's rows for one output."""
+    return _key(row.get("vars")), _key(row.get("provider")), _key(row.get("prompt"))
 
 
 def _matches(test_vars: object, row_vars: dict) -> bool:
@@ -181,13 +188,22 @@ def _test_options(rows: list[dict], config: dict, name: str) -> None:
               f"{assumed} (options.provider of a test is not read)", file=sys.stderr)  # fmt: skip
         return
     ambiguous = unmatched = 0
+    runs = Counter(_run(row) for row in v2)
+    nth: Counter[tuple[str, str, str]] = Counter()
     for row in v2:
+        nth[run := _run(row)] += 1
         found = [t for t in tests if _matches(t.get("vars") or {}, row.get("vars") or {})]
         # a test of exactly the row's vars over one they only include (a test of no vars)
         found = [t for t in found if t.get("vars") == row.get("vars")] or found
         graders = {provider_name((t.get("options") or {}).get("provider")) for t in found}
+        repeats, extra = divmod(runs[run], len(found) or 1)
         if len(graders) == 1:
             row["testCase"] = {"options": found[0].get("options") or {}}
+        elif found and repeats and not extra and all(t.get("vars") == row["vars"] for t in found):
+            # tests of identical vars: promptfoo 0.43-0.80 writes the rows in the
+            # config's test order, each test's repeats together (A A B B for
+            # --repeat 2), so the n-th row of those vars is test (n-1) // repeats
+            row["testCase"] = {"options": found[(nth[run] - 1) // repeats].get("options") or {}}
         else:
             ambiguous += len(graders) > 1
             unmatched += not found

@@ -91,3 +91,99 @@ def test_grader_is_the_judge_and_scores_are_the_grades(inspect_build) -> None:
     assert list(rejected) == [
         "score nan is outside the scale [0.0, 1.0] of dimension 'model_graded_qa'"
     ]
+
+
+FIXTURES = Path(__file__).parent / "fixtures" / "inspect"
+OLD_LOG = FIXTURES / "probe_0.3.60.eval"  # inspect_ai 0.3.60's own log: README there
+
+
+def _scores_in_zip(path: Path) -> list[tuple[str, int, str, object]]:
+    """(sample id, epoch, scorer, value) of every score, read from the .eval zip's
+    samples/*.json with the json module alone (not inspect_ai's reader)."""
+    import json
+    import zipfile
+
+    with zipfile.ZipFile(path) as z:
+        samples = [json.loads(z.read(n)) for n in z.namelist() if n.startswith("samples/")]
+    return [
+        (s["id"], s["epoch"], name, score["value"])
+        for s in samples
+        for name, score in s["scores"].items()
+    ]
+
+
+def test_a_log_of_inspect_0_3_60_names_its_grader_from_the_transcript(tmp_path: Path) -> None:
+    """inspect_ai 0.3.60's model_graded_qa kept no grading messages: the grader
+    (``model_graded_qa(model="mockllm/model")`` in probe_task.py) is the model called
+    in the scorer's step. main named it ``scorer:model_graded_qa``, a code scorer."""
+    import csv
+
+    from judge_bias.cli import main
+
+    expected = sorted(
+        (f"probe-{sid}", epoch, scorer, value)
+        for sid, epoch, scorer, value in _scores_in_zip(OLD_LOG)
+    )
+    assert len(expected) == 24
+    out = tmp_path / "out"
+    assert main(["import", "inspect", str(OLD_LOG), "--out", str(out)]) == 0
+    with (out / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    got = sorted((r["prompt_id"], int(r["run_id"]), r["dimension"], r["label"]) for r in rows)
+    assert got == expected
+    judges = {(r["dimension"], r["judge"]) for r in rows}
+    assert judges == {
+        ("model_graded_qa", "mockllm/model"),
+        ("match", "scorer:match"),
+        ("includes", "scorer:includes"),
+    }
+
+
+def test_a_run_that_ended_in_error_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A log whose run failed (status error, samples without scores): the importer
+    names the status and the error's first line, not only the unscored samples."""
+    from inspect_ai.log import EvalError, read_eval_log, write_eval_log
+
+    from judge_bias.cli import main
+
+    log = read_eval_log(str(OLD_LOG))
+    log.status = "error"
+    log.error = EvalError(
+        message="ConnectionError: no route\ndetails", traceback="", traceback_ansi=""
+    )
+    for sample in log.samples or []:
+        sample.scores = None
+    path = tmp_path / "failed.eval"
+    write_eval_log(log, str(path))
+    assert main(["import", "inspect", str(path), "--out", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err
+    [line] = [x for x in err.splitlines() if "ended" in x]
+    assert "'error'" in line and line.endswith("ConnectionError: no route")
+    assert "8 sample(s) without scores" in err
+
+
+def test_a_log_with_spans_and_no_grading_messages_names_the_grader(tmp_path: Path) -> None:
+    """Later logs put a scorer's model calls in a span (SpanBeginEvent/SpanEndEvent,
+    not 0.3.60's steps): with the grading messages removed from the scores' metadata,
+    the grader is still the model called in model_graded_qa's span (the grader role,
+    mockllm/alpha), and match stays a code scorer."""
+    import csv
+
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    from judge_bias.cli import main
+
+    model, grader, grades, _ = RUNS[1]
+    log = read_eval_log(str(write_log(tmp_path / "logs", model, grader, grades, "eval")))
+    for sample in log.samples or []:
+        for score in (sample.scores or {}).values():
+            score.metadata = None
+    path = tmp_path / "stripped.eval"
+    write_eval_log(log, str(path))
+    out = tmp_path / "out"
+    assert main(["import", "inspect", str(path), "--out", str(out)]) == 0
+    with (out / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
+        judges = {(r["dimension"], r["judge"]) for r in csv.DictReader(fh)}
+    assert judges == {("model_graded_qa", grader), ("match", "scorer:match")}

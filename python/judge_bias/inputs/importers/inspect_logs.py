@@ -8,7 +8,9 @@ Every score of every sample becomes one judge_ratings row:
   grader model: for a model-graded scorer (model_graded_qa, model_graded_fact
   and any scorer that keeps the grader's messages in its metadata under
   ``grading``), the ``model`` of the grader's last reply, else the log's
-  ``grader`` model role. A scorer with no grader model (match, includes, ...)
+  ``grader`` model role; in logs whose scores keep no grading messages
+  (inspect_ai 0.3.60 and others before), the model called inside the scorer's
+  step or span of the sample's transcript. A scorer with no grader model (match, includes, ...)
   is its own judge, named ``scorer:<name>`` (family ``scorer``).
 - **dimension** = the scorer's name (``<scorer>:<key>`` for each key of a
   dict-valued score); **label** = the score's value as given; run_id = the
@@ -26,7 +28,8 @@ Every score of every sample becomes one judge_ratings row:
   same model (self-judgments); family from the name's prefix (override with
   ``--models``).
 - A sample without scores (an error, a cancelled run) is counted and named,
-  not written: there is no judgment to write. ``prompts.csv`` and
+  not written: there is no judgment to write; a run that did not end in success
+  is said with its error's first line. ``prompts.csv`` and
   ``completions.csv`` carry the input and output texts.
 """
 
@@ -66,6 +69,33 @@ def grader_model(score: object, roles: dict) -> str | None:
             return str(model)
     role = roles.get("grader")
     return getattr(role, "model", None) if role is not None else None
+
+
+def scorer_models(events: Sequence[object] | None) -> dict[str, str]:
+    """Scorer name -> the model its last model call used, from a sample's transcript.
+
+    Logs of inspect_ai before model_graded_qa kept its grading messages (0.3.60 is
+    one) name the grader only there: a model event between a scorer's begin and end
+    (``StepEvent`` begin/end of type scorer in those versions, ``SpanBeginEvent``/
+    ``SpanEndEvent`` in later ones)."""
+    models: dict[str, str] = {}
+    open_spans: dict[str, str] = {}  # span id -> scorer name
+    current: list[str] = []
+    for event in events or []:
+        kind, etype = getattr(event, "event", None), getattr(event, "type", None)
+        if kind == "step" and etype == "scorer":
+            if getattr(event, "action", None) == "begin":
+                current.append(str(event.name))  # type: ignore[attr-defined]
+            elif current:
+                current.pop()
+        elif kind == "span_begin" and etype == "scorer":
+            open_spans[str(event.id)] = str(event.name)  # type: ignore[attr-defined]
+            current.append(str(event.name))  # type: ignore[attr-defined]
+        elif kind == "span_end" and open_spans.pop(str(getattr(event, "id", "")), None):
+            current.pop()
+        elif kind == "model" and current and getattr(event, "model", None):
+            models[current[-1]] = str(event.model)  # type: ignore[attr-defined]
+    return models
 
 
 def canonical(name: str) -> tuple[str, str]:
@@ -121,8 +151,9 @@ def import_inspect(
             )
             if not sample.scores:
                 unscored.append(f"{sample.id} (epoch {sample.epoch})")
+            called = scorer_models(sample.events) if sample.scores else {}
             for scorer, score in (sample.scores or {}).items():
-                judge = grader_model(score, roles) or f"scorer:{scorer}"
+                judge = grader_model(score, roles) or called.get(scorer) or f"scorer:{scorer}"
                 parts = (
                     score.value.items() if isinstance(score.value, dict) else [(None, score.value)]
                 )
@@ -147,6 +178,11 @@ def import_inspect(
         if unscored:
             print(f"{path.name}: {len(unscored)} sample(s) without scores, nothing to import: "
                   + ", ".join(unscored[:10]), file=sys.stderr)  # fmt: skip
+        if log.status != "success":  # an error or cancelled run: say why samples are missing
+            error = getattr(log.error, "message", None) or ""
+            print(f"{path.name}: the run ended {log.status!r}, {len(log.samples or [])} "
+                  f"sample(s) logged: {error.splitlines()[0][:200] if error else 'no error given'}",
+                  file=sys.stderr)  # fmt: skip
     scales = [row for dim, vals in values.items() for row in _scale_rows(dim, vals)]
     on_scale = {(str(r["dimension"]), csv_text(r["label"])) for r in scales}
     numeric = {str(r["dimension"]) for r in scales if is_finite_number(r["label"])}

@@ -137,6 +137,17 @@ def test_a_log_of_inspect_0_3_60_names_its_grader_from_the_transcript(tmp_path: 
         ("match", "scorer:match"),
         ("includes", "scorer:includes"),
     }
+    # the transcript alone names it (a grader given as a role or by default is in no
+    # scorer's params): the log with its results' params removed
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    log = read_eval_log(str(OLD_LOG))
+    for score in log.results.scores if log.results else []:
+        score.params = {}
+    write_eval_log(log, str(tmp_path / "no_params.eval"))
+    assert main(["import", "inspect", str(tmp_path / "no_params.eval"), "--out", str(out)]) == 0
+    with (out / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
+        assert {(r["dimension"], r["judge"]) for r in csv.DictReader(fh)} == judges
 
 
 def test_a_run_that_ended_in_error_says_so(
@@ -187,3 +198,25 @@ def test_a_log_with_spans_and_no_grading_messages_names_the_grader(tmp_path: Pat
     with (out / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
         judges = {(r["dimension"], r["judge"]) for r in csv.DictReader(fh)}
     assert judges == {("model_graded_qa", grader), ("match", "scorer:match")}
+
+
+def test_a_version_1_log_names_the_grader_its_scorer_declared(tmp_path: Path) -> None:
+    """inspect_ai 0.3.5's log (version 1: one ``score`` per sample, no transcript,
+    replies without a model): the grader is the model the scorer was given
+    (``model_graded_qa(model="fixed/grader")`` in probe_task_0_3_5.py), kept in the
+    log's results. main named it ``scorer:model_graded_qa``."""
+    import csv
+    import json
+
+    from judge_bias.cli import main
+
+    path = FIXTURES / "probe_0.3.5.json"
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    expected = sorted((f"probe-{s['id']}", s["epoch"], s["score"]["value"]) for s in raw["samples"])
+    assert raw["version"] == 1 and len(expected) == 8
+    out = tmp_path / "out"
+    assert main(["import", "inspect", str(path), "--out", str(out)]) == 0
+    with (out / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert sorted((r["prompt_id"], int(r["run_id"]), r["label"]) for r in rows) == expected
+    assert {r["judge"] for r in rows} == {"fixed/grader"}

@@ -10,7 +10,9 @@ Every score of every sample becomes one judge_ratings row:
   ``grading``), the ``model`` of the grader's last reply, else the log's
   ``grader`` model role; in logs whose scores keep no grading messages
   (inspect_ai 0.3.60 and others before), the model called inside the scorer's
-  step or span of the sample's transcript. A scorer with no grader model (match, includes, ...)
+  step or span of the sample's transcript, else the one model the scorer was
+  given (``model_graded_qa(model=...)``: its ``params`` in the log's results;
+  log version 1, 0.3.5, has no transcript). A scorer with no grader model (match, includes, ...)
   is its own judge, named ``scorer:<name>`` (family ``scorer``).
 - **dimension** = the scorer's name (``<scorer>:<key>`` for each key of a
   dict-valued score); **label** = the score's value as given; run_id = the
@@ -98,6 +100,19 @@ def scorer_models(events: Sequence[object] | None) -> dict[str, str]:
     return models
 
 
+def declared_graders(log: object) -> dict[str, str]:
+    """Scorer name -> the one grader model its call declared (``model_graded_qa(model=
+    "openai/gpt-4o")``), from the log's results (``params``, kept by every version):
+    the last resort of logs with neither grading models nor a transcript (inspect_ai
+    0.3.5's log version 1: replies without a model, no events)."""
+    results = getattr(log, "results", None)
+    return {
+        str(s.name): s.params["model"]
+        for s in (getattr(results, "scores", None) or [])
+        if isinstance((s.params or {}).get("model"), str)
+    }
+
+
 def canonical(name: str) -> tuple[str, str]:
     """(model, family) of a provider-qualified name: the part after the provider."""
     if name.startswith("scorer:"):
@@ -139,6 +154,7 @@ def import_inspect(
             raise InputError(f"{path}: not an Inspect log (.eval or .json): {exc}") from exc
         task, model = log.eval.task, log.eval.model
         roles = log.eval.model_roles or {}
+        declared = declared_graders(log)
         unscored = []
         for sample in log.samples or []:
             pid = f"{task}-{sample.id}"
@@ -153,7 +169,12 @@ def import_inspect(
                 unscored.append(f"{sample.id} (epoch {sample.epoch})")
             called = scorer_models(sample.events) if sample.scores else {}
             for scorer, score in (sample.scores or {}).items():
-                judge = grader_model(score, roles) or called.get(scorer) or f"scorer:{scorer}"
+                judge = (
+                    grader_model(score, roles)
+                    or called.get(scorer)
+                    or declared.get(scorer)
+                    or f"scorer:{scorer}"
+                )
                 parts = (
                     score.value.items() if isinstance(score.value, dict) else [(None, score.value)]
                 )

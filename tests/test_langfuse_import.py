@@ -172,6 +172,44 @@ def test_booleans_only_one_constant_judge_build(tmp_path_factory: pytest.TempPat
     assert list(fct["judge_score"]) == [1] * 5
 
 
+def test_ui_table_exports_as_csv_name_the_models_as_the_api_pages_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The UI's observations and traces table exports as CSV (make_fixtures.py's
+    write_table_exports, from the same records as observations.json and traces.json)
+    beside the scores CSV: every file written equals the one the API pages give, and
+    each rating's model is its trace's GENERATION model read from the CSV with the
+    csv module alone (main refused both files: "the CSV has no id, source, ...", so a
+    UI-only export left every model 'unknown'). A sessions export is refused in one
+    line naming the three exports read."""
+    scores = FIXTURES / "scores_export.csv"
+    tables = [FIXTURES / "observations_export.csv", FIXTURES / "traces_export.csv"]
+    judge = ["--judge", "correctness=gpt-4o", "--judge", "tone=gpt-4o"]
+    for name, files in (("csv", tables), ("api", TRACES)):
+        args = ["import", "langfuse", str(scores), *map(str, files), "--out", str(tmp_path / name)]
+        assert main([*args, *judge]) == 0
+    for kind in ("judge_ratings", "human_annotations", "prompts", "completions", "models"):
+        api, ui = (
+            (tmp_path / d / f"{kind}.csv").read_text(encoding="utf-8") for d in ("api", "csv")
+        )
+        assert ui == api, kind
+    with tables[0].open(newline="", encoding="utf-8") as fh:
+        model_of = {
+            o["traceId"]: o["model"] for o in csv.DictReader(fh) if o["type"] == "GENERATION"
+        }
+    with (tmp_path / "csv" / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
+        rated = [(r["prompt_id"].split(":")[0], r["model"]) for r in csv.DictReader(fh)]
+    assert len(rated) == 30 and all(model == model_of[trace] for trace, model in rated)
+    with (tmp_path / "csv" / "prompts.csv").open(newline="", encoding="utf-8") as fh:
+        texts = {r["prompt_id"]: r["prompt_text"] for r in csv.DictReader(fh)}
+    assert json.loads(texts["trace-00"]) == {"question": "Question 0: what is 0 + 0?"}
+    sessions = tmp_path / "sessions.csv"
+    sessions.write_text('"id","userIds","countTraces"\n"s1","[]","2"\n', encoding="utf-8")
+    assert main(["import", "langfuse", str(sessions), "--out", str(tmp_path / "s")]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()[-1:]
+    assert "observations (id, traceId, type, startTime)" in line and str(sessions) in line
+
+
 @pytest.mark.parametrize(
     ("name", "content", "extra"),
     [

@@ -8,8 +8,9 @@ matched whole first), a constant, or a template (``"{dataset}-{row}"``), with a
 value map (``{PASS: 1, FAIL: 0}``; a number it does not name passes as it is)
 and a default. ``each: scores`` writes one
 row per element of a list or object (``_item`` the element, ``_key`` its key or
-index; in a flat record, the columns named ``scores.<key>``); ``where`` keeps the records whose values match. Columns outside the
-contract are kept as extra columns. rating_scales and models are given in the
+index; in a flat record, the columns named ``scores.<key>``); ``where`` keeps
+the records whose values match. Columns outside the contract are kept as extra
+columns. rating_scales and models are given in the
 config (``dimension: "*"`` gives every dimension written that scale); models
 not named there get a family from their name, and ``--models`` goes on top.
 

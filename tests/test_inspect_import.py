@@ -150,6 +150,70 @@ def test_a_log_of_inspect_0_3_60_names_its_grader_from_the_transcript(tmp_path: 
         assert {(r["dimension"], r["judge"]) for r in csv.DictReader(fh)} == judges
 
 
+AWK_LOG = FIXTURES / "awk_0.3.60.eval"  # inspect_ai 0.3.60 on awk_task.py: README there
+
+
+def _step_models(path: Path) -> dict[tuple[str, str], list[str]]:
+    """(sample id, scorer) -> the models called inside that scorer's step, read from
+    the .eval zip's events with the json module alone (not inspect_ai's reader)."""
+    import json
+    import zipfile
+
+    found: dict[tuple[str, str], list[str]] = {}
+    with zipfile.ZipFile(path) as z:
+        samples = [json.loads(z.read(n)) for n in z.namelist() if n.startswith("samples/")]
+    for sample in samples:
+        step = None
+        for event in sample["events"]:
+            if event["event"] == "step" and event.get("type") == "scorer":
+                step = event["name"] if event["action"] == "begin" else None
+            elif event["event"] == "model" and step is not None:
+                found.setdefault((sample["id"], step), []).append(event["model"])
+    return found
+
+
+def test_a_scorer_step_that_called_several_models_credits_none_of_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """inspect_ai 0.3.60's own log of awk_task.py: model_graded_qa(model=[a, b]) calls
+    both graders, two_call calls a grader and then the evaluated model, and
+    model_graded_qa(model=c) calls c alone. Only c's scores name their grader by
+    the call; the others are credited to the scorer (neither declared one model),
+    counted on stderr. fmt25 credited the last model called: b, and the evaluated
+    model itself (a false self-judgment)."""
+    import csv
+    import json
+    import zipfile
+
+    from judge_bias.cli import main
+
+    with zipfile.ZipFile(AWK_LOG) as z:
+        header = json.loads(z.read("header.json"))
+    evaluated = header["eval"]["model"]
+    declared = {
+        s["name"]: (s.get("params") or {}).get("model") for s in header["results"]["scores"]
+    }
+    steps = _step_models(AWK_LOG)
+    expected = {}
+    for (_, scorer), called in steps.items():
+        one = declared[scorer] if isinstance(declared[scorer], str) else None
+        expected[scorer] = called[0] if len(set(called)) == 1 else one or f"scorer:{scorer}"
+    assert {k: sorted(set(v)) for (_, k), v in steps.items()} == {
+        "model_graded_qa": ["mockllm/a", "mockllm/b"],
+        "two_call": ["mockllm/grader", evaluated],
+        "model_graded_qa1": ["mockllm/c"],
+    }
+    out = tmp_path / "out"
+    assert main(["import", "inspect", str(AWK_LOG), "--out", str(out)]) == 0
+    with (out / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 6 and {(r["dimension"], r["judge"]) for r in rows} == set(expected.items())
+    assert evaluated not in {r["judge"] for r in rows}
+    err = capsys.readouterr().err
+    assert "2 score(s) of model_graded_qa from a step that called several models" in err
+    assert "2 score(s) of two_call from a step" in err and "model_graded_qa1" not in err
+
+
 def test_a_run_that_ended_in_error_says_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

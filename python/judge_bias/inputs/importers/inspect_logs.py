@@ -10,7 +10,8 @@ Every score of every sample becomes one judge_ratings row:
   ``grading``), the ``model`` of the grader's last reply, else the log's
   ``grader`` model role; in logs whose scores keep no grading messages
   (inspect_ai 0.3.60 and others before), the model called inside the scorer's
-  step or span of the sample's transcript, else the one model the scorer was
+  step or span of the sample's transcript when it called one (of several, none:
+  counted on stderr), else the one model the scorer was
   given (``model_graded_qa(model=...)``: its ``params`` in the log's results;
   log version 1, 0.3.5, has no transcript). A scorer with no grader model (match, includes, ...)
   is its own judge, named ``scorer:<name>`` (family ``scorer``).
@@ -73,14 +74,16 @@ def grader_model(score: object, roles: dict) -> str | None:
     return getattr(role, "model", None) if role is not None else None
 
 
-def scorer_models(events: Sequence[object] | None) -> dict[str, str]:
-    """Scorer name -> the model its last model call used, from a sample's transcript.
+def scorer_models(events: Sequence[object] | None) -> dict[str, list[str]]:
+    """Scorer name -> the distinct models it called, in order, from a sample's transcript.
 
     Logs of inspect_ai before model_graded_qa kept its grading messages (0.3.60 is
     one) name the grader only there: a model event between a scorer's begin and end
     (``StepEvent`` begin/end of type scorer in those versions, ``SpanBeginEvent``/
-    ``SpanEndEvent`` in later ones)."""
-    models: dict[str, str] = {}
+    ``SpanEndEvent`` in later ones). A scorer that called several (model_graded_qa
+    with a list of graders, a scorer calling a grader and then the evaluated model)
+    names no one grader by its calls."""
+    models: dict[str, list[str]] = {}
     open_spans: dict[str, str] = {}  # span id -> scorer name
     current: list[str] = []
     for event in events or []:
@@ -96,7 +99,9 @@ def scorer_models(events: Sequence[object] | None) -> dict[str, str]:
         elif kind == "span_end" and open_spans.pop(str(getattr(event, "id", "")), None):
             current.pop()
         elif kind == "model" and current and getattr(event, "model", None):
-            models[current[-1]] = str(event.model)  # type: ignore[attr-defined]
+            called = models.setdefault(current[-1], [])
+            if str(event.model) not in called:  # type: ignore[attr-defined]
+                called.append(str(event.model))  # type: ignore[attr-defined]
     return models
 
 
@@ -156,6 +161,9 @@ def import_inspect(
         roles = log.eval.model_roles or {}
         declared = declared_graders(log)
         unscored = []
+        # scorer -> (scores, the models its steps called, the judges credited): scores
+        # whose step called several models (no one of them named the grader)
+        several: dict[str, tuple[list[int], set[str], set[str]]] = {}
         for sample in log.samples or []:
             pid = f"{task}-{sample.id}"
             prompts.setdefault(
@@ -169,12 +177,18 @@ def import_inspect(
                 unscored.append(f"{sample.id} (epoch {sample.epoch})")
             called = scorer_models(sample.events) if sample.scores else {}
             for scorer, score in (sample.scores or {}).items():
+                graders, replied = called.get(scorer) or [], grader_model(score, roles)
                 judge = (
-                    grader_model(score, roles)
-                    or called.get(scorer)
+                    replied
+                    or (graders[0] if len(graders) == 1 else None)
                     or declared.get(scorer)
                     or f"scorer:{scorer}"
                 )
+                if not replied and len(graders) > 1:
+                    count, seen, credited = several.setdefault(scorer, ([0], set(), set()))
+                    count[0] += 1
+                    seen.update(graders)
+                    credited.add(judge)
                 parts = (
                     score.value.items() if isinstance(score.value, dict) else [(None, score.value)]
                 )
@@ -199,6 +213,11 @@ def import_inspect(
         if unscored:
             print(f"{path.name}: {len(unscored)} sample(s) without scores, nothing to import: "
                   + ", ".join(unscored[:10]), file=sys.stderr)  # fmt: skip
+        for scorer, (count, seen, credited) in several.items():
+            print(f"{path.name}: {count[0]} score(s) of {scorer} from a step that called "
+                  f"several models ({', '.join(sorted(seen))}): credited to "
+                  f"{', '.join(sorted(credited))} (the scorer's one declared model, else "
+                  "the scorer itself)", file=sys.stderr)  # fmt: skip
         if log.status != "success":  # an error or cancelled run: say why samples are missing
             error = getattr(log.error, "message", None) or ""
             print(f"{path.name}: the run ended {log.status!r}, {len(log.samples or [])} "

@@ -112,47 +112,6 @@ def _scores_in_zip(path: Path) -> list[tuple[str, int, str, object]]:
     ]
 
 
-def test_a_log_of_inspect_0_3_60_names_its_grader_from_the_transcript(tmp_path: Path) -> None:
-    """inspect_ai 0.3.60's model_graded_qa kept no grading messages: the grader
-    (``model_graded_qa(model="mockllm/model")`` in probe_task.py) is the model called
-    in the scorer's step. main named it ``scorer:model_graded_qa``, a code scorer."""
-    import csv
-
-    from judge_bias.cli import main
-
-    expected = sorted(
-        (f"probe-{sid}", epoch, scorer, value)
-        for sid, epoch, scorer, value in _scores_in_zip(OLD_LOG)
-    )
-    assert len(expected) == 24
-    out = tmp_path / "out"
-    assert main(["import", "inspect", str(OLD_LOG), "--out", str(out)]) == 0
-    with (out / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
-    got = sorted((r["prompt_id"], int(r["run_id"]), r["dimension"], r["label"]) for r in rows)
-    assert got == expected
-    judges = {(r["dimension"], r["judge"]) for r in rows}
-    assert judges == {
-        ("model_graded_qa", "mockllm/model"),
-        ("match", "scorer:match"),
-        ("includes", "scorer:includes"),
-    }
-    # the transcript alone names it (a grader given as a role or by default is in no
-    # scorer's params): the log with its results' params removed
-    from inspect_ai.log import read_eval_log, write_eval_log
-
-    log = read_eval_log(str(OLD_LOG))
-    for score in log.results.scores if log.results else []:
-        score.params = {}
-    write_eval_log(log, str(tmp_path / "no_params.eval"))
-    assert main(["import", "inspect", str(tmp_path / "no_params.eval"), "--out", str(out)]) == 0
-    with (out / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
-        assert {(r["dimension"], r["judge"]) for r in csv.DictReader(fh)} == judges
-
-
-AWK_LOG = FIXTURES / "awk_0.3.60.eval"  # inspect_ai 0.3.60 on awk_task.py: README there
-
-
 def _step_models(path: Path) -> dict[tuple[str, str], list[str]]:
     """(sample id, scorer) -> the models called inside that scorer's step, read from
     the .eval zip's events with the json module alone (not inspect_ai's reader)."""
@@ -170,6 +129,58 @@ def _step_models(path: Path) -> dict[tuple[str, str], list[str]]:
             elif event["event"] == "model" and step is not None:
                 found.setdefault((sample["id"], step), []).append(event["model"])
     return found
+
+
+def test_a_log_of_inspect_0_3_60_names_its_grader_from_the_transcript(tmp_path: Path) -> None:
+    """inspect_ai 0.3.60's model_graded_qa kept no grading messages: the grader
+    (``model_graded_qa(model="mockllm/grader")`` in probe_task.py, not the evaluated
+    model) is the model called in the scorer's step. main named it
+    ``scorer:model_graded_qa``, a code scorer."""
+    import csv
+    import json
+    import zipfile
+
+    from judge_bias.cli import main
+
+    with zipfile.ZipFile(OLD_LOG) as z:
+        header = json.loads(z.read("header.json"))
+    [grader] = {m for (_, scorer), ms in _step_models(OLD_LOG).items() for m in ms}
+    declared = {
+        s["name"]: (s.get("params") or {}).get("model") for s in header["results"]["scores"]
+    }
+    assert grader == declared["model_graded_qa"] != header["eval"]["model"]
+
+    expected = sorted(
+        (f"probe-{sid}", epoch, scorer, value)
+        for sid, epoch, scorer, value in _scores_in_zip(OLD_LOG)
+    )
+    assert len(expected) == 24
+    out = tmp_path / "out"
+    assert main(["import", "inspect", str(OLD_LOG), "--out", str(out)]) == 0
+    with (out / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    got = sorted((r["prompt_id"], int(r["run_id"]), r["dimension"], r["label"]) for r in rows)
+    assert got == expected
+    judges = {(r["dimension"], r["judge"]) for r in rows}
+    assert judges == {
+        ("model_graded_qa", grader),
+        ("match", "scorer:match"),
+        ("includes", "scorer:includes"),
+    }
+    # the transcript alone names it (a grader given as a role or by default is in no
+    # scorer's params): the log with its results' params removed
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    log = read_eval_log(str(OLD_LOG))
+    for score in log.results.scores if log.results else []:
+        score.params = {}
+    write_eval_log(log, str(tmp_path / "no_params.eval"))
+    assert main(["import", "inspect", str(tmp_path / "no_params.eval"), "--out", str(out)]) == 0
+    with (out / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
+        assert {(r["dimension"], r["judge"]) for r in csv.DictReader(fh)} == judges
+
+
+AWK_LOG = FIXTURES / "awk_0.3.60.eval"  # inspect_ai 0.3.60 on awk_task.py: README there
 
 
 def test_a_scorer_step_that_called_several_models_credits_none_of_them(

@@ -210,6 +210,41 @@ def test_ui_table_exports_as_csv_name_the_models_as_the_api_pages_do(
     assert "observations (id, traceId, type, startTime)" in line and str(sessions) in line
 
 
+def _rewrite_csv(source: Path, path: Path, edit) -> None:
+    """The CSV ``source`` with ``edit(rows)`` applied to its rows (header first),
+    written back as Langfuse's writer quotes it (every cell quoted)."""
+    with source.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    edit(rows)
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(rows)
+
+
+@pytest.mark.parametrize(
+    "name", ["observations_export.csv", "traces_export.csv", "scores_export.csv"]
+)
+def test_a_short_or_long_csv_row_is_a_one_line_error_naming_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """A row cut short (csv fills the missing cells with None) or one cell too long:
+    a one-line error naming the file's line, not a TypeError traceback (the table
+    exports) nor silently null cells (the scores export)."""
+    for cut, count in (("short", 3), ("long", None)):
+        path = tmp_path / f"{cut}_{name}"
+
+        def edit(rows: list[list[str]], count: int | None = count) -> None:
+            rows[3] = rows[3][:count] if count else [*rows[3], "extra"]
+
+        _rewrite_csv(FIXTURES / name, path, edit)
+        with path.open(newline="", encoding="utf-8") as fh:
+            width = len(next(csv.reader(fh)))
+        assert main(["import", "langfuse", str(path), "--out", str(tmp_path / "o")]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        cells = 3 if count else width + 1
+        assert len(err) == 1 and f"{path}: line 4: {cells} cell(s)" in err[0], err
+        assert f"header of {width} columns" in err[0]
+
+
 @pytest.mark.parametrize(
     ("name", "content", "extra"),
     [

@@ -147,9 +147,9 @@ def _records_as_given(path: Path) -> list[object]:
         reader = csv.DictReader(io.StringIO(text))
         fields = set(reader.fieldnames or [])
         if {"id", "source", "name", "dataType", "value"} <= fields:
-            return [_from_csv(r) for r in reader]
+            return [_from_csv(_whole(r, reader, path)) for r in reader]
         if any(columns <= fields for columns in TABLE_EXPORTS.values()):
-            return [_from_table_csv(r) for r in reader]
+            return [_from_table_csv(_whole(r, reader, path)) for r in reader]
         raise InputError(
             f"{path}: not {WHAT}: the CSV has the columns of none of the UI's scores "
             "(id, source, name, dataType, value), observations (id, traceId, type, "
@@ -166,6 +166,19 @@ def _records_as_given(path: Path) -> list[object]:
     if isinstance(data, list):
         return data
     raise InputError(f"{path}: not {WHAT}: neither {{data, meta}} nor a list of records")
+
+
+def _whole(row: dict, reader: csv.DictReader, path: Path) -> dict[str, str]:
+    """A CSV row of as many cells as the header (csv fills a short row with None and
+    keys a long row's rest by None): else a one-line error naming the line."""
+    if None in row or None in row.values():
+        cells = sum(v is not None for k, v in row.items() if k is not None)
+        raise InputError(
+            f"{path}: line {reader.line_num}: {cells + len(row.get(None) or [])} cell(s) "
+            f"under a header of {len(reader.fieldnames or [])} columns (a cut or "
+            "hand-edited export?)"
+        )
+    return row
 
 
 def _from_csv(row: dict[str, str]) -> dict[str, object]:

@@ -245,6 +245,57 @@ def test_a_short_or_long_csv_row_is_a_one_line_error_naming_its_line(
         assert f"header of {width} columns" in err[0]
 
 
+def _is_json(cell: str) -> bool:
+    try:
+        json.loads(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def test_a_table_csv_string_that_begins_with_a_quote_is_kept_as_written(tmp_path: Path) -> None:
+    """Langfuse's table CSV writer (stringifyForCsv) writes a string as it is and
+    JSON-encodes dates: a trace input that is the text '"Question 0"' (quotes
+    included, which reads as the JSON string "Question 0") stays so, while the
+    dates are decoded. Its earlier writer JSON-encoded strings too (the id cell
+    quoted): there a quoted cell is the string it encodes."""
+    scores = FIXTURES / "scores_export.csv"
+    judge = ["--judge", "correctness=gpt-4o"]
+    text = '"Question 0"'  # a text in quotes, which reads as a JSON string
+    for name, old_writer in (("new", False), ("old", True)):
+        path = tmp_path / f"{name}_traces.csv"
+
+        def edit(rows: list[list[str]], old: bool = old_writer) -> None:
+            header = rows[0]
+            for row in rows[1:]:
+                if row[header.index("id")] == "trace-00":
+                    row[header.index("input")] = json.dumps(text) if old else text
+                if old:  # every string JSON-encoded (numbers, booleans and dates already are)
+                    row[:] = [c if not c or _is_json(c) else json.dumps(c) for c in row]
+
+        _rewrite_csv(FIXTURES / "traces_export.csv", path, edit)
+        out = tmp_path / name
+        assert main(["import", "langfuse", str(scores), str(path), "--out", str(out), *judge]) == 0
+        with (out / "prompts.csv").open(newline="", encoding="utf-8") as fh:
+            texts = {r["prompt_id"]: r["prompt_text"] for r in csv.DictReader(fh)}
+        assert texts["trace-00"] == text
+        assert json.loads(texts["trace-01"]) == {"question": "Question 1: what is 1 + 1?"}
+    # the dates are decoded: a trace's GENERATIONs from the CSV and from an API page
+    # are ordered by time (its model is the latest's), not by the CSV's quoted text
+    [first] = json.loads((FIXTURES / "observations.json").read_text(encoding="utf-8"))["data"][:1]
+    earlier = {**first, "id": "obs-early", "model": "early-model"}
+    earlier["startTime"] = "2025-11-03T09:00:00.000Z"
+    assert first["startTime"] > earlier["startTime"] and first["traceId"] == "trace-00"
+    page = tmp_path / "early.json"
+    page.write_text(json.dumps({"data": [earlier], "meta": {}}), encoding="utf-8")
+    obs = FIXTURES / "observations_export.csv"
+    args = ["import", "langfuse", str(scores), str(obs), str(page), "--out", str(tmp_path / "d")]
+    assert main([*args, *judge]) == 0
+    with (tmp_path / "d" / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
+        models = {r["prompt_id"].split(":")[0]: r["model"] for r in csv.DictReader(fh)}
+    assert models["trace-00"] == first["model"] != earlier["model"]
+
+
 @pytest.mark.parametrize(
     ("name", "content", "extra"),
     [

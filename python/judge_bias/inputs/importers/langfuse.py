@@ -52,6 +52,7 @@ import contextlib
 import csv
 import io
 import json
+import re
 import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -72,6 +73,8 @@ BOOLEAN_LABELS: dict[float, object] = {1.0: "True", 0.0: "False"}
 # a v2 score always has these keys (null when unset); a v3 score has none of them
 V2_ONLY = ("traceId", "sessionId", "datasetRunId", "observationId", "stringValue")
 # the UI's table exports read to name models and prompts (getDatabaseReadStream.ts)
+# JSON.stringify of a Date (its toISOString), as the table CSV writer encodes dates
+JSON_DATE = re.compile(r'"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z"')
 TABLE_EXPORTS = {
     "observations": {"id", "traceId", "type", "startTime"},
     "traces": {"id", "timestamp", "name", "observationCount"},
@@ -193,13 +196,17 @@ def _from_csv(row: dict[str, str]) -> dict[str, object]:
 
 def _from_table_csv(row: dict[str, str]) -> dict[str, object]:
     """An observations or traces table export's CSV row: Langfuse's CSV writer
-    (transformStreamToCsv) writes strings as they are and other values (objects,
-    lists, dates) JSON.stringify'd, so a cell that reads as a JSON object, list or
-    string is that value; empty cells are null."""
+    (transformStreamToCsv) writes strings as they are (``stringifyForCsv``) and
+    other values (objects, lists, dates) JSON.stringify'd, so a cell that reads as
+    a JSON object or list is that value, and a quoted cell is decoded only when it
+    is a JSON-encoded date (a string that begins with a quote is kept as written).
+    Its earlier writer JSON.stringify'd every value, strings too: a row whose id
+    is quoted decodes every quoted cell. Empty cells are null."""
+    quoted = row.get("id", "")[:1] == '"'
     record: dict[str, object] = {}
     for key, cell in row.items():
         value: object = cell if cell != "" else None
-        if cell[:1] in ("{", "[", '"'):
+        if cell[:1] in ("{", "[") or (cell[:1] == '"' and (quoted or JSON_DATE.fullmatch(cell))):
             with contextlib.suppress(ValueError):  # text that only starts like JSON
                 value = json.loads(cell)
         record[key] = value

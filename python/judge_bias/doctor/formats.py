@@ -211,7 +211,10 @@ FORMATS: tuple[Format, ...] = (
         "Langfuse observations or traces export (the UI's table export or the API's pages)",
         "langfuse",
         holds={"judge_scores": False, "human": False},
-        note="no scores here: give it with the scores export's files, to name their models",
+        note=(
+            "no score records (judge or source) here: give it with the scores export's "
+            "files, to name their models"
+        ),
     ),
     Format(
         "mlflow",

@@ -236,8 +236,8 @@ def test_a_run_that_ended_in_error_says_so(
 
     log = read_eval_log(str(OLD_LOG))
     log.status = "error"
-    log.error = EvalError(
-        message="ConnectionError: no route\ndetails", traceback="", traceback_ansi=""
+    log.error = EvalError(  # a message that begins with a blank line
+        message="\n  \nConnectionError: no route\ndetails", traceback="", traceback_ansi=""
     )
     for sample in log.samples or []:
         sample.scores = None

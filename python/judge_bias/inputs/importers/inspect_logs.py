@@ -219,7 +219,8 @@ def import_inspect(
                   f"{', '.join(sorted(credited))} (the scorer's one declared model, else "
                   "the scorer itself)", file=sys.stderr)  # fmt: skip
         if log.status != "success":  # an error or cancelled run: say why samples are missing
-            error = getattr(log.error, "message", None) or ""
+            # the error's first line of text (a message may begin with a blank line)
+            error = (getattr(log.error, "message", None) or "").strip()
             print(f"{path.name}: the run ended {log.status!r}, {len(log.samples or [])} "
                   f"sample(s) logged: {error.splitlines()[0][:200] if error else 'no error given'}",
                   file=sys.stderr)  # fmt: skip

@@ -223,7 +223,7 @@ def _test_options(rows: list[dict], config: dict, name: str, table: object = Non
               f"{assumed} (options.provider of a test is not read)", file=sys.stderr)  # fmt: skip
         return
     ambiguous = unmatched = 0
-    cells = _table_options(table)
+    cells: dict[str, list[dict]] | None = None  # the table's, read when first needed
     for row in v2:
         found = [t for t in tests if _matches(t.get("vars") or {}, row.get("vars") or {})]
         # a test of exactly the row's vars over one they only include (a test of no vars)
@@ -232,6 +232,7 @@ def _test_options(rows: list[dict], config: dict, name: str, table: object = Non
         if len(graders) > 1:
             # tests of identical vars: the row's table cell names its test, when the
             # cells alike (same key) are all of one grader
+            cells = _table_options(table) if cells is None else cells
             found = cells.get(_row_cell_key(row), [])
             graders = {provider_name(o.get("provider")) for o in found}
             if len(graders) == 1:

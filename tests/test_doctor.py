@@ -116,6 +116,24 @@ def test_mapping_exports_point_at_their_configs(tmp_path: Path) -> None:
     assert d.budget.figures["rho"] == pytest.approx(rho, abs=1e-9)
 
 
+def test_langfuse_tables_and_langsmith_experiments_are_named() -> None:
+    """The Langfuse observations/traces exports (UI CSV, API pages) name the langfuse
+    importer and say they hold no score records (their score columns are no judge's
+    nor source's: main said "no scores here"); LangSmith's experiment CSV (langsmith
+    0.15.1's own) its config. main named none of them ("no known format")."""
+    fixtures = Path(__file__).parent / "fixtures"
+    for name in ("observations_export.csv", "traces_export.csv", "observations.json",
+                 "traces.json"):  # fmt: skip
+        d = diagnose(fixtures / "langfuse" / name)
+        assert d.format is not None and d.format.name == "langfuse-tables", name
+        assert f"import langfuse {name} --out DATA` (no score records (judge or" in render(d)
+    d = diagnose(fixtures / "langfuse" / "scores_export.csv")
+    assert d.format is not None and d.format.name == "langfuse"
+    d = diagnose(fixtures / "langsmith" / "experiment_0.15.1.csv")
+    config = "docs/mapping/langsmith_experiment_csv.yml"
+    assert d.format is not None and f"import mapping --config {config}" in render(d)
+
+
 def test_other_versions_exports_are_named(tmp_path: Path) -> None:
     """MLflow 2's evaluate() table points at its mapping config; a Langfuse v3 page
     and a DeepEval evaluate() dump at their importers."""

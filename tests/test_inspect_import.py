@@ -91,3 +91,207 @@ def test_grader_is_the_judge_and_scores_are_the_grades(inspect_build) -> None:
     assert list(rejected) == [
         "score nan is outside the scale [0.0, 1.0] of dimension 'model_graded_qa'"
     ]
+
+
+FIXTURES = Path(__file__).parent / "fixtures" / "inspect"
+OLD_LOG = FIXTURES / "probe_0.3.60.eval"  # inspect_ai 0.3.60's own log: README there
+
+
+def _scores_in_zip(path: Path) -> list[tuple[str, int, str, object]]:
+    """(sample id, epoch, scorer, value) of every score, read from the .eval zip's
+    samples/*.json with the json module alone (not inspect_ai's reader)."""
+    import json
+    import zipfile
+
+    with zipfile.ZipFile(path) as z:
+        samples = [json.loads(z.read(n)) for n in z.namelist() if n.startswith("samples/")]
+    return [
+        (s["id"], s["epoch"], name, score["value"])
+        for s in samples
+        for name, score in s["scores"].items()
+    ]
+
+
+def _step_models(path: Path) -> dict[tuple[str, str], list[str]]:
+    """(sample id, scorer) -> the models called inside that scorer's step, read from
+    the .eval zip's events with the json module alone (not inspect_ai's reader)."""
+    import json
+    import zipfile
+
+    found: dict[tuple[str, str], list[str]] = {}
+    with zipfile.ZipFile(path) as z:
+        samples = [json.loads(z.read(n)) for n in z.namelist() if n.startswith("samples/")]
+    for sample in samples:
+        step = None
+        for event in sample["events"]:
+            if event["event"] == "step" and event.get("type") == "scorer":
+                step = event["name"] if event["action"] == "begin" else None
+            elif event["event"] == "model" and step is not None:
+                found.setdefault((sample["id"], step), []).append(event["model"])
+    return found
+
+
+def test_a_log_of_inspect_0_3_60_names_its_grader_from_the_transcript(tmp_path: Path) -> None:
+    """inspect_ai 0.3.60's model_graded_qa kept no grading messages: the grader
+    (``model_graded_qa(model="mockllm/grader")`` in probe_task.py, not the evaluated
+    model) is the model called in the scorer's step. main named it
+    ``scorer:model_graded_qa``, a code scorer."""
+    import csv
+    import json
+    import zipfile
+
+    from judge_bias.cli import main
+
+    with zipfile.ZipFile(OLD_LOG) as z:
+        header = json.loads(z.read("header.json"))
+    [grader] = {m for (_, scorer), ms in _step_models(OLD_LOG).items() for m in ms}
+    declared = {
+        s["name"]: (s.get("params") or {}).get("model") for s in header["results"]["scores"]
+    }
+    assert grader == declared["model_graded_qa"] != header["eval"]["model"]
+
+    expected = sorted(
+        (f"probe-{sid}", epoch, scorer, value)
+        for sid, epoch, scorer, value in _scores_in_zip(OLD_LOG)
+    )
+    assert len(expected) == 24
+    out = tmp_path / "out"
+    assert main(["import", "inspect", str(OLD_LOG), "--out", str(out)]) == 0
+    with (out / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    got = sorted((r["prompt_id"], int(r["run_id"]), r["dimension"], r["label"]) for r in rows)
+    assert got == expected
+    judges = {(r["dimension"], r["judge"]) for r in rows}
+    assert judges == {
+        ("model_graded_qa", grader),
+        ("match", "scorer:match"),
+        ("includes", "scorer:includes"),
+    }
+    # the transcript alone names it (a grader given as a role or by default is in no
+    # scorer's params): the log with its results' params removed
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    log = read_eval_log(str(OLD_LOG))
+    for score in log.results.scores if log.results else []:
+        score.params = {}
+    write_eval_log(log, str(tmp_path / "no_params.eval"))
+    assert main(["import", "inspect", str(tmp_path / "no_params.eval"), "--out", str(out)]) == 0
+    with (out / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
+        assert {(r["dimension"], r["judge"]) for r in csv.DictReader(fh)} == judges
+
+
+AWK_LOG = FIXTURES / "awk_0.3.60.eval"  # inspect_ai 0.3.60 on awk_task.py: README there
+
+
+def test_a_scorer_step_that_called_several_models_credits_none_of_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """inspect_ai 0.3.60's own log of awk_task.py: model_graded_qa(model=[a, b]) calls
+    both graders, two_call calls a grader and then the evaluated model, and
+    model_graded_qa(model=c) calls c alone. Only c's scores name their grader by
+    the call; the others are credited to the scorer (neither declared one model),
+    counted on stderr. fmt25 credited the last model called: b, and the evaluated
+    model itself (a false self-judgment)."""
+    import csv
+    import json
+    import zipfile
+
+    from judge_bias.cli import main
+
+    with zipfile.ZipFile(AWK_LOG) as z:
+        header = json.loads(z.read("header.json"))
+    evaluated = header["eval"]["model"]
+    declared = {
+        s["name"]: (s.get("params") or {}).get("model") for s in header["results"]["scores"]
+    }
+    steps = _step_models(AWK_LOG)
+    expected = {}
+    for (_, scorer), called in steps.items():
+        one = declared[scorer] if isinstance(declared[scorer], str) else None
+        expected[scorer] = called[0] if len(set(called)) == 1 else one or f"scorer:{scorer}"
+    assert {k: sorted(set(v)) for (_, k), v in steps.items()} == {
+        "model_graded_qa": ["mockllm/a", "mockllm/b"],
+        "two_call": ["mockllm/grader", evaluated],
+        "model_graded_qa1": ["mockllm/c"],
+    }
+    out = tmp_path / "out"
+    assert main(["import", "inspect", str(AWK_LOG), "--out", str(out)]) == 0
+    with (out / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 6 and {(r["dimension"], r["judge"]) for r in rows} == set(expected.items())
+    assert evaluated not in {r["judge"] for r in rows}
+    err = capsys.readouterr().err
+    assert "2 score(s) of model_graded_qa from a step that called several models" in err
+    assert "2 score(s) of two_call from a step" in err and "model_graded_qa1" not in err
+
+
+def test_a_run_that_ended_in_error_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A log whose run failed (status error, samples without scores): the importer
+    names the status and the error's first line, not only the unscored samples."""
+    from inspect_ai.log import EvalError, read_eval_log, write_eval_log
+
+    from judge_bias.cli import main
+
+    log = read_eval_log(str(OLD_LOG))
+    log.status = "error"
+    log.error = EvalError(  # a message that begins with a blank line
+        message="\n  \nConnectionError: no route\ndetails", traceback="", traceback_ansi=""
+    )
+    for sample in log.samples or []:
+        sample.scores = None
+    path = tmp_path / "failed.eval"
+    write_eval_log(log, str(path))
+    assert main(["import", "inspect", str(path), "--out", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err
+    [line] = [x for x in err.splitlines() if "ended" in x]
+    assert "'error'" in line and line.endswith("ConnectionError: no route")
+    assert "8 sample(s) without scores" in err
+
+
+def test_a_log_with_spans_and_no_grading_messages_names_the_grader(tmp_path: Path) -> None:
+    """Later logs put a scorer's model calls in a span (SpanBeginEvent/SpanEndEvent,
+    not 0.3.60's steps): with the grading messages removed from the scores' metadata,
+    the grader is still the model called in model_graded_qa's span (the grader role,
+    mockllm/alpha), and match stays a code scorer."""
+    import csv
+
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    from judge_bias.cli import main
+
+    model, grader, grades, _ = RUNS[1]
+    log = read_eval_log(str(write_log(tmp_path / "logs", model, grader, grades, "eval")))
+    for sample in log.samples or []:
+        for score in (sample.scores or {}).values():
+            score.metadata = None
+    path = tmp_path / "stripped.eval"
+    write_eval_log(log, str(path))
+    out = tmp_path / "out"
+    assert main(["import", "inspect", str(path), "--out", str(out)]) == 0
+    with (out / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
+        judges = {(r["dimension"], r["judge"]) for r in csv.DictReader(fh)}
+    assert judges == {("model_graded_qa", grader), ("match", "scorer:match")}
+
+
+def test_a_version_1_log_names_the_grader_its_scorer_declared(tmp_path: Path) -> None:
+    """inspect_ai 0.3.5's log (version 1: one ``score`` per sample, no transcript,
+    replies without a model): the grader is the model the scorer was given
+    (``model_graded_qa(model="fixed/grader")`` in probe_task_0_3_5.py), kept in the
+    log's results. main named it ``scorer:model_graded_qa``."""
+    import csv
+    import json
+
+    from judge_bias.cli import main
+
+    path = FIXTURES / "probe_0.3.5.json"
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    expected = sorted((f"probe-{s['id']}", s["epoch"], s["score"]["value"]) for s in raw["samples"])
+    assert raw["version"] == 1 and len(expected) == 8
+    out = tmp_path / "out"
+    assert main(["import", "inspect", str(path), "--out", str(out)]) == 0
+    with (out / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert sorted((r["prompt_id"], int(r["run_id"]), r["label"]) for r in rows) == expected
+    assert {r["judge"] for r in rows} == {"fixed/grader"}

@@ -172,6 +172,130 @@ def test_booleans_only_one_constant_judge_build(tmp_path_factory: pytest.TempPat
     assert list(fct["judge_score"]) == [1] * 5
 
 
+def test_ui_table_exports_as_csv_name_the_models_as_the_api_pages_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The UI's observations and traces table exports as CSV (make_fixtures.py's
+    write_table_exports, from the same records as observations.json and traces.json)
+    beside the scores CSV: every file written equals the one the API pages give, and
+    each rating's model is its trace's GENERATION model read from the CSV with the
+    csv module alone (main refused both files: "the CSV has no id, source, ...", so a
+    UI-only export left every model 'unknown'). A sessions export is refused in one
+    line naming the three exports read."""
+    scores = FIXTURES / "scores_export.csv"
+    tables = [FIXTURES / "observations_export.csv", FIXTURES / "traces_export.csv"]
+    judge = ["--judge", "correctness=gpt-4o", "--judge", "tone=gpt-4o"]
+    for name, files in (("csv", tables), ("api", TRACES)):
+        args = ["import", "langfuse", str(scores), *map(str, files), "--out", str(tmp_path / name)]
+        assert main([*args, *judge]) == 0
+    for kind in ("judge_ratings", "human_annotations", "prompts", "completions", "models"):
+        api, ui = (
+            (tmp_path / d / f"{kind}.csv").read_text(encoding="utf-8") for d in ("api", "csv")
+        )
+        assert ui == api, kind
+    with tables[0].open(newline="", encoding="utf-8") as fh:
+        model_of = {
+            o["traceId"]: o["model"] for o in csv.DictReader(fh) if o["type"] == "GENERATION"
+        }
+    with (tmp_path / "csv" / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
+        rated = [(r["prompt_id"].split(":")[0], r["model"]) for r in csv.DictReader(fh)]
+    assert len(rated) == 30 and all(model == model_of[trace] for trace, model in rated)
+    with (tmp_path / "csv" / "prompts.csv").open(newline="", encoding="utf-8") as fh:
+        texts = {r["prompt_id"]: r["prompt_text"] for r in csv.DictReader(fh)}
+    assert json.loads(texts["trace-00"]) == {"question": "Question 0: what is 0 + 0?"}
+    sessions = tmp_path / "sessions.csv"
+    sessions.write_text('"id","userIds","countTraces"\n"s1","[]","2"\n', encoding="utf-8")
+    assert main(["import", "langfuse", str(sessions), "--out", str(tmp_path / "s")]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()[-1:]
+    assert "observations (id, traceId, type, startTime)" in line and str(sessions) in line
+
+
+def _rewrite_csv(source: Path, path: Path, edit) -> None:
+    """The CSV ``source`` with ``edit(rows)`` applied to its rows (header first),
+    written back as Langfuse's writer quotes it (every cell quoted)."""
+    with source.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    edit(rows)
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(rows)
+
+
+@pytest.mark.parametrize(
+    "name", ["observations_export.csv", "traces_export.csv", "scores_export.csv"]
+)
+def test_a_short_or_long_csv_row_is_a_one_line_error_naming_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """A row cut short (csv fills the missing cells with None) or one cell too long:
+    a one-line error naming the file's line, not a TypeError traceback (the table
+    exports) nor silently null cells (the scores export)."""
+    for cut, count in (("short", 3), ("long", None)):
+        path = tmp_path / f"{cut}_{name}"
+
+        def edit(rows: list[list[str]], count: int | None = count) -> None:
+            rows[3] = rows[3][:count] if count else [*rows[3], "extra"]
+
+        _rewrite_csv(FIXTURES / name, path, edit)
+        with path.open(newline="", encoding="utf-8") as fh:
+            width = len(next(csv.reader(fh)))
+        assert main(["import", "langfuse", str(path), "--out", str(tmp_path / "o")]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        cells = 3 if count else width + 1
+        assert len(err) == 1 and f"{path}: line 4: {cells} cell(s)" in err[0], err
+        assert f"header of {width} columns" in err[0]
+
+
+def _is_json(cell: str) -> bool:
+    try:
+        json.loads(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def test_a_table_csv_string_that_begins_with_a_quote_is_kept_as_written(tmp_path: Path) -> None:
+    """Langfuse's table CSV writer (stringifyForCsv) writes a string as it is and
+    JSON-encodes dates: a trace input that is the text '"Question 0"' (quotes
+    included, which reads as the JSON string "Question 0") stays so, while the
+    dates are decoded. Its earlier writer JSON-encoded strings too (the id cell
+    quoted): there a quoted cell is the string it encodes."""
+    scores = FIXTURES / "scores_export.csv"
+    judge = ["--judge", "correctness=gpt-4o"]
+    text = '"Question 0"'  # a text in quotes, which reads as a JSON string
+    for name, old_writer in (("new", False), ("old", True)):
+        path = tmp_path / f"{name}_traces.csv"
+
+        def edit(rows: list[list[str]], old: bool = old_writer) -> None:
+            header = rows[0]
+            for row in rows[1:]:
+                if row[header.index("id")] == "trace-00":
+                    row[header.index("input")] = json.dumps(text) if old else text
+                if old:  # every string JSON-encoded (numbers, booleans and dates already are)
+                    row[:] = [c if not c or _is_json(c) else json.dumps(c) for c in row]
+
+        _rewrite_csv(FIXTURES / "traces_export.csv", path, edit)
+        out = tmp_path / name
+        assert main(["import", "langfuse", str(scores), str(path), "--out", str(out), *judge]) == 0
+        with (out / "prompts.csv").open(newline="", encoding="utf-8") as fh:
+            texts = {r["prompt_id"]: r["prompt_text"] for r in csv.DictReader(fh)}
+        assert texts["trace-00"] == text
+        assert json.loads(texts["trace-01"]) == {"question": "Question 1: what is 1 + 1?"}
+    # the dates are decoded: a trace's GENERATIONs from the CSV and from an API page
+    # are ordered by time (its model is the latest's), not by the CSV's quoted text
+    [first] = json.loads((FIXTURES / "observations.json").read_text(encoding="utf-8"))["data"][:1]
+    earlier = {**first, "id": "obs-early", "model": "early-model"}
+    earlier["startTime"] = "2025-11-03T09:00:00.000Z"
+    assert first["startTime"] > earlier["startTime"] and first["traceId"] == "trace-00"
+    page = tmp_path / "early.json"
+    page.write_text(json.dumps({"data": [earlier], "meta": {}}), encoding="utf-8")
+    obs = FIXTURES / "observations_export.csv"
+    args = ["import", "langfuse", str(scores), str(obs), str(page), "--out", str(tmp_path / "d")]
+    assert main([*args, *judge]) == 0
+    with (tmp_path / "d" / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
+        models = {r["prompt_id"].split(":")[0]: r["model"] for r in csv.DictReader(fh)}
+    assert models["trace-00"] == first["model"] != earlier["model"]
+
+
 @pytest.mark.parametrize(
     ("name", "content", "extra"),
     [

@@ -164,9 +164,50 @@ def test_langsmith_feedback_config(tmp_path: Path, capsys: pytest.CaptureFixture
         want = "" if score is None else str(int(score) if isinstance(score, bool) else score)
         assert (row["prompt_id"], row["label"]) == (by_id[row["feedback_id"]]["run_id"], want)
     assert sum(r["label"] == "" for r in ratings) == 1  # the text-only feedback, not dropped
-    assert "outputs[0].columns.label: 1 values missing" in err
+    assert "outputs[0].columns.label: 1 values missing, written empty (the build rejects" in err
     assert ".map:" not in err  # helpfulness' numbers pass the true/false map as they are
     assert {h["annotator_id"] for h in humans} == {"ana", "langsmith-user"}
+
+
+def test_a_missing_extra_column_is_kept_and_said_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A record without the value of an extra column (LangSmith feedback without a
+    comment) keeps its row: the line says so (main said "the build rejects those
+    rows" for any column), while a missing label is still said to be rejected."""
+    records = langsmith_feedback(tmp_path / "feedback.jsonl")
+    for r in records:
+        r["comment"] = None
+    (tmp_path / "feedback.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert _import("langsmith_feedback.yml", [tmp_path / "feedback.jsonl"], tmp_path / "o") == 0
+    lines = capsys.readouterr().err.splitlines()
+    n_judged = sum(r["feedback_source"]["type"] == "model" for r in records)
+    said = f"columns.comment: {n_judged} values missing, written empty (the build keeps those rows)"
+    assert f"mapping: outputs[0].{said}" in lines
+    assert any("columns.label: 1 values missing" in x and "rejects" in x for x in lines)
+
+
+LANGSMITH_CSV = Path(__file__).parent / "fixtures" / "langsmith" / "experiment_0.15.1.csv"
+
+
+def test_langsmith_experiment_csv_config(tmp_path: Path) -> None:
+    """langsmith 0.15.1's own evaluate(...).to_pandas().to_csv(): one rating per
+    feedback.<evaluator> column (``each: feedback`` over the flattened header), by the
+    example; every cell read with the csv module alone. main wrote no rating ("each:
+    records have no list or object there")."""
+    rows = _rows(LANGSMITH_CSV)
+    expected = sorted(
+        (r["example_id"], k.removeprefix("feedback."), v)
+        for r in rows for k, v in r.items() if k.startswith("feedback.")
+    )  # fmt: skip
+    assert len(expected) == 6
+    assert _import("langsmith_experiment_csv.yml", [LANGSMITH_CSV], tmp_path / "o") == 0
+    ratings = _rows(tmp_path / "o" / "judge_ratings.csv")
+    assert sorted((r["prompt_id"], r["dimension"], r["label"]) for r in ratings) == expected
+    answers = {
+        r["prompt_id"]: r["completion_text"] for r in _rows(tmp_path / "o" / "completions.csv")
+    }
+    assert answers == {r["example_id"]: r["outputs.output"] for r in rows}
 
 
 def test_braintrust_experiment_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -259,13 +259,108 @@ def test_a_version_2_test_keeps_its_own_grader(
         ("file.json", "file://tests.yaml"),
         ("twice.json", [*data["config"]["tests"], {"vars": rows[1]["vars"]}]),
     ):
+        # without its table (whose cell names the test that ran: see the table test)
+        results = {**data["results"], "table": {**data["results"]["table"], "body": []}}
         path = tmp_path / name
-        path.write_text(json.dumps({**data, "config": {**data["config"], "tests": tests}}))
+        path.write_text(
+            json.dumps({**data, "results": results, "config": {**data["config"], "tests": tests}})
+        )
         assert main(["import", "promptfoo", str(path), "--out", str(tmp_path / path.stem)]) == 0
         assert _judges(tmp_path / path.stem) == [("test0", default), ("test1", default)]
         [line] = [x for x in capsys.readouterr().err.splitlines() if "assumed" in x]
         assert f"grader {default}" in line and name in line
         assert ("2 result(s)" if name == "file.json" else "1 result(s) match tests") in line
+
+
+SAMEVARS = FIXTURES / "samevars_0.80.3.json"  # promptfoo 0.80.3 on samevars_config.yaml
+SLOW = FIXTURES / "slowgrader_0.80.3.json"  # promptfoo 0.80.3 on slowgrader_config.yaml
+FIRST_N = FIXTURES / "firstn_0.80.3.json"  # on firstn_config.yaml, --filter-first-n 2
+
+
+def _by_score(data: dict) -> dict[float, str]:
+    """Each grader's label by the score it answers (delay_grader.js and
+    score_grader.js answer the score in their config): a score names its grader."""
+    config = data["config"]
+    graders = [t.get("options", {}).get("provider") for t in config["tests"]]
+    graders = [g or config["defaultTest"]["options"]["provider"] for g in graders]
+    return {g["config"]["score"]: g["label"] for g in graders}
+
+
+def _import_ratings(path: Path, out: Path) -> list[tuple[str, str, float]]:
+    assert main(["import", "promptfoo", str(path), "--out", str(out)]) == 0
+    with (out / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
+        return sorted((r["model"], r["judge"], float(r["label"])) for r in csv.DictReader(fh))
+
+
+def test_version_2_tests_of_identical_vars_get_their_graders_from_the_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """promptfoo 0.80.3 writes a version-2 row as it finishes, not in test order:
+    with the first test's grader slow (slowgrader_config.yaml, delay 400 ms), the
+    second test's rows come first. The results' table keeps each row's test
+    (table.body[rowIndex].test): every rating's judge is the grader whose score it
+    is (fmt25's order rule credited each grader the other's scores). With
+    --filter-first-n 2 of three tests of identical vars, --repeat 3: six rows of
+    graders a and b, none of c (the order rule read them A A B B C C)."""
+    for path, n in ((SLOW, 4), (FIRST_N, 6)):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        rows = data["results"]["results"]
+        by_score = _by_score(data)
+        expected = sorted(
+            (r["provider"]["label"], by_score[c["score"]], c["score"])
+            for r in rows for c in r["gradingResult"]["componentResults"]
+        )  # fmt: skip
+        tests = data["config"]["tests"]
+        assert len(expected) == n and data["results"]["version"] == 2
+        assert all(t["vars"] == tests[0]["vars"] for t in tests) and len(by_score) == len(tests)
+        got = _import_ratings(path, tmp_path / path.stem)
+        assert got == expected
+        assert "assumed" not in capsys.readouterr().err
+    # the slow grader's rows came last (not in the config's order)
+    slow = json.loads(SLOW.read_text(encoding="utf-8"))
+    first = slow["results"]["results"][0]["gradingResult"]["componentResults"][0]["score"]
+    assert _by_score(slow)[first] == slow["config"]["tests"][1]["options"]["provider"]["label"]
+    # grader c of the config ran no test: no rating is its
+    assert "grader-c" not in {j for _, j, _ in _import_ratings(FIRST_N, tmp_path / "c")}
+    # cells alike (same gradingResult and latency) of different graders: assumed, counted
+    data = json.loads(FIRST_N.read_text(encoding="utf-8"))
+    grading = data["results"]["results"][0]["gradingResult"]
+    for row in data["results"]["results"]:
+        row["gradingResult"] = grading
+    for line in data["results"]["table"]["body"]:
+        for cell in line["outputs"]:
+            cell["gradingResult"] = grading
+    alike = tmp_path / "alike.json"
+    alike.write_text(json.dumps(data), encoding="utf-8")
+    default = data["config"]["defaultTest"]["options"]["provider"]["label"]
+    assert {j for _, j, _ in _import_ratings(alike, tmp_path / "alike")} == {default}
+    assert "6 result(s) match tests of different graders" in capsys.readouterr().err
+
+
+def test_version_2_tests_of_identical_vars_without_the_table_are_assumed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """samevars_0.80.3.json (--repeat 2, two providers; table.body emptied): two
+    tests of identical vars, each with its own grader, and a third graded by
+    defaultTest's. Without the table no row names its test (the rows' order is
+    the order they finished): the identical-vars rows are credited to defaultTest's
+    grader and counted on stderr; the third test's rows to its own."""
+    data = json.loads(SAMEVARS.read_text(encoding="utf-8"))
+    config = data["config"]
+    assert config["tests"][0]["vars"] == config["tests"][1]["vars"]
+    assert data["results"]["table"]["body"] == []
+    default = config["defaultTest"]["options"]["provider"]["label"]
+    same = [r for r in data["results"]["results"] if r["vars"] == config["tests"][0]["vars"]]
+    expected = sorted(
+        (r["provider"]["label"], default, c["score"])
+        for r in data["results"]["results"] for c in r["gradingResult"]["componentResults"]
+    )  # fmt: skip
+    assert len(same) == 8 and len(expected) == 12
+    assert [(m, j) for m, j, _ in _import_ratings(SAMEVARS, tmp_path / "out")] == [
+        (m, j) for m, j, _ in expected
+    ]
+    [line] = [x for x in capsys.readouterr().err.splitlines() if "assumed" in x]
+    assert "8 result(s) match tests of different graders" in line and default in line
 
 
 def test_version_2_repeats_are_tests_of_their_own(tmp_path_factory) -> None:

@@ -265,7 +265,8 @@ def _command(d: Diagnosis) -> list[str]:
     if fmt.config:
         return [f"{fmt.title}: `judge-bias import mapping --config {fmt.config} {name} --out DATA`"]
     if fmt.importer in IMPORTERS:
-        return [f"{fmt.title}: `judge-bias import {fmt.importer} {name} --out DATA`"]
+        note = f" ({fmt.note})" if fmt.note else ""
+        return [f"{fmt.title}: `judge-bias import {fmt.importer} {name} --out DATA`{note}"]
     return [
         f"{fmt.title}: the {fmt.importer} importer is not in this install; "
         f"meanwhile `judge-bias import mapping --config map.yml {name} --out DATA`"

@@ -84,6 +84,20 @@ def _langfuse(sample: Sample) -> bool:
     )
 
 
+def _langfuse_tables(sample: Sample) -> bool:
+    """The UI's observations or traces table export (names the scores' models)."""
+    keys = _keys(sample)
+    return {"id", "traceId", "type", "startTime"} <= keys or (
+        {"id", "timestamp", "name"} <= keys and bool({"observationCount", "htmlPath"} & keys)
+    )
+
+
+def _langsmith_experiment(sample: Sample) -> bool:
+    """LangSmith's evaluate().to_pandas() as CSV: feedback.<evaluator> columns."""
+    keys = _keys(sample)
+    return "example_id" in keys and any(str(k).startswith("feedback.") for k in keys)
+
+
 def _mlflow2_table(sample: Sample) -> bool:
     """MLflow 2's eval_results_table.json: ``<metric>/<version>/score`` columns."""
     return any(k.count("/") == 2 and k.endswith("/score") for k in _keys(sample))
@@ -192,6 +206,17 @@ FORMATS: tuple[Format, ...] = (
     ),
     Format("langfuse", _langfuse, "Langfuse scores export", "langfuse"),
     Format(
+        "langfuse-tables",
+        _langfuse_tables,
+        "Langfuse observations or traces export (the UI's table export or the API's pages)",
+        "langfuse",
+        holds={"judge_scores": False, "human": False},
+        note=(
+            "no score records (judge or source) here: give it with the scores export's "
+            "files, to name their models"
+        ),
+    ),
+    Format(
         "mlflow",
         _any_of(("trace_id", "assessments"), ("request_id", "assessments")),
         "MLflow search_traces export",
@@ -203,6 +228,13 @@ FORMATS: tuple[Format, ...] = (
         "LangSmith feedback export (Client.list_feedback)",
         config="docs/mapping/langsmith_feedback.yml",
         holds_of=_langsmith_holds,
+    ),
+    Format(
+        "langsmith-experiment",
+        _langsmith_experiment,
+        "LangSmith experiment results (evaluate().to_pandas() as CSV)",
+        config="docs/mapping/langsmith_experiment_csv.yml",
+        holds={"judge_scores": True},
     ),
     Format(
         "mlflow2-eval-table",

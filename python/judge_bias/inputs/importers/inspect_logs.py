@@ -8,7 +8,12 @@ Every score of every sample becomes one judge_ratings row:
   grader model: for a model-graded scorer (model_graded_qa, model_graded_fact
   and any scorer that keeps the grader's messages in its metadata under
   ``grading``), the ``model`` of the grader's last reply, else the log's
-  ``grader`` model role. A scorer with no grader model (match, includes, ...)
+  ``grader`` model role; in logs whose scores keep no grading messages
+  (inspect_ai 0.3.60 and others before), the model called inside the scorer's
+  step or span of the sample's transcript when it called one (of several, none:
+  counted on stderr), else the one model the scorer was
+  given (``model_graded_qa(model=...)``: its ``params`` in the log's results;
+  log version 1, 0.3.5, has no transcript). A scorer with no grader model (match, includes, ...)
   is its own judge, named ``scorer:<name>`` (family ``scorer``).
 - **dimension** = the scorer's name (``<scorer>:<key>`` for each key of a
   dict-valued score); **label** = the score's value as given; run_id = the
@@ -26,7 +31,8 @@ Every score of every sample becomes one judge_ratings row:
   same model (self-judgments); family from the name's prefix (override with
   ``--models``).
 - A sample without scores (an error, a cancelled run) is counted and named,
-  not written: there is no judgment to write. ``prompts.csv`` and
+  not written: there is no judgment to write; a run that did not end in success
+  is said with its error's first line. ``prompts.csv`` and
   ``completions.csv`` carry the input and output texts.
 """
 
@@ -66,6 +72,50 @@ def grader_model(score: object, roles: dict) -> str | None:
             return str(model)
     role = roles.get("grader")
     return getattr(role, "model", None) if role is not None else None
+
+
+def scorer_models(events: Sequence[object] | None) -> dict[str, list[str]]:
+    """Scorer name -> the distinct models it called, in order, from a sample's transcript.
+
+    Logs of inspect_ai before model_graded_qa kept its grading messages (0.3.60 is
+    one) name the grader only there: a model event between a scorer's begin and end
+    (``StepEvent`` begin/end of type scorer in those versions, ``SpanBeginEvent``/
+    ``SpanEndEvent`` in later ones). A scorer that called several (model_graded_qa
+    with a list of graders, a scorer calling a grader and then the evaluated model)
+    names no one grader by its calls."""
+    models: dict[str, list[str]] = {}
+    open_spans: dict[str, str] = {}  # span id -> scorer name
+    current: list[str] = []
+    for event in events or []:
+        kind, etype = getattr(event, "event", None), getattr(event, "type", None)
+        if kind == "step" and etype == "scorer":
+            if getattr(event, "action", None) == "begin":
+                current.append(str(event.name))  # type: ignore[attr-defined]
+            elif current:
+                current.pop()
+        elif kind == "span_begin" and etype == "scorer":
+            open_spans[str(event.id)] = str(event.name)  # type: ignore[attr-defined]
+            current.append(str(event.name))  # type: ignore[attr-defined]
+        elif kind == "span_end" and open_spans.pop(str(getattr(event, "id", "")), None):
+            current.pop()
+        elif kind == "model" and current and getattr(event, "model", None):
+            called = models.setdefault(current[-1], [])
+            if str(event.model) not in called:  # type: ignore[attr-defined]
+                called.append(str(event.model))  # type: ignore[attr-defined]
+    return models
+
+
+def declared_graders(log: object) -> dict[str, str]:
+    """Scorer name -> the one grader model its call declared (``model_graded_qa(model=
+    "openai/gpt-4o")``), from the log's results (``params``, kept by every version):
+    the last resort of logs with neither grading models nor a transcript (inspect_ai
+    0.3.5's log version 1: replies without a model, no events)."""
+    results = getattr(log, "results", None)
+    return {
+        str(s.name): s.params["model"]
+        for s in (getattr(results, "scores", None) or [])
+        if isinstance((s.params or {}).get("model"), str)
+    }
 
 
 def canonical(name: str) -> tuple[str, str]:
@@ -109,7 +159,11 @@ def import_inspect(
             raise InputError(f"{path}: not an Inspect log (.eval or .json): {exc}") from exc
         task, model = log.eval.task, log.eval.model
         roles = log.eval.model_roles or {}
+        declared = declared_graders(log)
         unscored = []
+        # scorer -> (scores, the models its steps called, the judges credited): scores
+        # whose step called several models (no one of them named the grader)
+        several: dict[str, tuple[list[int], set[str], set[str]]] = {}
         for sample in log.samples or []:
             pid = f"{task}-{sample.id}"
             prompts.setdefault(
@@ -121,8 +175,20 @@ def import_inspect(
             )
             if not sample.scores:
                 unscored.append(f"{sample.id} (epoch {sample.epoch})")
+            called = scorer_models(sample.events) if sample.scores else {}
             for scorer, score in (sample.scores or {}).items():
-                judge = grader_model(score, roles) or f"scorer:{scorer}"
+                graders, replied = called.get(scorer) or [], grader_model(score, roles)
+                judge = (
+                    replied
+                    or (graders[0] if len(graders) == 1 else None)
+                    or declared.get(scorer)
+                    or f"scorer:{scorer}"
+                )
+                if not replied and len(graders) > 1:
+                    count, seen, credited = several.setdefault(scorer, ([0], set(), set()))
+                    count[0] += 1
+                    seen.update(graders)
+                    credited.add(judge)
                 parts = (
                     score.value.items() if isinstance(score.value, dict) else [(None, score.value)]
                 )
@@ -147,6 +213,17 @@ def import_inspect(
         if unscored:
             print(f"{path.name}: {len(unscored)} sample(s) without scores, nothing to import: "
                   + ", ".join(unscored[:10]), file=sys.stderr)  # fmt: skip
+        for scorer, (count, seen, credited) in several.items():
+            print(f"{path.name}: {count[0]} score(s) of {scorer} from a step that called "
+                  f"several models ({', '.join(sorted(seen))}): credited to "
+                  f"{', '.join(sorted(credited))} (the scorer's one declared model, else "
+                  "the scorer itself)", file=sys.stderr)  # fmt: skip
+        if log.status != "success":  # an error or cancelled run: say why samples are missing
+            # the error's first line of text (a message may begin with a blank line)
+            error = (getattr(log.error, "message", None) or "").strip()
+            print(f"{path.name}: the run ended {log.status!r}, {len(log.samples or [])} "
+                  f"sample(s) logged: {error.splitlines()[0][:200] if error else 'no error given'}",
+                  file=sys.stderr)  # fmt: skip
     scales = [row for dim, vals in values.items() for row in _scale_rows(dim, vals)]
     on_scale = {(str(r["dimension"]), csv_text(r["label"])) for r in scales}
     numeric = {str(r["dimension"]) for r in scales if is_finite_number(r["label"])}

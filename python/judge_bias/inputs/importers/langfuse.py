@@ -11,7 +11,9 @@ datasetRunId, ...); ``GET /api/public/v2/scores`` pages it as ``{data, meta}``
 id, traceId, source, name, dataType, value, stringValue, comment,
 observationId, authorUserName, ... as CSV, JSON or JSONL. Traces and
 observations are ``GET /api/public/traces`` and ``/observations`` pages (or one
-``/traces/{id}`` with its observations and scores), ``commons.yml``. Scores of
+``/traces/{id}`` with its observations and scores), ``commons.yml``, or the UI's
+observations and traces table exports (JSON, or CSV with non-string values
+JSON-encoded). Scores of
 other API versions are read in the v2 layout (``_as_v2``): v3 pages
 (``GET /api/public/v3/scores``: ``subject`` and a typed ``value``; no
 ``executionTraceId``) and v1 pages from before score data types.
@@ -46,9 +48,11 @@ each file is recognised by its records.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
+import re
 import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -68,6 +72,13 @@ SCALE_EXTRAS = ("scale_level",)
 BOOLEAN_LABELS: dict[float, object] = {1.0: "True", 0.0: "False"}
 # a v2 score always has these keys (null when unset); a v3 score has none of them
 V2_ONLY = ("traceId", "sessionId", "datasetRunId", "observationId", "stringValue")
+# the UI's table exports read to name models and prompts (getDatabaseReadStream.ts)
+# JSON.stringify of a Date (its toISOString), as the table CSV writer encodes dates
+JSON_DATE = re.compile(r'"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z"')
+TABLE_EXPORTS = {
+    "observations": {"id", "traceId", "type", "startTime"},
+    "traces": {"id", "timestamp", "name", "observationCount"},
+}
 V3_SUBJECTS = {
     "trace": "traceId", "observation": "observationId", "session": "sessionId",
     "experiment": "datasetRunId",
@@ -84,7 +95,10 @@ def _kind(record: object) -> str | None:
         return "score"
     if {"type", "startTime", "traceId"} <= set(record):
         return "observation"
-    if {"id", "timestamp"} <= set(record) and ("htmlPath" in record or "observations" in record):
+    if {"id", "timestamp"} <= set(record) and (
+        # API traces (htmlPath; with details, observations), the UI's traces export
+        "htmlPath" in record or "observations" in record or "observationCount" in record
+    ):
         return "trace"
     return None
 
@@ -134,9 +148,16 @@ def _records_as_given(path: Path) -> list[object]:
     text = read_text(path, WHAT)
     if path.suffix == ".csv":
         reader = csv.DictReader(io.StringIO(text))
-        if not {"id", "source", "name", "dataType", "value"} <= set(reader.fieldnames or []):
-            raise InputError(f"{path}: not {WHAT}: the CSV has no id, source, name, dataType")
-        return [_from_csv(r) for r in reader]
+        fields = set(reader.fieldnames or [])
+        if {"id", "source", "name", "dataType", "value"} <= fields:
+            return [_from_csv(_whole(r, reader, path)) for r in reader]
+        if any(columns <= fields for columns in TABLE_EXPORTS.values()):
+            return [_from_table_csv(_whole(r, reader, path)) for r in reader]
+        raise InputError(
+            f"{path}: not {WHAT}: the CSV has the columns of none of the UI's scores "
+            "(id, source, name, dataType, value), observations (id, traceId, type, "
+            "startTime) or traces (id, timestamp, name, observationCount) exports"
+        )
     if path.suffix == ".jsonl":
         return [parse_json(line, path, WHAT) for line in text.splitlines() if line.strip()]
     data = parse_json(text, path, WHAT)
@@ -150,6 +171,19 @@ def _records_as_given(path: Path) -> list[object]:
     raise InputError(f"{path}: not {WHAT}: neither {{data, meta}} nor a list of records")
 
 
+def _whole(row: dict, reader: csv.DictReader, path: Path) -> dict[str, str]:
+    """A CSV row of as many cells as the header (csv fills a short row with None and
+    keys a long row's rest by None): else a one-line error naming the line."""
+    if None in row or None in row.values():
+        cells = sum(v is not None for k, v in row.items() if k is not None)
+        raise InputError(
+            f"{path}: line {reader.line_num}: {cells + len(row.get(None) or [])} cell(s) "
+            f"under a header of {len(reader.fieldnames or [])} columns (a cut or "
+            "hand-edited export?)"
+        )
+    return row
+
+
 def _from_csv(row: dict[str, str]) -> dict[str, object]:
     """A UI export CSV row: empty cells are null, value a number."""
     record: dict[str, object] = {k: (v if v != "" else None) for k, v in row.items()}
@@ -157,6 +191,25 @@ def _from_csv(row: dict[str, str]) -> dict[str, object]:
         record["value"] = float(row["value"]) if row.get("value") else None
     except ValueError:
         record["value"] = row["value"]
+    return record
+
+
+def _from_table_csv(row: dict[str, str]) -> dict[str, object]:
+    """An observations or traces table export's CSV row: Langfuse's CSV writer
+    (transformStreamToCsv) writes strings as they are (``stringifyForCsv``) and
+    other values (objects, lists, dates) JSON.stringify'd, so a cell that reads as
+    a JSON object or list is that value, and a quoted cell is decoded only when it
+    is a JSON-encoded date (a string that begins with a quote is kept as written).
+    Its earlier writer JSON.stringify'd every value, strings too: a row whose id
+    is quoted decodes every quoted cell. Empty cells are null."""
+    quoted = row.get("id", "")[:1] == '"'
+    record: dict[str, object] = {}
+    for key, cell in row.items():
+        value: object = cell if cell != "" else None
+        if cell[:1] in ("{", "[") or (cell[:1] == '"' and (quoted or JSON_DATE.fullmatch(cell))):
+            with contextlib.suppress(ValueError):  # text that only starts like JSON
+                value = json.loads(cell)
+        record[key] = value
     return record
 
 

@@ -8,13 +8,15 @@ matched whole first), a constant, or a template (``"{dataset}-{row}"``), with a
 value map (``{PASS: 1, FAIL: 0}``; a number it does not name passes as it is)
 and a default. ``each: scores`` writes one
 row per element of a list or object (``_item`` the element, ``_key`` its key or
-index); ``where`` keeps the records whose values match. Columns outside the
-contract are kept as extra columns. rating_scales and models are given in the
+index; in a flat record, the columns named ``scores.<key>``); ``where`` keeps
+the records whose values match. Columns outside the contract are kept as extra
+columns. rating_scales and models are given in the
 config (``dimension: "*"`` gives every dimension written that scale); models
 not named there get a family from their name, and ``--models`` goes on top.
 
 Nothing is dropped silently: a path that does not resolve writes an empty value
-(the build rejects the row: missing_value), a value the map does not name is
+(the build rejects the row, missing_value, when the column is one it needs; an
+extra column's gap is said and the row kept), a value the map does not name is
 written as given (the build rejects it if it is off the scale), and the records
 no output took are counted; each count is printed. Exact repeats of a prompt or
 completion row (one per judge in a long file) are written once.
@@ -62,6 +64,7 @@ class _Tally:
 
     def __init__(self) -> None:
         self.missing: Counter[str] = Counter()
+        self.kept: set[str] = set()  # columns the build does not need: missing is kept
         self.unmapped: Counter[str] = Counter()
         self.unmapped_examples: dict[str, set[str]] = {}
         self.no_each: Counter[str] = Counter()
@@ -149,6 +152,11 @@ def _contexts(record: dict, output: Output, tally: _Tally, where: str) -> Iterat
         yield record
         return
     items = get_path(record, output.each)
+    if items is MISSING:  # a flattened header (pandas' to_csv of a LangSmith experiment:
+        # feedback.correctness, feedback.helpfulness): the columns under the prefix
+        prefix = f"{output.each}."
+        flat = {k[len(prefix) :]: v for k, v in record.items() if str(k).startswith(prefix)}
+        items = flat or MISSING
     if isinstance(items, dict):
         pairs: list[tuple[object, object]] = list(items.items())
     elif isinstance(items, list):
@@ -167,6 +175,10 @@ def map_records(
     rows: dict[str, list[dict[str, object]]] = {}
     tally = _Tally()
     n_read = n_untaken = 0
+    for i, output in enumerate(config.outputs):
+        kind = KINDS[output.kind]
+        needed = {*kind.required, *(c for group in kind.one_of for c in group)}
+        tally.kept.update(f"outputs[{i}].columns.{c}" for c in output.columns if c not in needed)
     for path in map(Path, files):
         if path.is_dir():
             raise InputError(f"{path}: a directory; give the files themselves")
@@ -225,7 +237,8 @@ def _report(n_read: int, n_untaken: int, tally: _Tally) -> None:
     for where, n in sorted(tally.no_each.items()):
         _say(f"{where}.each: {n:,} records have no list or object there: no rows from them")
     for where, n in sorted(tally.missing.items()):
-        _say(f"{where}: {n:,} values missing, written empty (the build rejects those rows)")
+        fate = "keeps" if where in tally.kept else "rejects"  # an extra column's gap is harmless
+        _say(f"{where}: {n:,} values missing, written empty (the build {fate} those rows)")
     for where, n in sorted(tally.unmapped.items()):
         shown = ", ".join(sorted(tally.unmapped_examples[where])[:5])
         _say(f"{where}.map: {n:,} values it does not name, written as given ({shown})")

@@ -9,8 +9,13 @@ checked) has rows with no ``testIdx``, ``promptIdx`` nor ``testCase``: a test
 is its ``vars`` (the n-th row of the same vars, provider and prompt the n-th
 test: ``--repeat`` and tests of identical vars; numbered in the order they
 first appear), and its own options (grader) are the config test's whose vars
-the row has (counted on stderr, with the grader assumed, when the tests are a
-``file://`` reference or match ambiguously). The CSV, HTML and
+the row has. Tests of identical vars: the row's cell in the file's
+``results.table`` (its provider, prompt, latency and gradingResult) names its
+test (``table.body[rowIndex].test``); promptfoo writes the rows as they finish,
+not in test order (0.80.3: ``results.push`` in ``processEvalStep``, 4 at a
+time), so without the table, or where the cell is not one test's grader, the
+grader is assumed. Counted on stderr, with the grader assumed, when the tests are
+a ``file://`` reference or match ambiguously. The CSV, HTML and
 XML tables keep no grader nor per-assertion score: refused in one line.
 
 Each result row is one test case (``testIdx``, ``vars``) answered by one
@@ -146,10 +151,14 @@ def _number_tests(rows: list[dict]) -> None:
     seen: Counter[tuple[str, str, str]] = Counter()
     for row in rows:
         if "testIdx" not in row:
-            vars_key = _key(row.get("vars"))
-            run = (vars_key, _key(row.get("provider")), _key(row.get("prompt")))
+            run = _run(row)
             seen[run] += 1
-            row["testIdx"] = tests.setdefault((vars_key, seen[run]), len(tests))
+            row["testIdx"] = tests.setdefault((run[0], seen[run]), len(tests))
+
+
+def _run(row: dict) -> tuple[str, str, str]:
+    """A version-2 row's vars, provider and prompt: its test's rows for one output."""
+    return _key(row.get("vars")), _key(row.get("provider")), _key(row.get("prompt"))
 
 
 def _matches(test_vars: object, row_vars: dict) -> bool:
@@ -163,12 +172,45 @@ def _matches(test_vars: object, row_vars: dict) -> bool:
     )
 
 
-def _test_options(rows: list[dict], config: dict, name: str) -> None:
+def _cell_key(vars_: object, provider: object, prompt: object, row: dict) -> str:
+    """What a version-2 result row and its table cell share: the test's vars, the
+    provider's label (else id), the prompt's raw text, the latency and the
+    gradingResult (evaluator.js copies each into the cell)."""
+    return _key([vars_, provider, prompt, row.get("latencyMs"), row.get("gradingResult")])
+
+
+def _table_options(table: object) -> dict[str, list[dict]]:
+    """Each table cell's key and the options of its row's test (several when cells
+    are alike): promptfoo 0.80.3 keeps each test in ``table.body[rowIndex].test``."""
+    found: dict[str, list[dict]] = {}
+    body = table.get("body") if isinstance(table, dict) else None
+    for line in body if isinstance(body, list) else []:
+        test = line.get("test") if isinstance(line, dict) else None
+        outputs = line.get("outputs") if isinstance(line, dict) else None
+        if not isinstance(test, dict) or not isinstance(outputs, list):
+            continue
+        for cell in outputs:
+            if isinstance(cell, dict):
+                vars_ = test.get("vars") or {}
+                key = _cell_key(vars_, cell.get("provider"), cell.get("prompt"), cell)
+                found.setdefault(key, []).append(test.get("options") or {})
+    return found
+
+
+def _row_cell_key(row: dict) -> str:
+    provider = row.get("provider")
+    if isinstance(provider, dict):
+        provider = provider.get("label") or provider.get("id")
+    return _cell_key(row.get("vars") or {}, provider, (row.get("prompt") or {}).get("raw"), row)
+
+
+def _test_options(rows: list[dict], config: dict, name: str, table: object = None) -> None:
     """Version 2 rows carry no testCase, so no test's own grader (``options.provider``):
-    give each row the options of the config test whose vars it has. When the tests
+    give each row the options of the config test whose vars it has, or, for tests
+    of identical vars, of the test of its cell in the file's table. When the tests
     are not inline (a ``file://`` reference), or a row's vars match tests of
-    different graders or none, say how many rows and the grader assumed
-    (defaultTest's)."""
+    different graders (and no table cell names one) or none, say how many rows and
+    the grader assumed (defaultTest's)."""
     v2 = [r for r in rows if "testCase" not in r]
     tests = config.get("tests")
     if not v2 or tests is None:
@@ -181,20 +223,31 @@ def _test_options(rows: list[dict], config: dict, name: str) -> None:
               f"{assumed} (options.provider of a test is not read)", file=sys.stderr)  # fmt: skip
         return
     ambiguous = unmatched = 0
+    cells: dict[str, list[dict]] | None = None  # the table's, read when first needed
     for row in v2:
         found = [t for t in tests if _matches(t.get("vars") or {}, row.get("vars") or {})]
         # a test of exactly the row's vars over one they only include (a test of no vars)
         found = [t for t in found if t.get("vars") == row.get("vars")] or found
         graders = {provider_name((t.get("options") or {}).get("provider")) for t in found}
-        if len(graders) == 1:
+        if len(graders) > 1:
+            # tests of identical vars: the row's table cell names its test, when the
+            # cells alike (same key) are all of one grader
+            cells = _table_options(table) if cells is None else cells
+            found = cells.get(_row_cell_key(row), [])
+            graders = {provider_name(o.get("provider")) for o in found}
+            if len(graders) == 1:
+                row["testCase"] = {"options": found[0]}
+                continue
+            ambiguous += 1
+        elif graders:
             row["testCase"] = {"options": found[0].get("options") or {}}
         else:
-            ambiguous += len(graders) > 1
-            unmatched += not found
+            unmatched += 1
     if ambiguous or unmatched:
         print(f"{name}: results version 2 keeps no test's own grader: {ambiguous} "
-              f"result(s) match tests of different graders, {unmatched} no test of the "
-              f"config, by their vars: assumed {assumed}", file=sys.stderr)  # fmt: skip
+              f"result(s) match tests of different graders (and no one test's cell in "
+              f"results.table), {unmatched} no test of the config, by their vars: assumed "
+              f"{assumed}", file=sys.stderr)  # fmt: skip
 
 
 def _parse(text: str, path: Path) -> object:
@@ -225,6 +278,7 @@ def read_results(path: Path) -> tuple[list[dict], dict, str]:
         )
     text = read_text(path, WHAT)
     config: dict = {}
+    table: object = None
     source = path.stem
     if suffix == ".jsonl":
         rows: object = [parse_json(line, path, WHAT) for line in text.splitlines() if line.strip()]
@@ -240,6 +294,7 @@ def read_results(path: Path) -> tuple[list[dict], dict, str]:
                 "in versions 2 and 3 of its results (eval -o, export eval)"
             )
         config = data["config"] if isinstance(data.get("config"), dict) else {}
+        table = results.get("table") if isinstance(results, dict) else None
         source = str(data.get("evalId") or path.stem)
     if isinstance(rows, list) and not rows:
         # an eval with no test cases (or every line blank): promptfoo writes an
@@ -248,7 +303,7 @@ def read_results(path: Path) -> tuple[list[dict], dict, str]:
     if not isinstance(rows, list) or not all(_is_result(r) for r in rows):
         raise InputError(f"{path}: not {WHAT}: a row without provider and testIdx (or vars)")
     _number_tests(rows)
-    _test_options(rows, config, path.name)
+    _test_options(rows, config, path.name, table)
     return rows, config, source
 
 

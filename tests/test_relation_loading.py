@@ -334,6 +334,16 @@ def test_the_summary_names_relations_and_the_loads() -> None:
                                       0.9, [null])])  # fmt: skip
     assert "fix: give every row its watermark (judge_bias_loaded_at_column)" in text
     assert "quote" not in text
+    # a key twice in a relation (a full build of a table the loads replaced rows in):
+    # the relation's fix, not the file's "remove the repeated rows"
+    twice = Reason("duplicate_key", 1, [("duplicate key: same ... as row 1", 1)], 1)
+    text = format_summary([FileCounts("judge_ratings", '"w"."evals"."r"', 10, 9, 1, 0.1, 0.5,
+                                      0.9, [twice])])  # fmt: skip
+    assert "fix: read one row per key (a view of each key's latest row)" in text
+    assert "remove the repeated rows" not in text
+    text = format_summary([FileCounts("judge_ratings", "/d/judge_ratings.csv", 10, 9, 1, 0.1,
+                                      0.5, 0.9, [twice])])  # fmt: skip
+    assert "fix: remove the repeated rows" in text
     files = FileCounts("judge_ratings", "/d/judge_ratings.csv", 100, 90, 10, 0.1, 0.5, 0.9,
                        [reason])  # fmt: skip
     text = format_summary([files])

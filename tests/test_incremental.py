@@ -156,12 +156,26 @@ def test_every_loader_passes_its_configs_to_load_model(kind: str) -> None:
     assert f"dbt.source('judge_bias_inputs', '{kind}')" in sources
 
 
-def test_load_model_is_load_kind_then_as_load() -> None:
+def test_load_model_is_load_kind_then_as_load(tmp_path: Path) -> None:
     """load_model (every loader's body) is load_kind's rows, and with incremental
     inputs those rows passed through as_load with the same route and watermark: a
     relation's watermark column kept, the load's id, rows numbered after the
     previous loads', a row the previous load holds at its largest watermark skipped.
-    Compared with the two calls made by hand."""
+    Compared with the two calls made by hand. On the file route, the rows of the
+    model's data_dir read in its csv_dialects (a TSV here: with the demo's folder or
+    the default dialect the rows differ or the header is one column)."""
+    folder = tmp_path / "tsv"
+    folder.mkdir()
+    (folder / "models.csv").write_text("alias\tmodel\tfamily\nx,1\tmx\tFx\n", encoding="utf-8")
+
+    def no_source() -> duckdb.DuckDBPyRelation:
+        raise AssertionError("the file route reads no relation")
+
+    for incremental in (False, "true"):
+        got = loads.load_model(duckdb.connect(), "models", no_source, None, relations=None,
+                               data_dir=str(folder), dialects={"models": "tsv"}, loaded_at=None,
+                               incremental=incremental, load_id="L1")  # fmt: skip
+        assert got.select("alias, model, family").fetchall() == [("x,1", "mx", "Fx")]
     con = duckdb.connect()
     con.execute(
         "create table ratings as select * from (values ('j1', 'p1', 'm1', 'h', '3', 4), "

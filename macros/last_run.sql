@@ -140,10 +140,14 @@
     {%- if effective is none -%}
         {{ return(true) }}
     {%- endif -%}
-    {%- set a = value | string | trim | float(none) -%}
-    {%- set b = effective | string | trim | float(none) -%}
-    {%- if a is not none and b is not none -%}
-        {{ return(a != b) }}
+    {%- if read_as == '' -%}
+        {#- a number only where the setting reads one: a path or a list reads '01'
+            as another name than '1' -#}
+        {%- set a = value | string | trim | float(none) -%}
+        {%- set b = effective | string | trim | float(none) -%}
+        {%- if a is not none and b is not none -%}
+            {{ return(a != b) }}
+        {%- endif -%}
     {%- endif -%}
     {%- set listed = read_as == 'list'
         or (value is not string and value is not mapping and value is iterable)

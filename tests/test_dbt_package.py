@@ -421,7 +421,7 @@ def test_a_size_is_compared_as_the_budget_reads_it(config: str) -> None:
         assert got is (parse_size(value) != effective), (value, config)
 
 
-@pytest.mark.parametrize("config", ["m1, m2", ["m1", "m2"], "m2,m1", "m1"])
+@pytest.mark.parametrize("config", ["m1, m2", ["m1", "m2"], "m2,m1", "m1", "1", "10"])
 def test_a_list_is_compared_as_its_setting_reads_it(config: object) -> None:
     """weakest_models: a var list or comma-separated text is refused exactly when the
     bias settings read another tuple of models from it than from the config
@@ -431,12 +431,15 @@ def test_a_list_is_compared_as_its_setting_reads_it(config: object) -> None:
     def read(v: object) -> tuple[str, ...]:
         return settings_from_config(lambda k: v if k == "weakest_models" else "").weakest_models
 
-    for value in (["m1", "m2"], [" m1", "m2 "], "m1,m2", "m1, m2,", ["m2", "m1"], ["m1"], "m3"):
+    # '1.0', '01' and '1e1' are names, not the numbers 1 and 10 (rev25c)
+    values = (["m1", "m2"], [" m1", "m2 "], "m1,m2", "m1, m2,", ["m2", "m1"], ["m1"], "m3",
+              "1", "1.0", "01", "1e1", "10")  # fmt: skip
+    for value in values:
         got = _macro_returns("package_setting_changes", value, config, None, "list")
         assert got is (read(value) != read(config)), (value, config)
 
 
-@pytest.mark.parametrize("config", ["data/run", "/srv/data/run/", "./data/run"])
+@pytest.mark.parametrize("config", ["data/run", "/srv/data/run/", "./data/run", "1", "10"])
 def test_a_path_is_compared_as_the_loader_reads_it(config: str) -> None:
     """data_dir: a var is refused exactly when pathlib (the loader reads Path(data_dir))
     makes another path of it than of the config; '..' is not resolved (a link may
@@ -444,7 +447,8 @@ def test_a_path_is_compared_as_the_loader_reads_it(config: str) -> None:
     from pathlib import PurePosixPath
 
     values = ["data/run", "data/run/", "./data/run", "data//run", "data/./run", "/srv/data/run",
-              "/srv//data/run", "data/x/../run", "data/runs"]  # fmt: skip
+              "/srv//data/run", "data/x/../run", "data/runs",
+              "1", "01", "1.0", "1e1", "10"]  # folders, not numbers (rev25c)  # fmt: skip
     for value in values:
         got = _macro_returns("package_setting_changes", value, config, None, "path")
         assert got is (PurePosixPath(value) != PurePosixPath(config)), (value, config)

@@ -126,7 +126,8 @@
         which the list settings read as their default: glm_priors {}, task_groups [],
         weakest_models []) and for one equal to the effective value (the config, or
         the default under '') as the setting's parser reads both: numbers as numbers
-        (0.9, 0.90, '0.9'), sizes as bytes (2GB, '2 GB', 2000MB: parse_size of
+        (0.9, 0.90, '0.9') when ``read_as`` is '', a size (``read_as`` 'size':
+        memory_budget alone) as bytes (2GB, '2 GB', 2000MB: parse_size of
         judge_bias.limits), a list (``read_as`` 'list', or either side a
         list) as its items (weakest_models: 'a, b' as [a, b]), a mapping as a mapping,
         a path (``read_as`` 'path': data_dir) as pathlib reads it ('data/x/' as
@@ -155,8 +156,8 @@
     {#- each side as the setting's parser reads it: a mapping as it is; a list (when
         either side is one) as its items, a text as its items split at commas, trimmed,
         empty ones left out (weakest_models); a path as the parts between slashes but '' and '.', as pathlib.PurePath
-        joins them; else a size in bytes when it is one (parse_size's pattern: a
-        number, a unit ending in B or none), else the trimmed text -#}
+        joins them; a size (memory_budget) in bytes when it is one (parse_size's
+        pattern: a number, a unit ending in B or none); else the trimmed text -#}
     {%- set units = {'': 1, 'B': 1, 'KB': 10 ** 3, 'MB': 10 ** 6, 'GB': 10 ** 9, 'TB': 10 ** 12,
                      'KIB': 2 ** 10, 'MIB': 2 ** 20, 'GIB': 2 ** 30, 'TIB': 2 ** 40} -%}
     {%- set read = [] -%}
@@ -175,7 +176,7 @@
             {%- set parts = text.split('/') | reject('in', ['', '.']) | join('/') -%}
             {%- set root = '/' if text.startswith('/') else '' -%}
             {%- do read.append(root ~ (parts or ('' if root else '.'))) -%}
-        {%- elif size -%}
+        {%- elif read_as == 'size' and size -%}
             {%- do read.append((size.group(1) | float * units[(size.group(2) or '') | upper]) | int) -%}
         {%- else -%}
             {%- do read.append(text) -%}
@@ -210,7 +211,7 @@
             loaders read, judge_bias.inputs.relations.data_dir_of), else the embedded
             demo, whose path this project does not know (a var is refused) -#}
         {%- do defaults.update({'data_dir': env_var('JUDGE_BIAS_DATA_DIR', '') or none}) -%}
-        {%- set read_as = {'data_dir': 'path', 'weakest_models': 'list'} -%}
+        {%- set read_as = {'data_dir': 'path', 'memory_budget': 'size', 'weakest_models': 'list'} -%}
         {%- set missed = [] -%}
         {%- for name in settings -%}
             {%- set value = var(name, none) -%}

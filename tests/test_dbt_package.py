@@ -417,8 +417,37 @@ def test_a_size_is_compared_as_the_budget_reads_it(config: str) -> None:
     defaults = _macro_returns("package_setting_defaults")
     effective = parse_size(config or DEFAULT_MEMORY_BUDGET)
     for value in SIZES:
-        got = _macro_returns("package_setting_changes", value, config, defaults["memory_budget"])
+        got = _macro_returns(
+            "package_setting_changes", value, config, defaults["memory_budget"], "size"
+        )
         assert got is (parse_size(value) != effective), (value, config)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("drift_n_boot", "500B"), ("drift_n_boot", "0.5KB"), ("glm_seed", "20250101B"),
+     ("max_fits", "200 b")],
+)  # fmt: skip
+def test_a_size_is_only_the_memory_budget(name: str, value: str) -> None:
+    """A var with a size's unit, for a setting that is not a size, is refused (its
+    parser refuses it: an error standalone) instead of read as bytes equal to the
+    default (rev25c: drift_n_boot '1KB' passed against 1000, glm_seed '20250101B')."""
+    from judge_bias.drift.settings import settings_from_config
+    from judge_bias.errors import SettingError
+    from judge_bias.glm.runner import GlmConfig
+    from judge_bias.limits import Budget
+
+    parsers = {
+        # the models pass the config drift_n_boot as n_boot (int_judge_drift_results)
+        "drift_n_boot": lambda v: settings_from_config({"n_boot": v}.get),
+        "glm_seed": lambda v: GlmConfig.from_vars({name: v}.get),
+        "max_fits": lambda v: Budget.from_config(None, v),
+    }
+    with pytest.raises((ValueError, SettingError)):
+        parsers[name](value)
+    default = _macro_returns("package_setting_defaults")[name]
+    assert _macro_returns("package_setting_changes", value, "", default) is True
+    assert _macro_returns("package_setting_changes", value, str(default), default) is True
 
 
 @pytest.mark.parametrize("config", ["m1, m2", ["m1", "m2"], "m2,m1", "m1", "1", "10"])

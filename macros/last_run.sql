@@ -128,8 +128,8 @@
         the default under '') as the setting's parser reads both: numbers as numbers
         (0.9, 0.90, '0.9') when ``read_as`` is '', a size (``read_as`` 'size':
         memory_budget alone) as bytes (2GB, '2 GB', 2000MB: parse_size of
-        judge_bias.limits), a list (``read_as`` 'list', or either side a
-        list) as its items (weakest_models: 'a, b' as [a, b]), a mapping as a mapping,
+        judge_bias.limits), a list (``read_as`` 'list' alone: a list given to
+        another setting is its text, refused) as its items (weakest_models: 'a, b' as [a, b]), a mapping as a mapping,
         a path (``read_as`` 'path': data_dir) as pathlib reads it ('data/x/' as
         'data/x'), else as trimmed text. -#}
     {%- set unset = ['', 'None'] -%}
@@ -150,11 +150,8 @@
             {{ return(a != b) }}
         {%- endif -%}
     {%- endif -%}
-    {%- set listed = read_as == 'list'
-        or (value is not string and value is not mapping and value is iterable)
-        or (effective is not string and effective is not mapping and effective is iterable) -%}
-    {#- each side as the setting's parser reads it: a mapping as it is; a list (when
-        either side is one) as its items, a text as its items split at commas, trimmed,
+    {#- each side as the setting's parser reads it: a mapping as it is; a list setting's
+        list as its items, a text as its items split at commas, trimmed,
         empty ones left out (weakest_models); a path as the parts between slashes but '' and '.', as pathlib.PurePath
         joins them; a size (memory_budget) in bytes when it is one (parse_size's
         pattern: a number, a unit ending in B or none); else the trimmed text -#}
@@ -166,9 +163,9 @@
         {%- set size = modules.re.fullmatch('(\\d+(?:\\.\\d+)?)\\s*((?:[KMGT]I?)?B)?', text, modules.re.IGNORECASE) -%}
         {%- if side is mapping -%}
             {%- do read.append(side) -%}
-        {%- elif listed -%}
-            {%- if side is string -%}
-                {%- do read.append(side.split(',') | map('trim') | reject('equalto', '') | list) -%}
+        {%- elif read_as == 'list' -%}
+            {%- if side is string or side is not iterable -%}
+                {%- do read.append(text.split(',') | map('trim') | reject('equalto', '') | list) -%}
             {%- else -%}
                 {%- do read.append(side | map('string') | list) -%}
             {%- endif -%}

@@ -485,6 +485,26 @@ def test_a_path_is_compared_as_the_loader_reads_it(config: str) -> None:
     assert _macro_returns("package_setting_changes", "data/run/", "data/run", None) is True
 
 
+@pytest.mark.parametrize(
+    ("value", "config", "default", "read_as"),
+    [(["0.9"], "", 0.9, ""), ([0.95], "0.95", 0.9, ""), (["2GB"], "", "2GB", "size"),
+     (["2GB"], "2GB", "2GB", "size")],
+)  # fmt: skip
+def test_a_list_is_only_a_list_setting(
+    value: object, config: object, default: object, read_as: str
+) -> None:
+    """A list given to a setting that is not one is refused, as its parser refuses it
+    (float(str(value)) for ci_level, parse_size for memory_budget): rev25c found
+    ci_level: ['0.9'] crashed the hook ('float' object is not iterable) and
+    memory_budget: ['2GB'] and ci_level: [0.95] passed, compared as lists."""
+    from judge_bias.errors import SettingError
+    from judge_bias.limits import parse_size
+
+    with pytest.raises((ValueError, SettingError)):
+        parse_size(str(value)) if read_as == "size" else float(str(value))
+    assert _macro_returns("package_setting_changes", value, config, default, read_as) is True
+
+
 def test_a_mapping_is_compared_as_a_mapping() -> None:
     """task_groups, glm_priors, csv_dialects: the same mapping in another key order
     passes (its text differs), another mapping is refused."""

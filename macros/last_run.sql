@@ -129,9 +129,9 @@
         (0.9, 0.90, '0.9') when ``read_as`` is '', a size (``read_as`` 'size':
         memory_budget alone) as bytes (2GB, '2 GB', 2000MB: parse_size of
         judge_bias.limits), a list (``read_as`` 'list' alone: a list given to
-        another setting is its text, refused) as its items (weakest_models: 'a, b' as [a, b]), a mapping as a mapping,
-        a path (``read_as`` 'path': data_dir) as pathlib reads it ('data/x/' as
-        'data/x'), else as trimmed text. -#}
+        another setting is its text, refused) as its items (weakest_models: 'a, b'
+        as [a, b]), a mapping as a mapping, a path (``read_as`` 'path': data_dir) as pathlib reads it ('data/x/' as
+        'data/x'; not trimmed: 'data/x ' is another folder), else as trimmed text. -#}
     {%- set unset = ['', 'None'] -%}
     {%- set empty = value is not string and value is iterable and value | length == 0 -%}
     {%- if value is none or empty or value | string | trim in unset -%}
@@ -159,7 +159,8 @@
                      'KIB': 2 ** 10, 'MIB': 2 ** 20, 'GIB': 2 ** 30, 'TIB': 2 ** 40} -%}
     {%- set read = [] -%}
     {%- for side in [value, effective] -%}
-        {%- set text = side | string | trim -%}
+        {#- a path is not trimmed: the loader reads Path(data_dir) as given -#}
+        {%- set text = side | string if read_as == 'path' else side | string | trim -%}
         {%- set size = modules.re.fullmatch('(\\d+(?:\\.\\d+)?)\\s*((?:[KMGT]I?)?B)?', text, modules.re.IGNORECASE) -%}
         {%- if side is mapping -%}
             {%- do read.append(side) -%}

@@ -477,7 +477,8 @@ def test_a_path_is_compared_as_the_loader_reads_it(config: str) -> None:
 
     values = ["data/run", "data/run/", "./data/run", "data//run", "data/./run", "/srv/data/run",
               "/srv//data/run", "data/x/../run", "data/runs",
-              "1", "01", "1.0", "1e1", "10"]  # folders, not numbers (rev25c)  # fmt: skip
+              "1", "01", "1.0", "1e1", "10",  # folders, not numbers (rev25c)
+              "data/run ", " data/run"]  # not trimmed (rev25c)  # fmt: skip
     for value in values:
         got = _macro_returns("package_setting_changes", value, config, None, "path")
         assert got is (PurePosixPath(value) != PurePosixPath(config)), (value, config)

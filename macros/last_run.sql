@@ -104,26 +104,34 @@
         it (ci_level: 0.9), which changes no result. A mirror, for the macros alone
         (Jinja cannot import Python): the defaults live in the topics' settings.py, and
         tests/test_dbt_package.py fails when one here differs from them. A setting
-        missing here (lists, sizes, paths) is compared with its config as text. -#}
+        missing here (the lists, whose default an empty one stands for, and data_dir,
+        whose default is the environment or the embedded demo: check_package_vars) is
+        compared with its config only. -#}
     {{ return({
         'budget_half_width': 0.05, 'ci_level': 0.9, 'comparison_power': 0.8,
         'drift_max_flip_rate': 0.2, 'drift_min_shift': 0.05, 'drift_n_boot': 500,
         'gam_knots': 5, 'glm_agreement_draws': 100, 'glm_chains': 2, 'glm_draws': 1000,
         'glm_seed': 20250101, 'glm_target_accept': 0.8, 'glm_warmup': 200,
-        'max_fits': 200, 'max_ordinal_params': 200, 'pass_threshold': 0.5,
-        'ppi_interval': 'skew', 'ppi_lambda': 'tuned', 'se_type': 'HC0', 'weakest_k': 2,
+        'max_fits': 200, 'max_ordinal_params': 200, 'memory_budget': '2GB',
+        'pass_threshold': 0.5, 'ppi_interval': 'skew', 'ppi_lambda': 'tuned',
+        'se_type': 'HC0', 'weakest_k': 2,
     }) }}
 {%- endmacro %}
 
-{% macro package_setting_changes(value, config, default) -%}
+{% macro package_setting_changes(value, config, default, read_as='') -%}
     {#- Whether a var ``value`` would change a result against a model's ``config``
         (its text, '' when left to the default) and the setting's ``default`` (none
         when package_setting_defaults() has none): false for an unset var (none, ''
         or 'None', judge_bias.settings.is_unset's rule; an empty list or mapping,
         which the list settings read as their default: glm_priors {}, task_groups [],
         weakest_models []) and for one equal to the effective value (the config, or
-        the default under ''), as numbers when both read as numbers (0.9, 0.90,
-        '0.9'), else as trimmed text. -#}
+        the default under '') as the setting's parser reads both: numbers as numbers
+        (0.9, 0.90, '0.9') when ``read_as`` is '', a size (``read_as`` 'size':
+        memory_budget alone) as bytes (2GB, '2 GB', 2000MB: parse_size of
+        judge_bias.limits), a list (``read_as`` 'list' alone: a list given to
+        another setting is its text, refused) as its items (weakest_models: 'a, b'
+        as [a, b]), a mapping as a mapping, a path (``read_as`` 'path': data_dir) as pathlib reads it ('data/x/' as
+        'data/x'; not trimmed: 'data/x ' is another folder), else as trimmed text. -#}
     {%- set unset = ['', 'None'] -%}
     {%- set empty = value is not string and value is iterable and value | length == 0 -%}
     {%- if value is none or empty or value | string | trim in unset -%}
@@ -133,12 +141,46 @@
     {%- if effective is none -%}
         {{ return(true) }}
     {%- endif -%}
-    {%- set a = value | string | trim | float(none) -%}
-    {%- set b = effective | string | trim | float(none) -%}
-    {%- if a is not none and b is not none -%}
-        {{ return(a != b) }}
+    {%- if read_as == '' -%}
+        {#- a number only where the setting reads one: a path or a list reads '01'
+            as another name than '1' -#}
+        {%- set a = value | string | trim | float(none) -%}
+        {%- set b = effective | string | trim | float(none) -%}
+        {%- if a is not none and b is not none -%}
+            {{ return(a != b) }}
+        {%- endif -%}
     {%- endif -%}
-    {{ return(value | string | trim != effective | string | trim) }}
+    {#- each side as the setting's parser reads it: a mapping as it is; a list setting's
+        list as its items, a text as its items split at commas, trimmed,
+        empty ones left out (weakest_models); a path as the parts between slashes but '' and '.', as pathlib.PurePath
+        joins them; a size (memory_budget) in bytes when it is one (parse_size's
+        pattern: a number, a unit ending in B or none); else the trimmed text -#}
+    {%- set units = {'': 1, 'B': 1, 'KB': 10 ** 3, 'MB': 10 ** 6, 'GB': 10 ** 9, 'TB': 10 ** 12,
+                     'KIB': 2 ** 10, 'MIB': 2 ** 20, 'GIB': 2 ** 30, 'TIB': 2 ** 40} -%}
+    {%- set read = [] -%}
+    {%- for side in [value, effective] -%}
+        {#- a path is not trimmed: the loader reads Path(data_dir) as given -#}
+        {%- set text = side | string if read_as == 'path' else side | string | trim -%}
+        {%- set size = modules.re.fullmatch('(\\d+(?:\\.\\d+)?)\\s*((?:[KMGT]I?)?B)?', text, modules.re.IGNORECASE) -%}
+        {%- if side is mapping -%}
+            {%- do read.append(side) -%}
+        {%- elif read_as == 'list' -%}
+            {%- if side is string or side is not iterable -%}
+                {%- do read.append(text.split(',') | map('trim') | reject('equalto', '') | list) -%}
+            {%- else -%}
+                {%- do read.append(side | map('string') | list) -%}
+            {%- endif -%}
+        {%- elif read_as == 'path' -%}
+            {%- set parts = text.split('/') | reject('in', ['', '.']) | join('/') -%}
+            {%- set root = '/' if text.startswith('/') else '' -%}
+            {%- do read.append(root ~ (parts or ('' if root else '.'))) -%}
+        {%- elif read_as == 'size' and size -%}
+            {%- do read.append((size.group(1) | float * units[(size.group(2) or '') | upper]) | int) -%}
+        {%- else -%}
+            {%- do read.append(text) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(read[0] != read[1]) }}
 {%- endmacro %}
 
 {% macro check_package_vars() -%}
@@ -163,6 +205,11 @@
         {%- set file_settings = ['data_dir', 'csv_dialects'] if input_relation_kinds() else [] -%}
         {%- set settings = package_config_settings() | reject('in', file_settings) | list -%}
         {%- set defaults = package_setting_defaults() -%}
+        {#- data_dir left at '': the folder of JUDGE_BIAS_DATA_DIR when set (what the
+            loaders read, judge_bias.inputs.relations.data_dir_of), else the embedded
+            demo, whose path this project does not know (a var is refused) -#}
+        {%- do defaults.update({'data_dir': env_var('JUDGE_BIAS_DATA_DIR', '') or none}) -%}
+        {%- set read_as = {'data_dir': 'path', 'memory_budget': 'size', 'weakest_models': 'list'} -%}
         {%- set missed = [] -%}
         {%- for name in settings -%}
             {%- set value = var(name, none) -%}
@@ -171,7 +218,7 @@
                 and node.unique_id in selected_resources
                 and node.package_name == 'judge_bias' and node.resource_type == 'model'
                 and name in node.config
-                and package_setting_changes(value, node.config[name], defaults.get(name)) -%}
+                and package_setting_changes(value, node.config[name], defaults.get(name), read_as.get(name, '')) -%}
                 {%- if loop.first -%}
                     {%- do missed.append(name ~ ': ' ~ value ~ ' (' ~ node.name ~ ' has ' ~ (node.config[name] | string or "''") ~ ')') -%}
                 {%- endif -%}

@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import types
 from pathlib import Path
 
 import duckdb
@@ -68,7 +69,9 @@ def _write(folder: Path, files: dict[str, str]) -> None:
         (folder / name).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
 
 
-def _run_dbt(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _run_dbt(
+    project: Path, *args: str, data_dir_env: str | None = None
+) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     env.update(
         DBT_SEND_ANONYMOUS_USAGE_STATS="false",
@@ -77,6 +80,8 @@ def _run_dbt(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
         PYTHONPATH=str(Path(judge_bias.__file__).resolve().parents[1]),
     )
     env.pop("JUDGE_BIAS_DATA_DIR", None)
+    if data_dir_env is not None:
+        env["JUDGE_BIAS_DATA_DIR"] = data_dir_env
     env.pop("JUDGE_BIAS_DB", None)
     return subprocess.run(
         [str(Path(sys.executable).with_name("dbt")), *args, "--profiles-dir", str(project)],
@@ -87,8 +92,8 @@ def _run_dbt(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _dbt(project: Path, *args: str) -> None:
-    done = _run_dbt(project, *args)
+def _dbt(project: Path, *args: str, data_dir_env: str | None = None) -> None:
+    done = _run_dbt(project, *args, data_dir_env=data_dir_env)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
 
 
@@ -204,9 +209,9 @@ def test_validate_publish_snapshots_our_marts_only(consumer: Path, demo_build: B
     assert published == standalone
 
 
-def _dbt_fails(project: Path, *args: str) -> str:
+def _dbt_fails(project: Path, *args: str, data_dir_env: str | None = None) -> str:
     """dbt's output when the command fails (it must)."""
-    done = _run_dbt(project, *args)
+    done = _run_dbt(project, *args, data_dir_env=data_dir_env)
     assert done.returncode != 0, done.stdout[-3000:]
     return done.stdout + done.stderr
 
@@ -267,11 +272,21 @@ def test_vars_that_reach_the_package_or_are_dbts_own_pass(consumer: Path, tmp_pa
     settings read with var() that the command line reaches (glm_models: none, as on
     main; min_term_support: 30, the default, which the config holds as ''); and
     (mend24) settings equal to their defaults (ci_level: 0.90, se_type: HC0,
-    glm_draws: '1000'), which change no result: session 23 refused them."""
+    glm_draws: '1000'), which change no result: session 23 refused them; and (mend25)
+    a size or a path the setting's parser reads as the effective one (memory_budget
+    2000MB for the default 2GB; data_dir with a trailing slash for the folder of
+    JUDGE_BIAS_DATA_DIR), which session 24 compared as text and refused."""
     vars_ = (
         "{database: x, schema: y, tags: z, glm_models: none, min_term_support: 30, "
-        "ci_level: 0.90, se_type: HC0, glm_draws: '1000'}"
+        "ci_level: 0.90, se_type: HC0, glm_draws: '1000', memory_budget: 2000MB}"
     )
+    target = ["--target-path", str(tmp_path / "target")]
+    folder = str(shutil.copytree(DEMO_DIR, tmp_path / "team_data"))
+    run = ["run", "-s", "base_inputs__models", *target, "--vars"]
+    files = "{judge_bias_input_relations: '', data_dir: '%s'}"  # the file route
+    _dbt(consumer, *run, files % f"{folder}/", data_dir_env=folder)
+    out = _dbt_fails(consumer, *run, files % f"{folder}/other", data_dir_env=folder)
+    assert f"data_dir: {folder}/other (base_inputs__models has" in out
     _dbt(
         consumer,
         "run",
@@ -294,7 +309,11 @@ def _macro_returns(macro: str, *args: object) -> object:
     template = jinja2.Environment(extensions=["jinja2.ext.do"]).from_string(
         text + "{{ " + macro + "(*args) }}"
     )
-    template.render(args=args, **{"return": lambda value: returned.append(value) or ""})
+    # dbt's context gives macros the re module as modules.re
+    modules = types.SimpleNamespace(re=re)
+    template.render(
+        args=args, modules=modules, **{"return": lambda value: returned.append(value) or ""}
+    )
     return returned[0]
 
 
@@ -307,7 +326,7 @@ def test_the_macros_defaults_are_the_settings_defaults() -> None:
     from judge_bias.comparisons.settings import Settings as ComparisonSettings
     from judge_bias.drift.settings import DriftSettings
     from judge_bias.glm.runner import GlmConfig
-    from judge_bias.limits import Budget
+    from judge_bias.limits import DEFAULT_MEMORY_BUDGET, Budget, parse_size
     from judge_bias.ppi.settings import PpiSettings, parse_lambda
     from judge_bias.settings import CI_LEVEL
 
@@ -321,13 +340,14 @@ def test_the_macros_defaults_are_the_settings_defaults() -> None:
         "glm_chains": glm.settings.chains, "glm_draws": glm.settings.draws,
         "glm_seed": glm.settings.seed, "glm_target_accept": glm.settings.target_accept,
         "glm_warmup": glm.settings.warmup, "max_fits": budget.max_fits,
-        "max_ordinal_params": budget.max_ordinal_params,
+        "max_ordinal_params": budget.max_ordinal_params, "memory_budget": DEFAULT_MEMORY_BUDGET,
         "pass_threshold": drift.pass_threshold, "ppi_interval": PpiSettings().ppi_interval,
         "se_type": bias.se_type, "weakest_k": bias.weakest_k,
         # None (PPI++) written as docs/comparisons.md's default, which parse_lambda reads
         "ppi_lambda": "tuned",
     }  # fmt: skip
     assert PpiSettings().ppi_lambda is None and parse_lambda(python["ppi_lambda"]) is None
+    assert parse_size(python["memory_budget"]) == budget.bytes
     assert comparison.ppi_lambda is None
     assert _macro_returns("package_setting_defaults") == python
     # the same default wherever a setting is read (ci_level by every topic)
@@ -371,6 +391,128 @@ def test_a_var_is_refused_only_when_it_changes_the_effective_value(
     for a config left at ''. Fails on session 23's comparison of the var's text with
     the config's ('0.9' != '')."""
     assert _macro_returns("package_setting_changes", value, config, default) is changes
+
+
+SIZES = [
+    "2GB",
+    "2 GB",
+    " 2gb",
+    "2000MB",
+    "2000000000",
+    "1.5GB",
+    "1500 MB",
+    "2GiB",
+    "2048MiB",
+    "3GB",
+]
+
+
+@pytest.mark.parametrize("config", ["", "1500MB", "2GiB"])
+def test_a_size_is_compared_as_the_budget_reads_it(config: str) -> None:
+    """memory_budget: a var is refused exactly when judge_bias.limits.parse_size (the
+    setting's own parser) reads it as another size than the config, or than the
+    default 2GB under a config left at '' (session 24 refused '2 GB' and 2000MB)."""
+    from judge_bias.limits import DEFAULT_MEMORY_BUDGET, parse_size
+
+    defaults = _macro_returns("package_setting_defaults")
+    effective = parse_size(config or DEFAULT_MEMORY_BUDGET)
+    for value in SIZES:
+        got = _macro_returns(
+            "package_setting_changes", value, config, defaults["memory_budget"], "size"
+        )
+        assert got is (parse_size(value) != effective), (value, config)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("drift_n_boot", "500B"), ("drift_n_boot", "0.5KB"), ("glm_seed", "20250101B"),
+     ("max_fits", "200 b")],
+)  # fmt: skip
+def test_a_size_is_only_the_memory_budget(name: str, value: str) -> None:
+    """A var with a size's unit, for a setting that is not a size, is refused (its
+    parser refuses it: an error standalone) instead of read as bytes equal to the
+    default (rev25c: drift_n_boot '1KB' passed against 1000, glm_seed '20250101B')."""
+    from judge_bias.drift.settings import settings_from_config
+    from judge_bias.errors import SettingError
+    from judge_bias.glm.runner import GlmConfig
+    from judge_bias.limits import Budget
+
+    parsers = {
+        # the models pass the config drift_n_boot as n_boot (int_judge_drift_results)
+        "drift_n_boot": lambda v: settings_from_config({"n_boot": v}.get),
+        "glm_seed": lambda v: GlmConfig.from_vars({name: v}.get),
+        "max_fits": lambda v: Budget.from_config(None, v),
+    }
+    with pytest.raises((ValueError, SettingError)):
+        parsers[name](value)
+    default = _macro_returns("package_setting_defaults")[name]
+    assert _macro_returns("package_setting_changes", value, "", default) is True
+    assert _macro_returns("package_setting_changes", value, str(default), default) is True
+
+
+@pytest.mark.parametrize("config", ["m1, m2", ["m1", "m2"], "m2,m1", "m1", "1", "10"])
+def test_a_list_is_compared_as_its_setting_reads_it(config: object) -> None:
+    """weakest_models: a var list or comma-separated text is refused exactly when the
+    bias settings read another tuple of models from it than from the config
+    (settings_from_config, the setting's parser)."""
+    from judge_bias.bias.settings import settings_from_config
+
+    def read(v: object) -> tuple[str, ...]:
+        return settings_from_config(lambda k: v if k == "weakest_models" else "").weakest_models
+
+    # '1.0', '01' and '1e1' are names, not the numbers 1 and 10 (rev25c)
+    values = (["m1", "m2"], [" m1", "m2 "], "m1,m2", "m1, m2,", ["m2", "m1"], ["m1"], "m3",
+              "1", "1.0", "01", "1e1", "10")  # fmt: skip
+    for value in values:
+        got = _macro_returns("package_setting_changes", value, config, None, "list")
+        assert got is (read(value) != read(config)), (value, config)
+
+
+@pytest.mark.parametrize("config", ["data/run", "/srv/data/run/", "./data/run", "1", "10"])
+def test_a_path_is_compared_as_the_loader_reads_it(config: str) -> None:
+    """data_dir: a var is refused exactly when pathlib (the loader reads Path(data_dir))
+    makes another path of it than of the config; '..' is not resolved (a link may
+    stand between), so data/x/../run stays another path."""
+    from pathlib import PurePosixPath
+
+    values = ["data/run", "data/run/", "./data/run", "data//run", "data/./run", "/srv/data/run",
+              "/srv//data/run", "data/x/../run", "data/runs",
+              "1", "01", "1.0", "1e1", "10",  # folders, not numbers (rev25c)
+              "data/run ", " data/run"]  # not trimmed (rev25c)  # fmt: skip
+    for value in values:
+        got = _macro_returns("package_setting_changes", value, config, None, "path")
+        assert got is (PurePosixPath(value) != PurePosixPath(config)), (value, config)
+    # read as text a path is text: another setting's "a/b/" is not "a/b"
+    assert _macro_returns("package_setting_changes", "data/run/", "data/run", None) is True
+
+
+@pytest.mark.parametrize(
+    ("value", "config", "default", "read_as"),
+    [(["0.9"], "", 0.9, ""), ([0.95], "0.95", 0.9, ""), (["2GB"], "", "2GB", "size"),
+     (["2GB"], "2GB", "2GB", "size")],
+)  # fmt: skip
+def test_a_list_is_only_a_list_setting(
+    value: object, config: object, default: object, read_as: str
+) -> None:
+    """A list given to a setting that is not one is refused, as its parser refuses it
+    (float(str(value)) for ci_level, parse_size for memory_budget): rev25c found
+    ci_level: ['0.9'] crashed the hook ('float' object is not iterable) and
+    memory_budget: ['2GB'] and ci_level: [0.95] passed, compared as lists."""
+    from judge_bias.errors import SettingError
+    from judge_bias.limits import parse_size
+
+    with pytest.raises((ValueError, SettingError)):
+        parse_size(str(value)) if read_as == "size" else float(str(value))
+    assert _macro_returns("package_setting_changes", value, config, default, read_as) is True
+
+
+def test_a_mapping_is_compared_as_a_mapping() -> None:
+    """task_groups, glm_priors, csv_dialects: the same mapping in another key order
+    passes (its text differs), another mapping is refused."""
+    config = {"a": "x", "b": "y"}
+    assert _macro_returns("package_setting_changes", {"b": "y", "a": "x"}, config, None) is False
+    assert _macro_returns("package_setting_changes", {"a": "x", "b": "z"}, config, None) is True
+    assert _macro_returns("package_setting_changes", {"a": "x"}, "", None) is True
 
 
 def test_an_empty_list_setting_is_its_default() -> None:

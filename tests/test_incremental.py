@@ -24,6 +24,7 @@ from judge_bias.inputs import loads
 from judge_bias.inputs.contract import KINDS
 from judge_bias.inputs.loading import InputError
 from judge_bias.inputs.loads import KEY_SEPARATOR, as_load, key_expression, process_load_id
+from judge_bias.inputs.relations import load_kind, load_relation
 from judge_bias.warehouse.build import (
     GATE_RESULTS,
     PROJECT_DIR,
@@ -124,28 +125,85 @@ def test_loads_from_relations_are_appended(relations: object) -> None:
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_every_loader_passes_the_relation_route_to_as_load(kind: str) -> None:
-    """A loader calling as_load or load_kind without the route's config would read a
+def test_every_loader_passes_its_configs_to_load_model(kind: str) -> None:
+    """A loader passing load_model a config of another name, or none, would read a
     relation without its watermark, or append it without keeping it (the next load
     would read the whole relation again: test_dbt_package.py runs a consumer
-    project's loads). The calls' keywords, read from each base_inputs__ model."""
+    project's loads); dbt passes a Python model only the configs its file names. The
+    call's arguments, read from each base_inputs__ model."""
     path = PROJECT_DIR / "models" / "staging" / "inputs" / "base" / f"base_inputs__{kind}.py"
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    for name, wanted in (
-        ("as_load", {"relations": "input_relations", "loaded_at": "loaded_at_column"}),
-        ("load_kind", {"relations": "input_relations", "loaded_at": "loaded_at_column"}),
-    ):
-        calls = [
-            node
-            for node in ast.walk(tree)
-            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == name
-        ]
-        assert len(calls) == 1, (kind, name)
-        passed = {k.arg: ast.unparse(k.value) for k in calls[0].keywords}
-        for arg, config in wanted.items():
-            assert passed.get(arg) == f"dbt.config.get('{config}')", (kind, name, arg)
-        if name == "load_kind":
-            assert passed.get("previous") == "previous", kind
+    calls = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "load_model"
+    ]
+    assert len(calls) == 1, kind
+    args = [ast.unparse(a) for a in calls[0].args]
+    previous = "repr(dbt.this) if dbt.is_incremental else None"
+    assert args == ["session", repr(kind), "source", previous], kind
+    passed = {k.arg: ast.unparse(k.value) for k in calls[0].keywords}
+    wanted = {
+        "relations": "input_relations",
+        "data_dir": "data_dir",
+        "dialects": "csv_dialects",
+        "loaded_at": "loaded_at_column",
+        "incremental": "incremental_inputs",
+        "load_id": "load_id",
+    }
+    assert passed == {arg: f"dbt.config.get('{config}')" for arg, config in wanted.items()}
+    sources = [ast.unparse(n) for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    assert f"dbt.source('judge_bias_inputs', '{kind}')" in sources
+
+
+def test_load_model_is_load_kind_then_as_load(tmp_path: Path) -> None:
+    """load_model (every loader's body) is load_kind's rows, and with incremental
+    inputs those rows passed through as_load with the same route and watermark: a
+    relation's watermark column kept, the load's id, rows numbered after the
+    previous loads', a row the previous load holds at its largest watermark skipped.
+    Compared with the two calls made by hand. On the file route, the rows of the
+    model's data_dir read in its csv_dialects (a TSV here: with the demo's folder or
+    the default dialect the rows differ or the header is one column)."""
+    folder = tmp_path / "tsv"
+    folder.mkdir()
+    (folder / "models.csv").write_text("alias\tmodel\tfamily\nx,1\tmx\tFx\n", encoding="utf-8")
+
+    def no_source() -> duckdb.DuckDBPyRelation:
+        raise AssertionError("the file route reads no relation")
+
+    for incremental in (False, "true"):
+        got = loads.load_model(duckdb.connect(), "models", no_source, None, relations=None,
+                               data_dir=str(folder), dialects={"models": "tsv"}, loaded_at=None,
+                               incremental=incremental, load_id="L1")  # fmt: skip
+        assert got.select("alias, model, family").fetchall() == [("x,1", "mx", "Fx")]
+    con = duckdb.connect()
+    con.execute(
+        "create table ratings as select * from (values ('j1', 'p1', 'm1', 'h', '3', 4), "
+        "('j2', 'p1', 'm1', 'h', '2', 5)) as t(judge, prompt_id, model, dimension, label, seq)"
+    )
+
+    def source() -> duckdb.DuckDBPyRelation:
+        return con.sql("select * from ratings")
+
+    def by_model(incremental: object, previous: str | None) -> duckdb.DuckDBPyRelation:
+        return loads.load_model(con, "judge_ratings", source, previous, relations="all",
+                                data_dir=None, dialects=None, loaded_at="seq",
+                                incremental=incremental, load_id="L1")  # fmt: skip
+
+    def rows(rel: duckdb.DuckDBPyRelation) -> list[tuple[object, ...]]:
+        return sorted(rel.select("* exclude (_loaded_at)").fetchall())
+
+    plain = load_relation(con, "judge_ratings", source, "seq")
+    assert sorted(by_model(False, None).fetchall()) == sorted(plain.fetchall())
+    by_model(True, None).create("prev")
+    con.execute("insert into ratings values ('j3', 'p2', 'm1', 'h', '1', 6)")
+    for previous in (None, "prev"):
+        read = load_kind(con, "judge_ratings", source, "all", None, None, "seq", previous)
+        want = as_load(con, read, "judge_ratings", "L1", previous, "all", "seq")
+        assert "seq" in want.columns
+        assert rows(by_model("true", previous)) == rows(want)
+    # the row at the previous largest watermark is held, the new one numbered after 2
+    assert [r[0] for r in rows(by_model("true", "prev"))] == [3]
 
 
 def test_a_clock_behind_the_last_load_is_refused() -> None:

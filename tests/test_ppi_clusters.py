@@ -10,6 +10,8 @@ the independent strata's).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -17,7 +19,7 @@ import statsmodels.api as sm
 from ppi_py import ppi_mean_ci
 from scipy import stats
 
-from judge_bias.ppi.clusters import cross_moments
+from judge_bias.ppi.clusters import PAIR_TERMS, cross_moments, pair_terms
 from judge_bias.ppi.estimator import combine, moments, stratum_estimates
 from judge_bias.ppi.marts import KEYS, score_table, stratum_table
 
@@ -137,3 +139,26 @@ def test_a_stratum_holding_a_completion_twice_takes_its_covariances_in_both_mart
     independent = stratum_table(m, 0.9, None, "skew", None)
     assert independent["std_error"].iloc[0] < 0.85 * np.sqrt(want)
     assert set(KEYS) <= set(c.columns)
+
+
+def test_a_stratum_with_one_label_adds_no_cross_term_and_no_warning() -> None:
+    """A stratum with one human label is not estimable (combine's note); its one
+    labelled unit is its own mean, so every product with its centred scores is 0 and
+    its pairs add nothing (the cross terms equal those of the other strata's pairs
+    alone), without numpy's invalid-value warning from n / (n - 1) = inf times 0
+    (clusters.py, session 24)."""
+    units = _units(np.random.default_rng(5), 200, 0.2)
+    one = units["dimension"] == "faithfulness"
+    first = units.loc[one & units["labelled"], "completion"].iloc[0]
+    units.loc[one & (units["completion"] != first), "labelled"] = False
+    strata, cross, got = _estimate(units.copy(), "dimension")
+    assert "fewer than 2 human labels: not estimable in [faithfulness]" in got["notes"]
+    strata = strata.assign(weight=strata["n_units"] / strata["n_units"].sum())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        terms = pair_terms(strata, cross, ["group"])
+    others = cross[(cross["stratum_a"] != "faithfulness") & (cross["stratum_b"] != "faithfulness")]
+    assert len(others) < len(cross)
+    want = pair_terms(strata, others, ["group"])
+    assert np.isfinite(terms[list(PAIR_TERMS)].to_numpy(dtype=float)).all()
+    pd.testing.assert_frame_equal(terms, want)

@@ -240,20 +240,26 @@ MARKED = [  # judge, prompt_id, model, dimension, label, Seq (the watermark)
 ]
 
 
-def _marked(con: duckdb.DuckDBPyConnection) -> None:
+def _ratings(con: duckdb.DuckDBPyConnection, rows: list[tuple[object, ...]], mark: str) -> None:
+    """The relation ``ratings``: the contract's rating columns and the watermark ``mark``."""
     con.execute(
-        "create table ratings (judge varchar, prompt_id varchar, model varchar, "
-        "dimension varchar, label varchar, Seq bigint)"
+        "create or replace table ratings (judge varchar, prompt_id varchar, model varchar, "
+        f"dimension varchar, label varchar, {mark} bigint)"
     )
-    con.executemany("insert into ratings values (?, ?, ?, ?, ?, ?)", MARKED)
+    con.executemany("insert into ratings values (?, ?, ?, ?, ?, ?)", rows)
 
 
-def _load(con: duckdb.DuckDBPyConnection, previous: str | None) -> pd.DataFrame:
+def _marked(con: duckdb.DuckDBPyConnection) -> None:
+    _ratings(con, MARKED, "Seq")
+
+
+def _load(con: duckdb.DuckDBPyConnection, previous: str | None, mark: str = "seq") -> pd.DataFrame:
+    """One load of ``ratings`` as the loader model makes it (load_model's two calls)."""
     from judge_bias.inputs.loads import as_load
 
-    rows = load_kind(con, "judge_ratings", _reader(con, "ratings"), "all", None, None, "seq",
+    rows = load_kind(con, "judge_ratings", _reader(con, "ratings"), "all", None, None, mark,
                      previous)  # fmt: skip
-    return as_load(con, rows, "judge_ratings", "L", previous, "all", "seq").df()
+    return as_load(con, rows, "judge_ratings", "L", previous, "all", mark).df()
 
 
 def test_a_load_reads_the_rows_from_the_previous_watermark() -> None:
@@ -337,6 +343,16 @@ def test_the_summary_names_relations_and_the_loads() -> None:
                                       0.9, [null])])  # fmt: skip
     assert "fix: give every row its watermark (judge_bias_loaded_at_column)" in text
     assert "quote" not in text
+    # a key twice in a relation (a full build of a table the loads replaced rows in):
+    # the relation's fix, not the file's "remove the repeated rows"
+    twice = Reason("duplicate_key", 1, [("duplicate key: same ... as row 1", 1)], 1)
+    text = format_summary([FileCounts("judge_ratings", '"w"."evals"."r"', 10, 9, 1, 0.1, 0.5,
+                                      0.9, [twice])])  # fmt: skip
+    assert "fix: read one row per key (a view of each key's latest row)" in text
+    assert "remove the repeated rows" not in text
+    text = format_summary([FileCounts("judge_ratings", "/d/judge_ratings.csv", 10, 9, 1, 0.1,
+                                      0.5, 0.9, [twice])])  # fmt: skip
+    assert "fix: remove the repeated rows" in text
     files = FileCounts("judge_ratings", "/d/judge_ratings.csv", 100, 90, 10, 0.1, 0.5, 0.9,
                        [reason])  # fmt: skip
     text = format_summary([files])
@@ -506,22 +522,6 @@ def test_a_load_that_selects_no_row() -> None:
     assert {"_watermark_above", "_watermark_through"} <= set(got.columns)
 
 
-def _batches(con: duckdb.DuckDBPyConnection, rows: list[tuple[object, ...]]) -> None:
-    con.execute(
-        "create or replace table ratings (judge varchar, prompt_id varchar, model varchar, "
-        "dimension varchar, label varchar, batch bigint)"
-    )
-    con.executemany("insert into ratings values (?, ?, ?, ?, ?, ?)", rows)
-
-
-def _batch_load(con: duckdb.DuckDBPyConnection, previous: str | None) -> pd.DataFrame:
-    from judge_bias.inputs.loads import as_load
-
-    rows = load_kind(con, "judge_ratings", _reader(con, "ratings"), "all", None, None, "batch",
-                     previous)  # fmt: skip
-    return as_load(con, rows, "judge_ratings", "L", previous, "all", "batch").df()
-
-
 def test_a_batch_watermark_is_not_read_again() -> None:
     """A batch-number watermark: the second load selects the new batch and the late
     rows of the last batch loaded (a key the loads do not hold at it), not the rows
@@ -530,14 +530,14 @@ def test_a_batch_watermark_is_not_read_again() -> None:
     con = duckdb.connect()
     batch0 = [("j1", f"p{i}", "m1", "helpfulness", "3", 0) for i in range(3)]
     batch1 = [("j1", f"p{i}", "m2", "helpfulness", "2", 1) for i in range(4)]
-    _batches(con, batch0 + batch1)
-    first = _batch_load(con, None)
+    _ratings(con, batch0 + batch1, "batch")
+    first = _load(con, None, "batch")
     assert len(first) == 7
     con.execute("create or replace table base as select * from first")
     late = ("j2", "p9", "m2", "helpfulness", "1", 1)  # written at batch 1 after the load
     batch2 = [("j1", f"p{i}", "m3", "helpfulness", "4", 2) for i in range(2)]
     con.executemany("insert into ratings values (?, ?, ?, ?, ?, ?)", [late, *batch2])
-    got = _batch_load(con, "base")
+    got = _load(con, "base", "batch")
     assert sorted(zip(got["judge"], got["prompt_id"], got["model"], strict=True)) == sorted(
         [("j2", "p9", "m2"), ("j1", "p0", "m3"), ("j1", "p1", "m3")]
     )
@@ -553,14 +553,15 @@ def test_a_key_re_sent_in_the_next_batch_replaces_the_earlier_row() -> None:
     it once (its new row), so it replaces the earlier row by its _load_key instead
     of being rejected as duplicate_key with the earlier row kept."""
     con = duckdb.connect()
-    _batches(
+    _ratings(
         con,
         [("j1", "p1", "m1", "helpfulness", "3", 0), ("j1", "p2", "m1", "helpfulness", "2", 0)],
+        "batch",
     )
-    first = _batch_load(con, None)
+    first = _load(con, None, "batch")
     con.execute("create table base as select * from first")
     con.execute("insert into ratings values ('j1', 'p1', 'm1', 'helpfulness', '5', 1)")
-    got = _batch_load(con, "base")
+    got = _load(con, "base", "batch")
     assert got["label"].tolist() == ["5"] and got["batch"].tolist() == [1]
     assert got["_load_key"].tolist() == first[first["prompt_id"] == "p1"]["_load_key"].tolist()
 
@@ -571,11 +572,11 @@ def test_a_held_row_given_a_newer_watermark_in_place_is_read_and_counted() -> No
     are those still at that value (3, not the 4 the loads held there), so the count
     of the relation from the previous largest less them equals the rows selected."""
     con = duckdb.connect()
-    _batches(con, [("j1", f"p{i}", "m2", "helpfulness", "2", 1) for i in range(4)])
-    con.register("first_load", _batch_load(con, None))
+    _ratings(con, [("j1", f"p{i}", "m2", "helpfulness", "2", 1) for i in range(4)], "batch")
+    con.register("first_load", _load(con, None, "batch"))
     con.execute("create table base as select * from first_load")
     con.execute("update ratings set batch = 2, label = '5' where prompt_id = 'p0'")
-    got = _batch_load(con, "base")
+    got = _load(con, "base", "batch")
     assert got["prompt_id"].tolist() == ["p0"] and got["label"].tolist() == ["5"]
     held = con.execute("select count(*) from ratings where batch = 1").fetchall()[0][0]
     assert got["_watermark_held"].tolist() == [held] == [3]

@@ -16,13 +16,15 @@ files concatenated in load order numbers the rows the same way)."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
+from pathlib import Path
 
 import duckdb
 
 from judge_bias.inputs.contract import KINDS
 from judge_bias.inputs.loading import InputError, quote_ident
-from judge_bias.inputs.relations import HELD_COLUMN, relation_kinds, watermark_column
+from judge_bias.inputs.relations import HELD_COLUMN, load_kind, relation_kinds, watermark_column
 
 # The columns a load adds to a base table (left out of rejected_rows.raw_values).
 LOAD_COLUMNS = ("_load_id", "_loaded_at", "_load_key")
@@ -47,6 +49,43 @@ def key_expression(kind: str) -> str:
         default = KEY_DEFAULTS.get(col, "")
         parts.append(f"coalesce({value}, '{default}')")
     return f"concat_ws('{KEY_SEPARATOR}', {', '.join(parts)})"
+
+
+def load_model(
+    con: duckdb.DuckDBPyConnection,
+    kind: str,
+    source: Callable[[], duckdb.DuckDBPyRelation],
+    previous: str | None,
+    *,
+    relations: object,
+    data_dir: str | Path | None,
+    dialects: Mapping[str, object] | str | None,
+    loaded_at: object,
+    incremental: object,
+    load_id: str | None,
+) -> duckdb.DuckDBPyRelation:
+    """The body of every base_inputs__<kind> model: its rows (load_kind: the files of
+    ``data_dir`` or, on the relation route, ``source``), and with incremental inputs
+    (``incremental``: the config incremental_inputs) those rows as one load appended
+    to ``previous`` (as_load). The keywords are the model's configs, each read once
+    in its file: dbt passes a Python model only the configs its file names
+    (dbt.config.get), and puts a source in the DAG only when the file calls
+    dbt.source, so both stay written out there. ``previous``: dbt.this on an
+    incremental run, else None."""
+    rows = load_kind(
+        con,
+        kind,
+        source,
+        relations=relations,
+        data_dir=data_dir,
+        dialects=dialects,
+        loaded_at=loaded_at,
+        previous=previous,
+    )
+    if not is_on(incremental):
+        return rows
+    # one load appended to the previous ones (docs/incremental.md)
+    return as_load(con, rows, kind, load_id, previous, relations=relations, loaded_at=loaded_at)
 
 
 def as_load(

@@ -39,7 +39,9 @@ FIXES: dict[str, str] = {
     "duplicate_key": "remove the repeated rows, or give repeated runs their own run_id",
 }
 # the fixes on the relation route where a file's do not apply: its malformed_row is a
-# row whose watermark is null (judge_bias.inputs.relations.NULL_WATERMARK)
+# row whose watermark is null (judge_bias.inputs.relations.NULL_WATERMARK); its
+# duplicate_key is often a table that keeps every version of a row (a full build reads
+# them all, where the loads replaced the earlier: docs/incremental.md)
 RELATION_FIXES: dict[str, str] = {
     # a team that reads judge_ratings alone has no models relation yet: say how to add one
     "unknown_model": (
@@ -49,6 +51,10 @@ RELATION_FIXES: dict[str, str] = {
     "malformed_row": (
         "give every row its watermark (judge_bias_loaded_at_column): a row without one "
         "belongs to no load and is read again by every load until it has one"
+    ),
+    "duplicate_key": (
+        "read one row per key (a view of each key's latest row), or give repeated runs "
+        "their own run_id"
     ),
 }
 TOP_REASONS = 3  # distinct reason texts (example values) shown per code; every code is shown

@@ -111,13 +111,16 @@ def pair_terms(strata: pd.DataFrame, cross: pd.DataFrame, keys: list[str]) -> pd
         cls = s["ll_yy"] / (na * nb)
         # a part that is 0 (lambda 0) stays 0 where its factor is not finite (N = 1)
         iv = sum(np.where(p != 0, p * unbiased[k], 0.0) for k, p in parts.items())
-    ww = 2 * df["weight_a"].to_numpy() * df["weight_b"].to_numpy()
+        ww = 2 * df["weight_a"].to_numpy() * df["weight_b"].to_numpy()
+        # so does the human-only part: a stratum with one label (not estimable, noted
+        # by combine) has its one label as its mean, cls 0, where n / (n - 1) is inf
+        cls_iv = np.where(cls != 0, ww * cls * unbiased["ll"], 0.0)
     terms = pd.DataFrame(
         {
             "cross_var": ww * sum(parts.values()),
             "cross_iv": ww * iv,
             "cross_cls_var": ww * cls,
-            "cross_cls_iv": ww * cls * unbiased["ll"],
+            "cross_cls_iv": cls_iv,
         }
     )
     terms[keys] = df[keys].to_numpy()

@@ -1,5 +1,6 @@
-"""What the importers share: the models file (names to canonical models and families)
-and reading JSON records; the CSV files themselves are written by judge_bias.inputs.writer.
+"""What the importers share: the models file (names to canonical models and families),
+the --judge NAME=MODEL options and reading JSON records; the CSV files themselves
+are written by judge_bias.inputs.writer.
 
 ``models.csv`` maps every name an importer writes (judges and generators) to
 a canonical model and a family: the importer's documented defaults, then
@@ -92,6 +93,17 @@ def read_json_list(path: Path, what: str) -> list[dict]:
     if not isinstance(data, list) or not all(isinstance(x, dict) for x in data):
         raise InputError(f"{path}: expected {what}, a JSON list of objects")
     return data
+
+
+def parse_judges(pairs: Iterable[str] | None) -> dict[str, str]:
+    """``--judge NAME=MODEL`` options as name -> model; a one-line error otherwise."""
+    judges = {}
+    for pair in pairs or []:
+        name, sep, model = pair.partition("=")
+        if not sep or not name.strip() or not model.strip():
+            raise InputError(f"--judge {pair!r}: give SCORE_NAME=MODEL")
+        judges[name.strip()] = model.strip()
+    return judges
 
 
 def default_family(name: str) -> str:

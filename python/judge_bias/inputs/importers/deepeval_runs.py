@@ -57,8 +57,12 @@ from pathlib import Path
 from typing import TypeVar, cast
 
 from judge_bias.errors import InputError
-from judge_bias.inputs.importers._write import read_json, report_unmapped, write_models
-from judge_bias.inputs.importers.langfuse import parse_judges
+from judge_bias.inputs.importers._write import (
+    parse_judges,
+    read_json,
+    report_unmapped,
+    write_models,
+)
 from judge_bias.inputs.writer import write_contract_file
 
 RATING_EXTRAS = (

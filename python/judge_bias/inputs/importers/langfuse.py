@@ -59,7 +59,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from judge_bias.errors import InputError
-from judge_bias.inputs.importers._write import parse_json, read_text, write_models
+from judge_bias.inputs.importers._write import parse_json, parse_judges, read_text, write_models
 from judge_bias.inputs.writer import csv_text, write_contract_file
 from judge_bias.stats.scalars import is_finite_number
 
@@ -211,17 +211,6 @@ def _from_table_csv(row: dict[str, str]) -> dict[str, object]:
                 value = json.loads(cell)
         record[key] = value
     return record
-
-
-def parse_judges(pairs: Iterable[str] | None) -> dict[str, str]:
-    """``--judge NAME=MODEL`` options as name -> model; a one-line error otherwise."""
-    judges = {}
-    for pair in pairs or []:
-        name, sep, model = pair.partition("=")
-        if not sep or not name.strip() or not model.strip():
-            raise InputError(f"--judge {pair!r}: give SCORE_NAME=MODEL")
-        judges[name.strip()] = model.strip()
-    return judges
 
 
 def _label(score: dict) -> object:

@@ -430,6 +430,26 @@ def test_loads_from_a_growing_table_equal_a_full_build(data: Path, tmp_path: Pat
     assert _selected(inc, batch_b[-2][1]) == 20 + 1 + 1
 
 
+def test_a_load_with_nothing_new_but_a_null_watermark_row(data: Path, tmp_path: Path) -> None:
+    """A quiet period: nothing written since the last load but a row still without
+    its watermark, which every load reads again. The load's end is then its start
+    (no largest value selected), so the count of the relation is that row alone,
+    as plain SQL counts it, and the count's test passes (the end was null: the
+    window held only the null rows less the held ones, and failed every build)."""
+    header, first = _ratings(data)
+    batch_a = [(r, _second_of(FIRST, i // 10)) for i, r in enumerate(first)]
+    batch_a.append((_with_run(header, _rated(header, first)[1], "4"), None))
+    inc = tmp_path / "inc.duckdb"
+    _warehouse(inc, data, batch_a)
+    assert build(None, inc, quiet=True, incremental=True, dbt_vars=LOAD_VARS).bi_path is not None
+    two = build(None, inc, quiet=True, incremental=True, dbt_vars=LOAD_VARS)
+    # the load's only row is the null-watermark one, rejected: the gates judge it
+    assert two.bi_path is None and two.rolled_back
+    with duckdb.connect(str(inc), read_only=True) as con:
+        plain = con.execute(f"select count(*) from evals.eval_ratings where {WATERMARK} is null")
+        assert plain.fetchall()[0][0] == 1
+
+
 def test_loads_without_a_watermark_read_each_relation_whole(data: Path, tmp_path: Path) -> None:
     """Without judge_bias_loaded_at_column every load reads each relation whole, one
     load: after the team rewrote its ratings table (re-sent rows replacing the old,

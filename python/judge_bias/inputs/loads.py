@@ -117,10 +117,11 @@ def as_load(
             )
         typed = f"cast({above} as {_type_of(rows, mark)})"
         columns += f", {quote_ident(mark)}, {typed} as _watermark_above"
-        # and its end, the largest watermark it selected (null: none), so that the
-        # count does not take in the rows written while the build runs
+        # and its end, the largest watermark it selected (its start when it selected
+        # none but null ones), so that the count does not take in the rows written
+        # while the build runs
         through = f"(select max({quote_ident(mark)}) from _judge_bias_load_{kind})"
-        columns += f", {through} as _watermark_through"
+        columns += f", coalesce({through}, {typed}) as _watermark_through"
         # and the relation's rows the loader did not select again, held at its start
         # (relations.SKIP_HELD): stg_inputs__relation_counts subtracts them
         held = HELD_COLUMN if HELD_COLUMN in rows.columns else "0"

@@ -359,7 +359,9 @@ def test_loads_from_a_growing_table_equal_a_full_build(data: Path, tmp_path: Pat
     col = {name: i for i, name in enumerate(header)}
     again = next(i for i in range(5, 30) if i not in RESENT and first[i][col["judge"]]
                  and first[i][col["label"]])  # fmt: skip
-    others = {r[col["label"]] for r in first if r[col["dimension"]] == first[again][col["dimension"]]}
+    others = {
+        r[col["label"]] for r in first if r[col["dimension"]] == first[again][col["dimension"]]
+    }
     resent_late = list(first[again])
     resent_late[col["label"]] = sorted(others - {first[again][col["label"]], ""})[0]
     late = [(_with_run(header, _rated(header, first)[2], "5"), last_a), (resent_late, last_a)]

@@ -248,6 +248,12 @@ def _marked(con: duckdb.DuckDBPyConnection) -> None:
     con.executemany("insert into ratings values (?, ?, ?, ?, ?, ?)", MARKED)
 
 
+# a synthetic base table's contract columns (text, as the loads keep them: a row at
+# the previous largest watermark is held only with its values) and the loads' ends
+TEXT = ", ".join(f"null::varchar as {c}" for c in KINDS["judge_ratings"].columns)
+CONTRACT = f"(select {TEXT}, null::bigint as _watermark_through, 0::bigint as _watermark_held)"
+
+
 def _load(con: duckdb.DuckDBPyConnection, previous: str | None) -> pd.DataFrame:
     from judge_bias.inputs.loads import as_load
 
@@ -269,7 +275,8 @@ def test_a_load_reads_the_rows_from_the_previous_watermark() -> None:
     assert len(first) == len(MARKED) and first["_watermark_above"].isna().all()
     con.execute("create table prev as select * from (values (1::bigint, 5::bigint, "
                 "timestamp '2020-01-01', 'k', null::bigint)) "
-                "as t(_row_number, seq, _loaded_at, _load_key, _watermark_above)")  # fmt: skip
+                "as t(_row_number, seq, _loaded_at, _load_key, _watermark_above), "
+                f"{CONTRACT}")  # fmt: skip
     got = _load(con, "prev")
     plain = con.execute("select judge, prompt_id, label from ratings where seq is null or seq >= "
                         "(select max(seq) from prev)").fetchall()  # fmt: skip
@@ -358,7 +365,8 @@ def test_a_load_deletes_the_earlier_null_watermark_rows() -> None:
         "(1::bigint, 5::bigint, timestamp '2020-01-01', 'j1\x1fp2'), "
         f"(2, null, timestamp '2020-01-01', '{NULL_WATERMARK_KEY}j3\x1fp3'), "
         "(3, null, timestamp '2020-01-01', 'j9\x1fnull watermark\x1f')) "
-        "as t(_row_number, seq, _loaded_at, _load_key), (select null::bigint as _watermark_above)"
+        "as t(_row_number, seq, _loaded_at, _load_key), (select null::bigint as _watermark_above), "
+        + CONTRACT
     )
     got = _load(con, "prev")
     assert con.execute("select _row_number from prev order by 1").fetchall() == [(1,), (3,)]
@@ -435,7 +443,7 @@ def test_a_relation_empty_at_its_first_load_is_read_at_the_next() -> None:
     _marked(con)
     con.execute("create table prev as select * from (values (1::bigint, null::bigint, "
                 "timestamp '2020-01-01', 'k', null::bigint)) "
-                "as t(_row_number, seq, _loaded_at, _load_key, _watermark_above) "
+                f"as t(_row_number, seq, _loaded_at, _load_key, _watermark_above), {CONTRACT} "
                 "where false")  # fmt: skip
     got = _load(con, "prev")
     assert len(got) == con.execute("select count(*) from ratings").fetchall()[0][0] == 6
@@ -451,7 +459,8 @@ def test_a_load_that_selects_no_row() -> None:
     con.execute("delete from ratings where Seq is null")
     con.execute("create table prev as select * from (values (1::bigint, 8::bigint, "
                 "timestamp '2020-01-01', 'k', null::bigint)) "
-                "as t(_row_number, seq, _loaded_at, _load_key, _watermark_above)")  # fmt: skip
+                "as t(_row_number, seq, _loaded_at, _load_key, _watermark_above), "
+                f"{CONTRACT}")  # fmt: skip
     plain = con.execute("select count(*) from ratings where seq is null or seq >= 8").fetchall()
     got = _load(con, "prev")
     assert len(got) == plain[0][0] == 0
@@ -555,3 +564,52 @@ def test_a_key_held_lower_and_re_sent_late_at_the_largest_is_read() -> None:
     ).fetchall()
     assert sorted(zip(got["judge"], got["prompt_id"], got["model"], got["label"], strict=True)) \
         == sorted(plain) == [("j1", "p0", "m1", "5")]  # fmt: skip
+
+
+def _daily(con: duckdb.DuckDBPyConnection, previous: str | None) -> pd.DataFrame:
+    from judge_bias.inputs.loads import as_load
+
+    rows = load_kind(con, "judge_ratings", _reader(con, "ratings"), "all", None, None, "day",
+                     previous)  # fmt: skip
+    return as_load(con, rows, "judge_ratings", "L", previous, "all", "day").df()
+
+
+@pytest.mark.parametrize("how", ["in place", "appended"])
+def test_a_same_day_correction_at_the_largest_watermark_is_read(how: str) -> None:
+    """A DATE watermark: a row of the last day loaded corrected the same day (another
+    label, the same key and date). Updated in place, the next load reads it (its
+    values are not those the loads hold) and it replaces its row by its key;
+    appended beside the old row, both rows of the key are read (a visible
+    duplicate_key), not the correction skipped and lost once the next day loads.
+    The unchanged rows of that day are not read again."""
+    con = duckdb.connect()
+    con.execute("create table ratings (judge varchar, prompt_id varchar, model varchar, "
+                "dimension varchar, label varchar, day date)")  # fmt: skip
+    con.execute("insert into ratings values ('j1', 'p1', 'm1', 'h', '3', '2026-11-28'), "
+                "('j1', 'p2', 'm1', 'h', '3', '2026-11-29'), "
+                "('j1', 'p3', 'm1', 'h', '2', '2026-11-29')")  # fmt: skip
+    con.register("first_load", _daily(con, None))
+    con.execute("create table base as select * from first_load")
+    if how == "in place":
+        con.execute("update ratings set label = '5' where prompt_id = 'p2'")
+    else:
+        con.execute("insert into ratings values ('j1', 'p2', 'm1', 'h', '5', '2026-11-29')")
+    got = _daily(con, "base")
+    # plain SQL: the rows of the last day not held as they are, and every row of a key
+    # with such a row there
+    plain = con.execute(
+        "with changed as (select r.prompt_id from ratings as r where r.day = "
+        "(select max(day) from base) and not exists (select 1 from base as b where "
+        "b.day = r.day and b.prompt_id = r.prompt_id and b.label = r.label)) "
+        "select prompt_id, label from ratings where day >= (select max(day) from base) and "
+        "prompt_id in (select prompt_id from changed)"
+    ).fetchall()
+    assert sorted(zip(got["prompt_id"], got["label"], strict=True)) == sorted(plain)
+    assert sorted(got["label"]) == (["5"] if how == "in place" else ["3", "5"])
+    assert set(got["_load_key"]) == set(first_load_key(con, "p2"))
+    assert got["_watermark_held"].tolist() == [1] * len(got)  # p3, unchanged
+
+
+def first_load_key(con: duckdb.DuckDBPyConnection, prompt: str) -> list[str]:
+    sql = "select _load_key from first_load where prompt_id = ?"
+    return [r[0] for r in con.execute(sql, [prompt]).fetchall()]

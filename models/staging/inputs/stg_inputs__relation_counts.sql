@@ -7,9 +7,11 @@
 -- numbers): the rows where the column is null or from the previous loads' largest
 -- value (the load's _watermark_above; null: the first load) to the largest value it
 -- selected (_watermark_through), less the rows at that start already loaded: an
--- earlier load holds their key (built as the loader builds it: relation_load_key)
--- at that watermark, or this load holds their key at a later one but not at it
--- (its row replaced the earlier one). Rows written while the build runs are not
+-- earlier load holds them as they are (their key, built as the loader builds it:
+-- relation_load_key, that watermark, and each contract column's text), or this
+-- load holds their key at a later value but not them (its row replaced the
+-- earlier one). A row corrected at that start is counted, as the loader reads it.
+-- Rows written while the build runs are not
 -- counted (but a row written meanwhile at a value inside those
 -- bounds, or null, is: the test then fails and the load is rolled back). No row on
 -- the file route. DuckDB only, as the loaders (on Spark the inputs are files). A
@@ -53,6 +55,17 @@ with
         {%- set key = relation_load_key(input_key_columns(kind), 'relation', columns) %}
         {#- the relation's own name of the column (the loader's, trimmed and lower, is the base's) #}
         {%- set own = '"' ~ (columns[mark][0] | replace('"', '""')) ~ '"' %}
+        {#- a row is held as it is: each contract column of the base (its columns but
+            the bookkeeping ones and the watermark) as the loader reads the row's -#}
+        {%- set same = [] %}
+        {%- for name in names if not name.startswith('_') and name != mark %}
+            {%- if name in columns %}
+                {%- set text = relation_text('relation."' ~ (columns[name][0] | replace('"', '""')) ~ '"', columns[name][1]) %}
+            {%- else %}
+                {%- set text = 'cast(null as varchar)' %}
+            {%- endif %}
+            {%- do same.append('held."' ~ name ~ '" is not distinct from ' ~ text) %}
+        {%- endfor %}
     {{ kind }}_window as (
         select relation.*
         from {{ source('judge_bias_inputs', kind) }} as relation
@@ -67,9 +80,9 @@ with
             )
     ),
 
-    {#- the rows at the start already loaded: an earlier load holds their key at
-        that watermark, or this load holds their key at a later one (its row
-        replaced the earlier load's) but not at it -#}
+    {#- the rows at the start already loaded: an earlier load holds them as they
+        are (key, watermark, values), or this load holds their key at a later
+        watermark (its row replaced the earlier load's) but not them -#}
     {{ kind }}_held as (
         select count(*) as rows_held
         from {{ kind }}_window as relation
@@ -82,6 +95,7 @@ with
                         not ({{ in_this_load('held') }})
                         and held._load_key = {{ key }}
                         and held.{{ quoted }} = relation.{{ own }}
+                        and {{ same | join(' and ') }}
                 )
                 or (
                     exists (
@@ -97,6 +111,7 @@ with
                             {{ in_this_load('held') }}
                             and held._load_key = {{ key }}
                             and held.{{ quoted }} = relation.{{ own }}
+                            and {{ same | join(' and ') }}
                     )
                 )
             )

@@ -123,7 +123,7 @@ def as_load(
         through = f"(select max({quote_ident(mark)}) from _judge_bias_load_{kind})"
         columns += f", coalesce({through}, {typed}) as _watermark_through"
         # and the relation's rows the loader did not select again, held at its start
-        # (relations.SKIP_HELD): stg_inputs__relation_counts subtracts them
+        # (relations._select_unheld; stg_inputs__relation_counts counts them apart)
         held = HELD_COLUMN if HELD_COLUMN in rows.columns else "0"
         columns += f", cast({held} as bigint) as {HELD_COLUMN}"
         null_key = f"'{NULL_WATERMARK_KEY}' || {key}"

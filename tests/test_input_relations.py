@@ -449,7 +449,13 @@ def test_a_load_with_nothing_new_but_a_null_watermark_row(data: Path, tmp_path: 
     its watermark, which every load reads again. The load's end is then its start
     (no largest value selected), so the count of the relation is that row alone,
     as plain SQL counts it, and the count's test passes (the end was null: the
-    window held only the null rows less the held ones, and failed every build)."""
+    window held only the null rows less the held ones, and failed every build).
+    The row, rejected by the first load, is reported again but is no new input:
+    the gates judge no row of this load and it publishes (it failed with "1 rows
+    read, all rejected"); a load whose new rows are all bad still fails (the
+    growing table's third load)."""
+    from judge_bias.inputs.loads import READ_AGAIN
+
     header, first = _ratings(data)
     batch_a = [(r, _second_of(FIRST, i // 10)) for i, r in enumerate(first)]
     batch_a.append((_with_run(header, _rated(header, first)[1], "4"), None))
@@ -457,11 +463,18 @@ def test_a_load_with_nothing_new_but_a_null_watermark_row(data: Path, tmp_path: 
     _warehouse(inc, data, batch_a)
     assert build(None, inc, quiet=True, incremental=True, dbt_vars=LOAD_VARS).bi_path is not None
     two = build(None, inc, quiet=True, incremental=True, dbt_vars=LOAD_VARS)
-    # the load's only row is the null-watermark one, rejected: the gates judge it
-    assert two.bi_path is None and two.rolled_back
+    assert two.bi_path is not None and not two.rolled_back
     with duckdb.connect(str(inc), read_only=True) as con:
         plain = con.execute(f"select count(*) from evals.eval_ratings where {WATERMARK} is null")
         assert plain.fetchall()[0][0] == 1
+    counts = _load_counts(inc)
+    assert counts["relation"] == (1, 1)
+    assert counts["gate"] == (len(batch_a), len(batch_a), 0, 0)  # every load; none new
+    reasons = query(inc, "select reason from rejected_rows where reason_code = 'malformed_row'")
+    assert reasons["reason"].tolist() == [
+        f"the watermark column {WATERMARK} (judge_bias_loaded_at_column) is null: the row "
+        f"belongs to no load{READ_AGAIN}"
+    ]
 
 
 def test_loads_without_a_watermark_read_each_relation_whole(data: Path, tmp_path: Path) -> None:

@@ -31,6 +31,10 @@ KEY_DEFAULTS = {"framing": "positive", "run_id": "1"}
 KEY_SEPARATOR = "\x1f"  # the ASCII unit separator: never part of a trimmed value
 # before the key of a relation's row whose watermark is null: never a key as sent
 NULL_WATERMARK_KEY = "\x1fnull watermark\x1f"
+# after the reason of a row whose watermark is null that an earlier load rejected
+# too: reported again, but not new input of this load for the gates (macros/gates.sql,
+# read_again, matches it)
+READ_AGAIN = "; read again (an earlier load rejected it)"
 
 
 def is_on(value: object) -> bool:
@@ -98,6 +102,7 @@ def as_load(
                 "or rebuild with --full-refresh"
             )
     now_text = now.isoformat(sep=" ")
+    parse_error = "_parse_error"
     columns = ", ".join(quote_ident(c) for c in KINDS[kind].columns)
     key = key_expression(kind)
     mark = watermark_column(rows.columns, loaded_at) if relation_kinds(relations) else None
@@ -111,7 +116,15 @@ def as_load(
         if kept:
             # every load reads again every row whose watermark is null: the earlier
             # loads' such rows leave the table (a row that got its value since is
-            # then held once, by its key, not twice)
+            # then held once, by its key, not twice); their keys are kept apart, so
+            # that such a row read again says so (READ_AGAIN) and is not new input
+            # of this load for the gates (a quiet load with one unfixed row publishes)
+            rejected = f"_judge_bias_rejected_{kind}"
+            con.execute(
+                f"create or replace temp table {rejected} as select distinct _load_key "
+                f"from {previous} where starts_with(_load_key, ?)",
+                [NULL_WATERMARK_KEY],
+            )
             con.execute(
                 f"delete from {previous} where starts_with(_load_key, ?)", [NULL_WATERMARK_KEY]
             )
@@ -128,10 +141,17 @@ def as_load(
         columns += f", cast({held} as bigint) as {HELD_COLUMN}"
         null_key = f"'{NULL_WATERMARK_KEY}' || {key}"
         key = f"case when {quote_ident(mark)} is null then {null_key} else {key} end"
+        if kept:
+            again = READ_AGAIN.replace("'", "''")
+            parse_error = (
+                f"case when {quote_ident(mark)} is null and {key} in (select _load_key from "
+                f"{rejected}) then _parse_error || '{again}' else _parse_error end"
+            )
     name = f"_judge_bias_load_{kind}"
     con.register(name, rows)
     return con.sql(
-        f"select _row_number + {int(offset)} as _row_number, _source_file, _parse_error, "
+        f"select _row_number + {int(offset)} as _row_number, _source_file, "
+        f"{parse_error} as _parse_error, "
         f"_raw_line, {columns}, '{load_id.replace(chr(39), '')}' as _load_id, "
         f"timestamp '{now_text}' as _loaded_at, {key} as _load_key "
         f"from {name}"

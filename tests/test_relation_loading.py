@@ -613,3 +613,82 @@ def test_a_same_day_correction_at_the_largest_watermark_is_read(how: str) -> Non
 def first_load_key(con: duckdb.DuckDBPyConnection, prompt: str) -> list[str]:
     sql = "select _load_key from first_load where prompt_id = ?"
     return [r[0] for r in con.execute(sql, [prompt]).fetchall()]
+
+
+@pytest.mark.parametrize(("dtype", "fraction"), [("double", "17.5"), ("decimal(18, 3)", "17.500")])
+def test_a_typed_key_held_at_the_largest_is_not_read_again(dtype: str, fraction: str) -> None:
+    """A fractional key column (a prompt_id 17 kept as a DOUBLE or DECIMAL): the
+    loads hold its text as the loader reads it (17, not 17.0), so a row held at the
+    previous largest watermark is recognised and not read again; a row with a
+    fraction (17.5) is held the same way."""
+    con = duckdb.connect()
+    con.execute(f"create table ratings (judge varchar, prompt_id {dtype}, model varchar, "
+                "dimension varchar, label varchar, batch bigint)")  # fmt: skip
+    con.execute("insert into ratings values ('j1', 17, 'm1', 'h', '3', 1), "
+                "('j1', 17.5, 'm1', 'h', '3', 1), ('j1', 3, 'm1', 'h', '3', 0)")  # fmt: skip
+    con.register("first_load", _batch_load(con, None))
+    assert sorted(con.execute("select prompt_id from first_load").fetchall()) == [
+        ("17",),
+        (fraction,),
+        ("3",),
+    ]
+    con.execute("create table base as select * from first_load")
+    con.execute("insert into ratings values ('j1', 18, 'm1', 'h', '3', 2)")
+    got = _batch_load(con, "base")
+    assert got["prompt_id"].tolist() == ["18"]
+    assert got["_watermark_held"].tolist() == [2]
+
+
+def _macros() -> dict[str, object]:
+    """macros/relations.sql rendered by plain Jinja (dbt's return() as a function
+    that hands back its value), for the mirrors of the loader's SQL."""
+    import jinja2
+
+    returned: list[object] = []
+    env = jinja2.Environment(extensions=["jinja2.ext.do"])
+    env.globals["return"] = lambda value: returned.append(value) or ""
+    text = (Path(__file__).parents[1] / "macros" / "relations.sql").read_text(encoding="utf-8")
+    module = env.from_string(text).module
+
+    def value(macro: str, *args: object) -> object:
+        """What the macro returns (return()), else the SQL it renders."""
+        returned.clear()
+        out = str(getattr(module, macro)(*args)).strip()
+        return returned[-1] if returned and not out else out
+
+    return {"value": value}
+
+
+def test_the_count_models_mirrors_are_the_loaders_sql() -> None:
+    """stg_inputs__relation_counts builds a relation row's key and text in Jinja
+    (macros/relations.sql), apart from the loader: the same key columns and empty
+    defaults as the contract and key_expression, and the same text of each type as
+    as_text (a DOUBLE 4.0 is 4), so both hold the same rows as loaded."""
+    from judge_bias.inputs.loads import KEY_DEFAULTS
+    from judge_bias.inputs.relations import as_text
+
+    value = _macros()["value"]
+    for kind, spec in KINDS.items():
+        assert value("input_key_columns", kind) == [(c, KEY_DEFAULTS.get(c, "")) for c in spec.key]
+    for dtype in ["VARCHAR", "BIGINT", "DOUBLE", "FLOAT", "DECIMAL(18,3)", "decimal(4, 1)",
+                  "DATE", "TIMESTAMP WITH TIME ZONE"]:  # fmt: skip
+        assert value("relation_text", "r.x", dtype) == as_text("r.x", dtype)
+    # and a row's key, both evaluated over a relation with typed and missing columns
+    from judge_bias.inputs.relations import relation_key
+
+    con = duckdb.connect()
+    con.execute('create table r ("Judge " varchar, prompt_id double, model varchar, '
+                "dimension varchar, run_id bigint)")  # fmt: skip
+    con.execute("insert into r values (' j1 ', 17, 'm', '', null), ('j2', 17.5, null, 'd', 3)")
+    types = {"Judge ": "VARCHAR", "prompt_id": "DOUBLE", "model": "VARCHAR",
+             "dimension": "VARCHAR", "run_id": "BIGINT"}  # fmt: skip
+    mapping = {c.strip().lower(): c for c in types}
+    columns = {norm: (orig, types[orig]) for norm, orig in mapping.items()}
+    mirrored = value("relation_load_key", value("input_key_columns", "judge_ratings"), "r", columns)
+    loaders = relation_key("judge_ratings", mapping, types, "r.")
+    keys = con.execute(f"select {mirrored}, {loaders} from r").fetchall()
+    assert (
+        [a for a, _ in keys]
+        == [b for _, b in keys]
+        == ["j1\x1f17\x1fm\x1f\x1fpositive\x1f1", "j2\x1f17.5\x1f\x1fd\x1fpositive\x1f3"]
+    )

@@ -22,7 +22,12 @@ import duckdb
 
 from judge_bias.inputs.contract import KINDS
 from judge_bias.inputs.loading import InputError, quote_ident
-from judge_bias.inputs.relations import HELD_COLUMN, relation_kinds, watermark_column
+from judge_bias.inputs.relations import (
+    HELD_COLUMN,
+    relation_key,
+    relation_kinds,
+    watermark_column,
+)
 
 # The columns a load adds to a base table (left out of rejected_rows.raw_values).
 LOAD_COLUMNS = ("_load_id", "_loaded_at", "_load_key")
@@ -44,13 +49,10 @@ def is_on(value: object) -> bool:
 
 def key_expression(kind: str) -> str:
     """SQL for the documented key of ``kind``: its key columns trimmed (an empty
-    value as null, then the staging default), joined by KEY_SEPARATOR."""
-    parts = []
-    for col in KINDS[kind].key:
-        value = f"nullif(trim({quote_ident(col)}), '')"
-        default = KEY_DEFAULTS.get(col, "")
-        parts.append(f"coalesce({value}, '{default}')")
-    return f"concat_ws('{KEY_SEPARATOR}', {', '.join(parts)})"
+    value as null, then the staging default), joined by KEY_SEPARATOR. Built by
+    relations.relation_key over the load's own (text) columns, so that the key the
+    loader gives a relation's row and the key a load keeps are one expression."""
+    return relation_key(kind, {c: c for c in KINDS[kind].columns}, {})
 
 
 def as_load(

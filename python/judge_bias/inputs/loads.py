@@ -175,7 +175,15 @@ def _same_watermark(
     if mark is None and "_watermark_above" not in held:
         return
     if mark is not None and "_watermark_above" in held and mark in held:
-        return
+        if {"_watermark_through", HELD_COLUMN} <= set(held):
+            return
+        # loads of an earlier version: the bookkeeping columns since added would stop
+        # dbt on the schema change, in words naming neither the cause nor the fix
+        raise InputError(
+            f"{kind}: the previous loads in {previous} were read by an earlier version, "
+            f"without the columns _watermark_through and {HELD_COLUMN}: the loads cannot go "
+            "on; rebuild the inputs from the relations with --full-refresh"
+        )
     name = str(loaded_at or "").strip() or "(unset)"
     if mark is None:
         now, then = f"has no watermark column {name}", "have one"

@@ -177,7 +177,7 @@ def load_relation(
         col = quote_ident(mapping[mark])
         window = f" where {col} is null or ({above}) is null or {col} >= ({above})"
     skipped = None
-    if window and held is not None:
+    if mark is not None and above is not None and held is not None:
         skipped = _select_unheld(con, kind, name, tmp, window, above, held, mapping, types, mark)
     else:
         con.execute(

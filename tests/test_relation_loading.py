@@ -7,6 +7,7 @@ No dbt here: test_input_relations.py builds through dbt on each kind of relation
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from pathlib import Path
 
@@ -714,3 +715,91 @@ def test_loads_read_before_the_held_count_name_full_refresh() -> None:
     with pytest.raises(InputError, match=words + "_watermark_held.*--full-refresh") as info:
         as_load(con, rows, "judge_ratings", "L", "prev", "all", "seq")
     assert "\n" not in str(info.value)
+
+
+def _count(con: duckdb.DuckDBPyConnection, started: object) -> tuple[int, int]:
+    """stg_inputs__relation_counts' (rows_in_relation, rows_loaded) for judge_ratings
+    over ``base`` (its load from ``started`` on) and the relation ``ratings``: the
+    model's own SQL, rendered by plain Jinja with dbt's functions as stubs."""
+    import jinja2
+
+    from judge_bias.inputs.loads import KEY_DEFAULTS
+
+    root = Path(__file__).parents[1]
+    macros = (root / "macros" / "relations.sql").read_text(encoding="utf-8")
+    # the two macros the model calls (the file's others call dbt's own)
+    pattern = r"{% macro (relation_text|relation_load_key)\(.*?{%- endmacro %}"
+    text = "".join(m.group(0) for m in re.finditer(pattern, macros, re.S)) + (
+        root / "models" / "staging" / "inputs" / "stg_inputs__relation_counts.sql"
+    ).read_text(encoding="utf-8")
+
+    def described(table: str) -> list[tuple[str, str]]:
+        return [(r[0], r[1]) for r in con.execute(f"describe select * from {table}").fetchall()]
+
+    class Column:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+    adapter = type("Adapter", (), {"get_columns_in_relation": staticmethod(
+        lambda table: [Column(n) for n, _ in described(table)])})  # fmt: skip
+    env = jinja2.Environment(extensions=["jinja2.ext.do"])
+    env.globals.update(
+        input_relation_kinds=lambda: ["judge_ratings"], incremental_on=lambda: True,
+        execute=True, var=lambda name, default=None: "batch" if "loaded_at" in name else default,
+        config=lambda **_: "", target=type("Target", (), {"type": "duckdb"}), adapter=adapter,
+        source=lambda *_: "ratings", input_table=lambda _: "base", string_type=lambda: "varchar",
+        in_this_load=lambda alias: f"{alias}._loaded_at >= timestamp '{started}'",
+        relation_columns=lambda t: {n.strip().lower(): (n, d) for n, d in described(t)},
+        input_key_columns=lambda k: [(c, KEY_DEFAULTS.get(c, "")) for c in KINDS[k].key],
+    )  # fmt: skip
+    (row,) = con.execute(env.from_string(text).render()).fetchall()
+    return int(row[1]), int(row[2])
+
+
+def _merged_load(con: duckdb.DuckDBPyConnection, drop: str | None = None) -> object:
+    """The next batch load merged into ``base`` as dbt's delete+insert does (by
+    _load_key), less the rows ``drop`` (a condition) picks: a loader that skipped
+    them. Returns the load's _loaded_at."""
+    load = _batch_load(con, "base")
+    con.register("read", load)
+    con.execute(f"create temp table this_load as select * from read where not ({drop or 'false'})")
+    con.execute("delete from base where _load_key in (select _load_key from this_load)")
+    con.execute("insert into base by name select * from this_load")
+    con.execute("drop table this_load")
+    return load["_loaded_at"].iloc[0]
+
+
+@pytest.mark.parametrize("drop", [None, "prompt_id = 'p2' and batch = 1"])
+def test_the_count_reconciles_a_key_held_at_the_largest_and_re_sent_later(
+    drop: str | None,
+) -> None:
+    """The count model's second rule: a key held at the previous largest watermark
+    (batch 1), corrected and re-sent in a newer batch (2): the loader reads that row
+    and replaces the held one (the count takes it as held by this load's later row),
+    and the count equals the rows loaded. A row corrected at the largest that the
+    loader does not read (dropped here) fails the count."""
+    con = duckdb.connect()
+    _batches(con, [("j1", "p1", "m1", "h", "3", 1), ("j1", "p2", "m1", "h", "3", 1),
+                   ("j1", "p3", "m1", "h", "3", 0)])  # fmt: skip
+    con.register("first_load", _batch_load(con, None))
+    con.execute("create table base as select * from first_load")
+    con.execute("create table first as select * from first_load")
+    if drop is None:
+        con.execute("insert into ratings values ('j1', 'p2', 'm1', 'h', '5', 2)")
+    else:  # corrected in place at the largest, and a newer row of another key
+        con.execute("update ratings set label = '5' where prompt_id = 'p2'")
+        con.execute("insert into ratings values ('j1', 'p4', 'm1', 'h', '5', 2)")
+    started = _merged_load(con, drop)
+    counted, loaded = _count(con, started)
+    # plain SQL: the rows from the previous largest less those the first load holds
+    # as they are (key, batch and label) and less a key's row there a later one replaced
+    plain = con.execute(
+        "select count(*) from ratings as r where batch >= 1 and not exists (select 1 from "
+        "first as b where b.prompt_id = r.prompt_id and b.batch = r.batch and b.label = "
+        "r.label) and not (batch = 1 and exists (select 1 from ratings as n where "
+        "n.prompt_id = r.prompt_id and n.batch > 1))"
+    ).fetchall()[0][0]
+    if drop is None:
+        assert counted == loaded == plain == 1
+    else:
+        assert (counted, loaded) == (plain, 1) == (2, 1)

@@ -550,16 +550,19 @@ def test_a_held_row_given_a_newer_watermark_in_place_is_read_and_counted() -> No
 
 def test_a_key_held_lower_and_re_sent_late_at_the_largest_is_read() -> None:
     """A key the loads hold at a lower watermark, re-sent late at the previous largest
-    (another label): the loads do not hold it at that watermark, so the next load
-    reads it, as plain SQL over the relation and the first load's (key, watermark)
-    pairs selects it (a loader skipping by key alone would lose it for good)."""
+    (another label, or the values it is held with): the loads do not hold it at that
+    watermark, so the next load reads it, as plain SQL over the relation and the
+    first load's rows selects it (a loader skipping by key alone, or by key and
+    values, would lose it for good)."""
     con = duckdb.connect()
     batch0 = [("j1", f"p{i}", "m1", "helpfulness", "3", 0) for i in range(3)]
     batch1 = [("j1", f"p{i}", "m2", "helpfulness", "2", 1) for i in range(2)]
     _batches(con, batch0 + batch1)
     con.register("first_load", _batch_load(con, None))
     con.execute("create table base as select * from first_load")
-    con.execute("insert into ratings values ('j1', 'p0', 'm1', 'helpfulness', '5', 1)")
+    # another label, and one with the values it is held with (at batch 0)
+    con.execute("insert into ratings values ('j1', 'p0', 'm1', 'helpfulness', '5', 1), "
+                "('j1', 'p1', 'm1', 'helpfulness', '3', 1)")  # fmt: skip
     got = _batch_load(con, "base")
     plain = con.execute(
         "select judge, prompt_id, model, label from ratings as r where batch >= 1 and not exists "
@@ -567,7 +570,7 @@ def test_a_key_held_lower_and_re_sent_late_at_the_largest_is_read() -> None:
         "f.prompt_id = r.prompt_id and f.model = r.model and f.label = r.label)"
     ).fetchall()
     assert sorted(zip(got["judge"], got["prompt_id"], got["model"], got["label"], strict=True)) \
-        == sorted(plain) == [("j1", "p0", "m1", "5")]  # fmt: skip
+        == sorted(plain) == [("j1", "p0", "m1", "5"), ("j1", "p1", "m1", "3")]  # fmt: skip
 
 
 def _daily(con: duckdb.DuckDBPyConnection, previous: str | None) -> pd.DataFrame:

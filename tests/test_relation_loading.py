@@ -513,6 +513,22 @@ def test_a_batch_watermark_is_not_read_again() -> None:
     assert plain - held == len(got)
 
 
+def test_a_load_of_only_null_watermark_rows_ends_at_its_start() -> None:
+    """A quiet load, nothing new but a row whose watermark is still null: it ends at
+    its start (_watermark_through is the previous largest, 1), not at null, where
+    the count model's window would hold only the null row."""
+    con = duckdb.connect()
+    _batches(con, [("j1", "p1", "m1", "h", "3", 0), ("j1", "p2", "m1", "h", "3", 1),
+                   ("j1", "p3", "m1", "h", "3", None)])  # fmt: skip
+    con.register("first_load", _batch_load(con, None))
+    con.execute("create table base as select * from first_load")
+    got = _batch_load(con, "base")
+    largest = con.execute("select max(batch) from first_load").fetchall()[0][0]
+    assert got["prompt_id"].tolist() == ["p3"]
+    ends = got["_watermark_through"].tolist()
+    assert ends == got["_watermark_above"].tolist() == [largest] == [1]
+
+
 def test_a_key_re_sent_in_the_next_batch_replaces_the_earlier_row() -> None:
     """A key loaded in the last batch and re-sent in the next: the next load selects
     it once (its new row), so it replaces the earlier row by its _load_key instead

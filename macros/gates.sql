@@ -24,7 +24,8 @@
 {% macro read_again(alias) -%}
     {#- SQL true for a base_inputs__<kind> row (table alias ``alias``) that is no new
         input of its load: a relation's row whose watermark is null, rejected by an
-        earlier load and read again by this one (its reason ends with
+        earlier load with the same key and contract values (each rejected row
+        matched once) and read again by this one (its reason ends with
         judge_bias.inputs.loads.READ_AGAIN). It stays in rejected_rows; the gates
         judge the load's other rows, so that one unfixed row does not fail every
         load of a quiet period. -#}

@@ -529,6 +529,48 @@ def test_a_load_of_only_null_watermark_rows_ends_at_its_start() -> None:
     assert ends == got["_watermark_above"].tolist() == [largest] == [1]
 
 
+@pytest.mark.parametrize(
+    ("change", "marked"),
+    [
+        (None, 3),
+        ("update ratings set label = '5' where prompt_id = 'p4'", 2),  # corrected
+        ("insert into ratings values ('j1', 'p4', 'm1', 'h', '9', null)", 3),  # another
+        ("insert into ratings values ('j1', 'p4', 'm1', 'h', '3', null)", 3),  # identical
+        ("delete from ratings where rowid = (select max(rowid) from ratings)", 2),
+    ],
+)
+def test_a_null_watermark_row_is_read_again_as_it_was_rejected(
+    change: str | None, marked: int
+) -> None:
+    """A row whose watermark is null, rejected by the first load and read by the
+    next, is marked read again (no new input for the gates) only when the first
+    load rejected a row of its key with its values, each rejected row matched once:
+    a row corrected in place, a second row of the key, or a second identical row, is
+    new input. Against a count by (key, values) in Python."""
+    from collections import Counter
+
+    from judge_bias.inputs.loads import READ_AGAIN
+
+    con = duckdb.connect()
+    null = [("j1", p, "m1", "h", "3", None) for p in ("p4", "p6", "p6")]
+    _batches(con, [("j1", "p1", "m1", "h", "3", 1), *null])
+    first = _batch_load(con, None)
+    con.register("first_load", first)
+    con.execute("create table base as select * from first_load")
+    if change:
+        con.execute(change)
+    got = _batch_load(con, "base")
+
+    def rows(load: pd.DataFrame, why: str = "") -> Counter[tuple[str, str]]:
+        nulls = load[load["batch"].isna() & load["_parse_error"].fillna("").str.endswith(why)]
+        return Counter(zip(nulls["prompt_id"], nulls["label"], strict=True))
+
+    rejected, read = rows(first), rows(got)
+    expected = Counter({k: min(n, rejected[k]) for k, n in read.items() if rejected[k]})
+    assert rows(got, READ_AGAIN) == expected
+    assert expected.total() == marked
+
+
 def test_a_key_re_sent_in_the_next_batch_replaces_the_earlier_row() -> None:
     """A key loaded in the last batch and re-sent in the next: the next load selects
     it once (its new row), so it replaces the earlier row by its _load_key instead

@@ -5,8 +5,8 @@
 -- gate_* columns: the whole file on a full build; on an incremental build
 -- (docs/incremental.md) this build's load: the base table's rows loaded by this
 -- dbt command (numbered after every earlier load's rows), less the rows whose
--- watermark is null that an earlier load rejected and this one read again
--- (read_again: reported in rejected_rows, no new input).
+-- watermark is null that an earlier load rejected with the same key and values
+-- and this one read again (read_again: reported in rejected_rows, no new input).
 {% set checked = checked_inputs() %}
 {%- if input_relation_kinds() %}
     -- the relations' counts, read by input_rows_read, and on an incremental build

@@ -118,13 +118,15 @@ def as_load(
         if kept:
             # every load reads again every row whose watermark is null: the earlier
             # loads' such rows leave the table (a row that got its value since is
-            # then held once, by its key, not twice); their keys are kept apart, so
-            # that such a row read again says so (READ_AGAIN) and is not new input
-            # of this load for the gates (a quiet load with one unfixed row publishes)
+            # then held once, by its key, not twice); their keys and values are kept
+            # apart (with how many rows have them), so that such a row read again as
+            # it was says so (READ_AGAIN) and is not new input of this load for the
+            # gates (a quiet load with one unfixed row publishes)
             rejected = f"_judge_bias_rejected_{kind}"
             con.execute(
-                f"create or replace temp table {rejected} as select distinct _load_key "
-                f"from {previous} where starts_with(_load_key, ?)",
+                f"create or replace temp table {rejected} as select _load_key, {columns}, "
+                f"count(*) as _jb_rows from {previous} where starts_with(_load_key, ?) "
+                "group by all",
                 [NULL_WATERMARK_KEY],
             )
             con.execute(
@@ -143,14 +145,30 @@ def as_load(
         columns += f", cast({held} as bigint) as {HELD_COLUMN}"
         null_key = f"'{NULL_WATERMARK_KEY}' || {key}"
         key = f"case when {quote_ident(mark)} is null then {null_key} else {key} end"
-        if kept:
-            again = READ_AGAIN.replace("'", "''")
-            parse_error = (
-                f"case when {quote_ident(mark)} is null and {key} in (select _load_key from "
-                f"{rejected}) then _parse_error || '{again}' else _parse_error end"
-            )
     name = f"_judge_bias_load_{kind}"
     con.register(name, rows)
+    if mark is not None and kept:
+        # a null-watermark row is read again when an earlier load rejected a row of
+        # its key and contract values (is not distinct from), each earlier row
+        # matched once: a row with corrected values, or a second row of the key, is
+        # new input for the gates
+        again = f"_judge_bias_again_{kind}"
+        contract = [quote_ident(c) for c in KINDS[kind].columns]
+        same = " and ".join(f"_r.{c} is not distinct from _l.{c}" for c in contract)
+        con.execute(
+            f"create or replace temp table {again} as select _l._row_number from "
+            f"(select _row_number, {null_key} as _jb_key, {', '.join(contract)}, "
+            f"row_number() over (partition by {null_key}, {', '.join(contract)} "
+            f"order by _row_number) as _jb_nth from {name} "
+            f"where {quote_ident(mark)} is null) as _l "
+            f"join {rejected} as _r on _r._load_key = _l._jb_key and {same} "
+            "where _l._jb_nth <= _r._jb_rows"
+        )
+        text = READ_AGAIN.replace("'", "''")
+        parse_error = (
+            f"case when {quote_ident(mark)} is null and _row_number in (select _row_number "
+            f"from {again}) then _parse_error || '{text}' else _parse_error end"
+        )
     return con.sql(
         f"select _row_number + {int(offset)} as _row_number, _source_file, "
         f"{parse_error} as _parse_error, "

@@ -631,6 +631,29 @@ def test_a_key_held_lower_and_re_sent_late_at_the_largest_is_read() -> None:
         == sorted(plain) == [("j1", "p0", "m1", "5"), ("j1", "p1", "m1", "3")]  # fmt: skip
 
 
+def test_a_row_corrected_at_the_largest_and_its_keys_later_row_are_both_read() -> None:
+    """A row corrected at the previous largest watermark and its key re-sent in a
+    newer batch: the next load reads both (a visible duplicate_key), as plain SQL
+    over the relation and the first load's rows selects them. The count cannot see
+    a loader that skips the first (the merge deletes the held row either way)."""
+    con = duckdb.connect()
+    _batches(con, [("j1", "p1", "m1", "h", "3", 1), ("j1", "p2", "m1", "h", "3", 1)])
+    con.register("first_load", _batch_load(con, None))
+    con.execute("create table base as select * from first_load")
+    con.execute("update ratings set label = '5' where prompt_id = 'p2'")
+    con.execute("insert into ratings values ('j1', 'p2', 'm1', 'h', '6', 2)")
+    got = _batch_load(con, "base")
+    plain = con.execute(
+        "select prompt_id, label, batch from ratings as r where batch >= 1 and not exists "
+        "(select 1 from first_load as f where f.batch = r.batch and f.prompt_id = r.prompt_id "
+        "and f.label = r.label)"
+    ).fetchall()
+    assert sorted(zip(got["prompt_id"], got["label"], got["batch"], strict=True)) == sorted(
+        plain
+    ) == [("p2", "5", 1), ("p2", "6", 2)]  # fmt: skip
+    assert got["_load_key"].nunique() == 1
+
+
 def _daily(con: duckdb.DuckDBPyConnection, previous: str | None) -> pd.DataFrame:
     from judge_bias.inputs.loads import as_load
 

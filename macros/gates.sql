@@ -20,3 +20,14 @@
         The loads' ids cannot tell: a plain dbt build's id is made by the loaders. -#}
     {{ alias }}._loaded_at >= cast('{{ run_started_at.strftime("%Y-%m-%d %H:%M:%S.%f") }}' as timestamp)
 {%- endmacro %}
+
+{% macro read_again(alias) -%}
+    {#- SQL true for a base_inputs__<kind> row (table alias ``alias``) that is no new
+        input of its load: a relation's row whose watermark is null, rejected by an
+        earlier load with the same key and contract values (each rejected row
+        matched once) and read again by this one (its reason ends with
+        judge_bias.inputs.loads.READ_AGAIN). It stays in rejected_rows; the gates
+        judge the load's other rows, so that one unfixed row does not fail every
+        load of a quiet period. -#}
+    coalesce({{ alias }}._parse_error, '') like '%; read again (an earlier load rejected it)'
+{%- endmacro %}

@@ -352,21 +352,35 @@ def test_loads_from_a_growing_table_equal_a_full_build(data: Path, tmp_path: Pat
     one = build(None, inc, quiet=True, incremental=True, dbt_vars=LOAD_VARS)
     assert one.bi_path is not None
     assert _load_counts(inc)["relation"] == (len(batch_a), len(batch_a))
+    # written late at the first load's largest watermark: a row of a new key (run 5),
+    # and a key the first load holds at a lower one re-sent with another label; the
+    # second load reads both (a loader skipping every row at that value, or every
+    # key it holds, fails the count, which no longer takes the loader's number)
+    col = {name: i for i, name in enumerate(header)}
+    again = next(i for i in range(5, 30) if i not in RESENT and first[i][col["judge"]]
+                 and first[i][col["label"]])  # fmt: skip
+    others = {
+        r[col["label"]] for r in first if r[col["dimension"]] == first[again][col["dimension"]]
+    }
+    resent_late = list(first[again])
+    resent_late[col["label"]] = sorted(others - {first[again][col["label"]], ""})[0]
+    late = [(_with_run(header, _rated(header, first)[2], "5"), last_a), (resent_late, last_a)]
     with duckdb.connect(str(inc)) as con:
+        _append(con, late)
         _append(con, batch_b)
         con.execute(f"update evals.eval_ratings set {WATERMARK} = '{SECOND}' where run_id = '4'")
     two = build(None, inc, quiet=True, incremental=True, dbt_vars=LOAD_VARS)
     assert two.bi_path is not None
     # the load's rows against plain SQL over the relation: the watermark filter
     n_b = _selected(inc, last_a) - 1  # less the first batch's row at last_a, held
-    assert n_b == len(batch_b) + 1  # and run 4
+    assert n_b == len(batch_b) + 1 + len(late)  # and run 4, and the late rows
     held = query(inc, "select count(*) as n, count(_parse_error) as bad "
                  "from base_inputs__judge_ratings where run_id = '4'")  # fmt: skip
     assert (held["n"][0], held["bad"][0]) == (1, 0)  # held once, with its value
     counts = _load_counts(inc)
     assert counts["relation"] == (n_b, n_b)
     # totals of every load (read = accounted), then this load's: 3 rejected
-    total = len(batch_a) + len(batch_b) - len(RESENT)  # run 4 once
+    total = len(batch_a) + len(batch_b) - len(RESENT) + 1  # run 4 once; a late row replaced
     assert counts["gate"] == (total, total, n_b, 3)
     rejected = query(
         inc,
@@ -398,8 +412,8 @@ def test_loads_from_a_growing_table_equal_a_full_build(data: Path, tmp_path: Pat
     assert f"{n_b:,} read, {n_b - 3:,} accepted, 3 rejected in load " in text
     # the full build of the table as the team would rewrite it: re-sent rows replaced
     full = tmp_path / "full.duckdb"
-    kept = [row for i, row in enumerate(batch_a) if i not in RESENT]
-    _warehouse(full, data, kept[:-1] + batch_b + [(filled, SECOND)])
+    kept = [row for i, row in enumerate(batch_a) if i not in (*RESENT, again)]
+    _warehouse(full, data, kept[:-1] + late + batch_b + [(filled, SECOND)])
     whole = build(None, full, quiet=True, dbt_vars=LOAD_VARS)
     assert whole.bi_path is not None
     result = compare_warehouses(
@@ -428,6 +442,39 @@ def test_loads_from_a_growing_table_equal_a_full_build(data: Path, tmp_path: Pat
     # from the second load's largest: the rolled-back rows, the unmarked one, and the
     # second load's last row (a bad one, held: not selected again)
     assert _selected(inc, batch_b[-2][1]) == 20 + 1 + 1
+
+
+def test_a_load_with_nothing_new_but_a_null_watermark_row(data: Path, tmp_path: Path) -> None:
+    """A quiet period: nothing written since the last load but a row still without
+    its watermark, which every load reads again. The load's end is then its start
+    (no largest value selected), so the count of the relation is that row alone,
+    as plain SQL counts it, and the count's test passes (the end was null: the
+    window held only the null rows less the held ones, and failed every build).
+    The row, rejected by the first load, is reported again but is no new input:
+    the gates judge no row of this load and it publishes (it failed with "1 rows
+    read, all rejected"); a load whose new rows are all bad still fails (the
+    growing table's third load)."""
+    from judge_bias.inputs.loads import READ_AGAIN
+
+    header, first = _ratings(data)
+    batch_a = [(r, _second_of(FIRST, i // 10)) for i, r in enumerate(first)]
+    batch_a.append((_with_run(header, _rated(header, first)[1], "4"), None))
+    inc = tmp_path / "inc.duckdb"
+    _warehouse(inc, data, batch_a)
+    assert build(None, inc, quiet=True, incremental=True, dbt_vars=LOAD_VARS).bi_path is not None
+    two = build(None, inc, quiet=True, incremental=True, dbt_vars=LOAD_VARS)
+    assert two.bi_path is not None and not two.rolled_back
+    with duckdb.connect(str(inc), read_only=True) as con:
+        plain = con.execute(f"select count(*) from evals.eval_ratings where {WATERMARK} is null")
+        assert plain.fetchall()[0][0] == 1
+    counts = _load_counts(inc)
+    assert counts["relation"] == (1, 1)
+    assert counts["gate"] == (len(batch_a), len(batch_a), 0, 0)  # every load; none new
+    reasons = query(inc, "select reason from rejected_rows where reason_code = 'malformed_row'")
+    assert reasons["reason"].tolist() == [
+        f"the watermark column {WATERMARK} (judge_bias_loaded_at_column) is null: the row "
+        f"belongs to no load{READ_AGAIN}"
+    ]
 
 
 def test_loads_without_a_watermark_read_each_relation_whole(data: Path, tmp_path: Path) -> None:

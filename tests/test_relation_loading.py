@@ -7,6 +7,7 @@ No dbt here: test_input_relations.py builds through dbt on each kind of relation
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from pathlib import Path
 
@@ -253,6 +254,12 @@ def _marked(con: duckdb.DuckDBPyConnection) -> None:
     _ratings(con, MARKED, "Seq")
 
 
+# a synthetic base table's contract columns (text, as the loads keep them: a row at
+# the previous largest watermark is held only with its values) and the loads' ends
+TEXT = ", ".join(f"null::varchar as {c}" for c in KINDS["judge_ratings"].columns)
+CONTRACT = f"(select {TEXT}, null::bigint as _watermark_through, 0::bigint as _watermark_held)"
+
+
 def _load(con: duckdb.DuckDBPyConnection, previous: str | None, mark: str = "seq") -> pd.DataFrame:
     """One load of ``ratings`` as the loader model makes it (load_model's two calls)."""
     from judge_bias.inputs.loads import as_load
@@ -275,7 +282,8 @@ def test_a_load_reads_the_rows_from_the_previous_watermark() -> None:
     assert len(first) == len(MARKED) and first["_watermark_above"].isna().all()
     con.execute("create table prev as select * from (values (1::bigint, 5::bigint, "
                 "timestamp '2020-01-01', 'k', null::bigint)) "
-                "as t(_row_number, seq, _loaded_at, _load_key, _watermark_above)")  # fmt: skip
+                "as t(_row_number, seq, _loaded_at, _load_key, _watermark_above), "
+                f"{CONTRACT}")  # fmt: skip
     got = _load(con, "prev")
     plain = con.execute("select judge, prompt_id, label from ratings where seq is null or seq >= "
                         "(select max(seq) from prev)").fetchall()  # fmt: skip
@@ -422,7 +430,8 @@ def test_a_load_deletes_the_earlier_null_watermark_rows() -> None:
         "(1::bigint, 5::bigint, timestamp '2020-01-01', 'j1\x1fp2'), "
         f"(2, null, timestamp '2020-01-01', '{NULL_WATERMARK_KEY}j3\x1fp3'), "
         "(3, null, timestamp '2020-01-01', 'j9\x1fnull watermark\x1f')) "
-        "as t(_row_number, seq, _loaded_at, _load_key), (select null::bigint as _watermark_above)"
+        "as t(_row_number, seq, _loaded_at, _load_key), (select null::bigint as _watermark_above), "
+        + CONTRACT
     )
     got = _load(con, "prev")
     assert con.execute("select _row_number from prev order by 1").fetchall() == [(1,), (3,)]
@@ -483,7 +492,10 @@ def test_a_watermark_gained_or_lost_between_loads_names_full_refresh(
         con.execute("alter table ratings drop column Seq")
     if var == "other":
         con.execute("alter table ratings add column other bigint default 1")
-    extra = ", 5::bigint as seq, 1::bigint as _watermark_above" if held else ""
+    extra = ""
+    if held:
+        extra = (", 5::bigint as seq, 1::bigint as _watermark_above, 5::bigint as "
+                 "_watermark_through, 0::bigint as _watermark_held")  # fmt: skip
     con.execute("create table prev as select 1::bigint as _row_number, timestamp '2020-01-01' "
                 f"as _loaded_at, 'k' as _load_key{extra}")  # fmt: skip
     rows = load_kind(con, "judge_ratings", _reader(con, "ratings"), "all", None, None, var, "prev")
@@ -499,7 +511,7 @@ def test_a_relation_empty_at_its_first_load_is_read_at_the_next() -> None:
     _marked(con)
     con.execute("create table prev as select * from (values (1::bigint, null::bigint, "
                 "timestamp '2020-01-01', 'k', null::bigint)) "
-                "as t(_row_number, seq, _loaded_at, _load_key, _watermark_above) "
+                f"as t(_row_number, seq, _loaded_at, _load_key, _watermark_above), {CONTRACT} "
                 "where false")  # fmt: skip
     got = _load(con, "prev")
     assert len(got) == con.execute("select count(*) from ratings").fetchall()[0][0] == 6
@@ -515,7 +527,8 @@ def test_a_load_that_selects_no_row() -> None:
     con.execute("delete from ratings where Seq is null")
     con.execute("create table prev as select * from (values (1::bigint, 8::bigint, "
                 "timestamp '2020-01-01', 'k', null::bigint)) "
-                "as t(_row_number, seq, _loaded_at, _load_key, _watermark_above)")  # fmt: skip
+                "as t(_row_number, seq, _loaded_at, _load_key, _watermark_above), "
+                f"{CONTRACT}")  # fmt: skip
     plain = con.execute("select count(*) from ratings where seq is null or seq >= 8").fetchall()
     got = _load(con, "prev")
     assert len(got) == plain[0][0] == 0
@@ -546,6 +559,64 @@ def test_a_batch_watermark_is_not_read_again() -> None:
     # the count model's rule: rows at or above the start, less those held there
     plain = con.execute("select count(*) from ratings where batch >= 1").fetchall()[0][0]
     assert plain - held == len(got)
+
+
+def test_a_load_of_only_null_watermark_rows_ends_at_its_start() -> None:
+    """A quiet load, nothing new but a row whose watermark is still null: it ends at
+    its start (_watermark_through is the previous largest, 1), not at null, where
+    the count model's window would hold only the null row."""
+    con = duckdb.connect()
+    _ratings(con, [("j1", "p1", "m1", "h", "3", 0), ("j1", "p2", "m1", "h", "3", 1),
+                   ("j1", "p3", "m1", "h", "3", None)], "batch")  # fmt: skip
+    con.register("first_load", _load(con, None, "batch"))
+    con.execute("create table base as select * from first_load")
+    got = _load(con, "base", "batch")
+    largest = con.execute("select max(batch) from first_load").fetchall()[0][0]
+    assert got["prompt_id"].tolist() == ["p3"]
+    ends = got["_watermark_through"].tolist()
+    assert ends == got["_watermark_above"].tolist() == [largest] == [1]
+
+
+@pytest.mark.parametrize(
+    ("change", "marked"),
+    [
+        (None, 3),
+        ("update ratings set label = '5' where prompt_id = 'p4'", 2),  # corrected
+        ("insert into ratings values ('j1', 'p4', 'm1', 'h', '9', null)", 3),  # another
+        ("insert into ratings values ('j1', 'p4', 'm1', 'h', '3', null)", 3),  # identical
+        ("delete from ratings where rowid = (select max(rowid) from ratings)", 2),
+    ],
+)
+def test_a_null_watermark_row_is_read_again_as_it_was_rejected(
+    change: str | None, marked: int
+) -> None:
+    """A row whose watermark is null, rejected by the first load and read by the
+    next, is marked read again (no new input for the gates) only when the first
+    load rejected a row of its key with its values, each rejected row matched once:
+    a row corrected in place, a second row of the key, or a second identical row, is
+    new input. Against a count by (key, values) in Python."""
+    from collections import Counter
+
+    from judge_bias.inputs.loads import READ_AGAIN
+
+    con = duckdb.connect()
+    null = [("j1", p, "m1", "h", "3", None) for p in ("p4", "p6", "p6")]
+    _ratings(con, [("j1", "p1", "m1", "h", "3", 1), *null], "batch")
+    first = _load(con, None, "batch")
+    con.register("first_load", first)
+    con.execute("create table base as select * from first_load")
+    if change:
+        con.execute(change)
+    got = _load(con, "base", "batch")
+
+    def rows(load: pd.DataFrame, why: str = "") -> Counter[tuple[str, str]]:
+        nulls = load[load["batch"].isna() & load["_parse_error"].fillna("").str.endswith(why)]
+        return Counter(zip(nulls["prompt_id"], nulls["label"], strict=True))
+
+    rejected, read = rows(first), rows(got)
+    expected = Counter({k: min(n, rejected[k]) for k, n in read.items() if rejected[k]})
+    assert rows(got, READ_AGAIN) == expected
+    assert expected.total() == marked
 
 
 def test_a_key_re_sent_in_the_next_batch_replaces_the_earlier_row() -> None:
@@ -582,3 +653,286 @@ def test_a_held_row_given_a_newer_watermark_in_place_is_read_and_counted() -> No
     assert got["_watermark_held"].tolist() == [held] == [3]
     plain = con.execute("select count(*) from ratings where batch >= 1").fetchall()[0][0]
     assert plain - held == len(got)
+
+
+def test_a_key_held_lower_and_re_sent_late_at_the_largest_is_read() -> None:
+    """A key the loads hold at a lower watermark, re-sent late at the previous largest
+    (another label, or the values it is held with): the loads do not hold it at that
+    watermark, so the next load reads it, as plain SQL over the relation and the
+    first load's rows selects it (a loader skipping by key alone, or by key and
+    values, would lose it for good)."""
+    con = duckdb.connect()
+    batch0 = [("j1", f"p{i}", "m1", "helpfulness", "3", 0) for i in range(3)]
+    batch1 = [("j1", f"p{i}", "m2", "helpfulness", "2", 1) for i in range(2)]
+    _ratings(con, batch0 + batch1, "batch")
+    con.register("first_load", _load(con, None, "batch"))
+    con.execute("create table base as select * from first_load")
+    # another label, and one with the values it is held with (at batch 0)
+    con.execute("insert into ratings values ('j1', 'p0', 'm1', 'helpfulness', '5', 1), "
+                "('j1', 'p1', 'm1', 'helpfulness', '3', 1)")  # fmt: skip
+    got = _load(con, "base", "batch")
+    plain = con.execute(
+        "select judge, prompt_id, model, label from ratings as r where batch >= 1 and not exists "
+        "(select 1 from first_load as f where f.batch = r.batch and f.judge = r.judge and "
+        "f.prompt_id = r.prompt_id and f.model = r.model and f.label = r.label)"
+    ).fetchall()
+    assert sorted(zip(got["judge"], got["prompt_id"], got["model"], got["label"], strict=True)) \
+        == sorted(plain) == [("j1", "p0", "m1", "5"), ("j1", "p1", "m1", "3")]  # fmt: skip
+
+
+def test_a_row_corrected_at_the_largest_and_its_keys_later_row_are_both_read() -> None:
+    """A row corrected at the previous largest watermark and its key re-sent in a
+    newer batch: the next load reads both (a visible duplicate_key), as plain SQL
+    over the relation and the first load's rows selects them. The count cannot see
+    a loader that skips the first (the merge deletes the held row either way)."""
+    con = duckdb.connect()
+    _ratings(con, [("j1", "p1", "m1", "h", "3", 1), ("j1", "p2", "m1", "h", "3", 1)], "batch")
+    con.register("first_load", _load(con, None, "batch"))
+    con.execute("create table base as select * from first_load")
+    con.execute("update ratings set label = '5' where prompt_id = 'p2'")
+    con.execute("insert into ratings values ('j1', 'p2', 'm1', 'h', '6', 2)")
+    got = _load(con, "base", "batch")
+    plain = con.execute(
+        "select prompt_id, label, batch from ratings as r where batch >= 1 and not exists "
+        "(select 1 from first_load as f where f.batch = r.batch and f.prompt_id = r.prompt_id "
+        "and f.label = r.label)"
+    ).fetchall()
+    assert sorted(zip(got["prompt_id"], got["label"], got["batch"], strict=True)) == sorted(
+        plain
+    ) == [("p2", "5", 1), ("p2", "6", 2)]  # fmt: skip
+    assert got["_load_key"].nunique() == 1
+
+
+def _daily(con: duckdb.DuckDBPyConnection, previous: str | None) -> pd.DataFrame:
+    from judge_bias.inputs.loads import as_load
+
+    rows = load_kind(con, "judge_ratings", _reader(con, "ratings"), "all", None, None, "day",
+                     previous)  # fmt: skip
+    return as_load(con, rows, "judge_ratings", "L", previous, "all", "day").df()
+
+
+@pytest.mark.parametrize("how", ["in place", "appended"])
+def test_a_same_day_correction_at_the_largest_watermark_is_read(how: str) -> None:
+    """A DATE watermark: a row of the last day loaded corrected the same day (another
+    label, the same key and date). Updated in place, the next load reads it (its
+    values are not those the loads hold) and it replaces its row by its key;
+    appended beside the old row, both rows of the key are read (a visible
+    duplicate_key), not the correction skipped and lost once the next day loads.
+    The unchanged rows of that day are not read again."""
+    con = duckdb.connect()
+    con.execute("create table ratings (judge varchar, prompt_id varchar, model varchar, "
+                "dimension varchar, label varchar, day date)")  # fmt: skip
+    con.execute("insert into ratings values ('j1', 'p1', 'm1', 'h', '3', '2026-11-28'), "
+                "('j1', 'p2', 'm1', 'h', '3', '2026-11-29'), "
+                "('j1', 'p3', 'm1', 'h', '2', '2026-11-29')")  # fmt: skip
+    con.register("first_load", _daily(con, None))
+    con.execute("create table base as select * from first_load")
+    if how == "in place":
+        con.execute("update ratings set label = '5' where prompt_id = 'p2'")
+    else:
+        con.execute("insert into ratings values ('j1', 'p2', 'm1', 'h', '5', '2026-11-29')")
+    got = _daily(con, "base")
+    # plain SQL: the rows of the last day not held as they are, and every row of a key
+    # with such a row there
+    plain = con.execute(
+        "with changed as (select r.prompt_id from ratings as r where r.day = "
+        "(select max(day) from base) and not exists (select 1 from base as b where "
+        "b.day = r.day and b.prompt_id = r.prompt_id and b.label = r.label)) "
+        "select prompt_id, label from ratings where day >= (select max(day) from base) and "
+        "prompt_id in (select prompt_id from changed)"
+    ).fetchall()
+    assert sorted(zip(got["prompt_id"], got["label"], strict=True)) == sorted(plain)
+    assert sorted(got["label"]) == (["5"] if how == "in place" else ["3", "5"])
+    assert set(got["_load_key"]) == set(first_load_key(con, "p2"))
+    assert got["_watermark_held"].tolist() == [1] * len(got)  # p3, unchanged
+
+
+def first_load_key(con: duckdb.DuckDBPyConnection, prompt: str) -> list[str]:
+    sql = "select _load_key from first_load where prompt_id = ?"
+    return [r[0] for r in con.execute(sql, [prompt]).fetchall()]
+
+
+@pytest.mark.parametrize(("dtype", "fraction"), [("double", "17.5"), ("decimal(18, 3)", "17.500")])
+def test_a_typed_key_held_at_the_largest_is_not_read_again(dtype: str, fraction: str) -> None:
+    """A fractional key column (a prompt_id 17 kept as a DOUBLE or DECIMAL): the
+    loads hold its text as the loader reads it (17, not 17.0), so a row held at the
+    previous largest watermark is recognised and not read again; a row with a
+    fraction (17.5) is held the same way."""
+    con = duckdb.connect()
+    con.execute(f"create table ratings (judge varchar, prompt_id {dtype}, model varchar, "
+                "dimension varchar, label varchar, batch bigint)")  # fmt: skip
+    con.execute("insert into ratings values ('j1', 17, 'm1', 'h', '3', 1), "
+                "('j1', 17.5, 'm1', 'h', '3', 1), ('j1', 3, 'm1', 'h', '3', 0)")  # fmt: skip
+    con.register("first_load", _load(con, None, "batch"))
+    assert sorted(con.execute("select prompt_id from first_load").fetchall()) == [
+        ("17",),
+        (fraction,),
+        ("3",),
+    ]
+    con.execute("create table base as select * from first_load")
+    con.execute("insert into ratings values ('j1', 18, 'm1', 'h', '3', 2)")
+    got = _load(con, "base", "batch")
+    assert got["prompt_id"].tolist() == ["18"]
+    assert got["_watermark_held"].tolist() == [2]
+
+
+def _macros() -> dict[str, object]:
+    """macros/relations.sql rendered by plain Jinja (dbt's return() as a function
+    that hands back its value), for the mirrors of the loader's SQL."""
+    import jinja2
+
+    returned: list[object] = []
+    env = jinja2.Environment(extensions=["jinja2.ext.do"])
+    env.globals["return"] = lambda value: returned.append(value) or ""
+    text = (Path(__file__).parents[1] / "macros" / "relations.sql").read_text(encoding="utf-8")
+    module = env.from_string(text).module
+
+    def value(macro: str, *args: object) -> object:
+        """What the macro returns (return()), else the SQL it renders."""
+        returned.clear()
+        out = str(getattr(module, macro)(*args)).strip()
+        return returned[-1] if returned and not out else out
+
+    return {"value": value}
+
+
+def test_the_count_models_mirrors_are_the_loaders_sql() -> None:
+    """stg_inputs__relation_counts builds a relation row's key and text in Jinja
+    (macros/relations.sql), apart from the loader: the same key columns and empty
+    defaults as the contract and key_expression, and the same text of each type as
+    as_text (a DOUBLE 4.0 is 4), so both hold the same rows as loaded."""
+    from judge_bias.inputs.loads import KEY_DEFAULTS
+    from judge_bias.inputs.relations import as_text
+
+    value = _macros()["value"]
+    for kind, spec in KINDS.items():
+        assert value("input_key_columns", kind) == [(c, KEY_DEFAULTS.get(c, "")) for c in spec.key]
+    for dtype in ["VARCHAR", "BIGINT", "DOUBLE", "FLOAT", "DECIMAL(18,3)", "decimal(4, 1)",
+                  "DATE", "TIMESTAMP WITH TIME ZONE"]:  # fmt: skip
+        assert value("relation_text", "r.x", dtype) == as_text("r.x", dtype)
+    # and a row's key, both evaluated over a relation with typed and missing columns
+    from judge_bias.inputs.relations import relation_key
+
+    con = duckdb.connect()
+    con.execute('create table r ("Judge " varchar, prompt_id double, model varchar, '
+                "dimension varchar, run_id bigint)")  # fmt: skip
+    con.execute("insert into r values (' j1 ', 17, 'm', '', null), ('j2', 17.5, null, 'd', 3)")
+    types = {"Judge ": "VARCHAR", "prompt_id": "DOUBLE", "model": "VARCHAR",
+             "dimension": "VARCHAR", "run_id": "BIGINT"}  # fmt: skip
+    mapping = {c.strip().lower(): c for c in types}
+    columns = {norm: (orig, types[orig]) for norm, orig in mapping.items()}
+    mirrored = value("relation_load_key", value("input_key_columns", "judge_ratings"), "r", columns)
+    loaders = relation_key("judge_ratings", mapping, types, "r.")
+    keys = con.execute(f"select {mirrored}, {loaders} from r").fetchall()
+    assert (
+        [a for a, _ in keys]
+        == [b for _, b in keys]
+        == ["j1\x1f17\x1fm\x1f\x1fpositive\x1f1", "j2\x1f17.5\x1f\x1fd\x1fpositive\x1f3"]
+    )
+
+
+def test_loads_read_before_the_held_count_name_full_refresh() -> None:
+    """Loads read by a version without _watermark_held (or _watermark_through): one
+    line naming --full-refresh, not dbt's schema-change error."""
+    from judge_bias.inputs.loads import as_load
+
+    con = duckdb.connect()
+    _marked(con)
+    con.execute("create table prev as select 1::bigint as _row_number, timestamp '2020-01-01' "
+                "as _loaded_at, 'k' as _load_key, 5::bigint as seq, 1::bigint as "
+                f"_watermark_above, 5::bigint as _watermark_through, {TEXT}")  # fmt: skip
+    rows = load_kind(
+        con, "judge_ratings", _reader(con, "ratings"), "all", None, None, "seq", "prev"
+    )
+    words = "read by an earlier version, without the columns _watermark_through and "
+    with pytest.raises(InputError, match=words + "_watermark_held.*--full-refresh") as info:
+        as_load(con, rows, "judge_ratings", "L", "prev", "all", "seq")
+    assert "\n" not in str(info.value)
+
+
+def _count(con: duckdb.DuckDBPyConnection, started: object) -> tuple[int, int]:
+    """stg_inputs__relation_counts' (rows_in_relation, rows_loaded) for judge_ratings
+    over ``base`` (its load from ``started`` on) and the relation ``ratings``: the
+    model's own SQL, rendered by plain Jinja with dbt's functions as stubs."""
+    import jinja2
+
+    from judge_bias.inputs.loads import KEY_DEFAULTS
+
+    root = Path(__file__).parents[1]
+    macros = (root / "macros" / "relations.sql").read_text(encoding="utf-8")
+    # the two macros the model calls (the file's others call dbt's own)
+    pattern = r"{% macro (relation_text|relation_load_key)\(.*?{%- endmacro %}"
+    text = "".join(m.group(0) for m in re.finditer(pattern, macros, re.S)) + (
+        root / "models" / "staging" / "inputs" / "stg_inputs__relation_counts.sql"
+    ).read_text(encoding="utf-8")
+
+    def described(table: str) -> list[tuple[str, str]]:
+        return [(r[0], r[1]) for r in con.execute(f"describe select * from {table}").fetchall()]
+
+    class Column:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+    adapter = type("Adapter", (), {"get_columns_in_relation": staticmethod(
+        lambda table: [Column(n) for n, _ in described(table)])})  # fmt: skip
+    env = jinja2.Environment(extensions=["jinja2.ext.do"])
+    env.globals.update(
+        input_relation_kinds=lambda: ["judge_ratings"], incremental_on=lambda: True,
+        execute=True, var=lambda name, default=None: "batch" if "loaded_at" in name else default,
+        config=lambda **_: "", target=type("Target", (), {"type": "duckdb"}), adapter=adapter,
+        source=lambda *_: "ratings", input_table=lambda _: "base", string_type=lambda: "varchar",
+        in_this_load=lambda alias: f"{alias}._loaded_at >= timestamp '{started}'",
+        relation_columns=lambda t: {n.strip().lower(): (n, d) for n, d in described(t)},
+        input_key_columns=lambda k: [(c, KEY_DEFAULTS.get(c, "")) for c in KINDS[k].key],
+    )  # fmt: skip
+    (row,) = con.execute(env.from_string(text).render()).fetchall()
+    return int(row[1]), int(row[2])
+
+
+def _merged_load(con: duckdb.DuckDBPyConnection, drop: str | None = None) -> object:
+    """The next batch load merged into ``base`` as dbt's delete+insert does (by
+    _load_key), less the rows ``drop`` (a condition) picks: a loader that skipped
+    them. Returns the load's _loaded_at."""
+    load = _load(con, "base", "batch")
+    con.register("read", load)
+    con.execute(f"create temp table this_load as select * from read where not ({drop or 'false'})")
+    con.execute("delete from base where _load_key in (select _load_key from this_load)")
+    con.execute("insert into base by name select * from this_load")
+    con.execute("drop table this_load")
+    return load["_loaded_at"].iloc[0]
+
+
+@pytest.mark.parametrize("drop", [None, "prompt_id = 'p2' and batch = 1"])
+def test_the_count_reconciles_a_key_held_at_the_largest_and_re_sent_later(
+    drop: str | None,
+) -> None:
+    """The count model's second rule: a key held at the previous largest watermark
+    (batch 1), corrected and re-sent in a newer batch (2): the loader reads that row
+    and replaces the held one (the count takes it as held by this load's later row),
+    and the count equals the rows loaded. A row corrected at the largest that the
+    loader does not read (dropped here) fails the count."""
+    con = duckdb.connect()
+    _ratings(con, [("j1", "p1", "m1", "h", "3", 1), ("j1", "p2", "m1", "h", "3", 1),
+                   ("j1", "p3", "m1", "h", "3", 0)], "batch")  # fmt: skip
+    con.register("first_load", _load(con, None, "batch"))
+    con.execute("create table base as select * from first_load")
+    con.execute("create table first as select * from first_load")
+    if drop is None:
+        con.execute("insert into ratings values ('j1', 'p2', 'm1', 'h', '5', 2)")
+    else:  # corrected in place at the largest, and a newer row of another key
+        con.execute("update ratings set label = '5' where prompt_id = 'p2'")
+        con.execute("insert into ratings values ('j1', 'p4', 'm1', 'h', '5', 2)")
+    started = _merged_load(con, drop)
+    counted, loaded = _count(con, started)
+    # plain SQL: the rows from the previous largest less those the first load holds
+    # as they are (key, batch and label) and less a key's row there a later one replaced
+    plain = con.execute(
+        "select count(*) from ratings as r where batch >= 1 and not exists (select 1 from "
+        "first as b where b.prompt_id = r.prompt_id and b.batch = r.batch and b.label = "
+        "r.label) and not (batch = 1 and exists (select 1 from ratings as n where "
+        "n.prompt_id = r.prompt_id and n.batch > 1))"
+    ).fetchall()[0][0]
+    if drop is None:
+        assert counted == loaded == plain == 1
+    else:
+        assert (counted, loaded) == (plain, 1) == (2, 1)

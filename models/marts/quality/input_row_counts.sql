@@ -4,7 +4,9 @@
 -- so the validation suite checks each file against them. The gates judge the
 -- gate_* columns: the whole file on a full build; on an incremental build
 -- (docs/incremental.md) this build's load: the base table's rows loaded by this
--- dbt command (numbered after every earlier load's rows).
+-- dbt command (numbered after every earlier load's rows), less the rows whose
+-- watermark is null that an earlier load rejected with the same key and values
+-- and this one read again (read_again: reported in rejected_rows, no new input).
 {% set checked = checked_inputs() %}
 {%- if input_relation_kinds() %}
     -- the relations' counts, read by input_rows_read, and on an incremental build
@@ -25,7 +27,7 @@ with
             {% if incremental %}
                 (
                     select count(*) from {{ input_table(source) }} as base
-                    where {{ in_this_load('base') }}
+                    where {{ in_this_load('base') }} and not {{ read_again('base') }}
                 ) as gate_rows_read,
                 count(*) filter (
                     where reject_code is null and row_number >= (

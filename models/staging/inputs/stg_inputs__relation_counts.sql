@@ -3,12 +3,16 @@
 -- kept (rows_loaded); a test holds them equal. input_row_counts reports the count
 -- as rows_read on a full build. An incremental load with a watermark column
 -- (judge_bias_loaded_at_column, docs/incremental.md "Loads from relations")
--- counts the rows it selected: where the column is null or from the previous
--- loads' largest value (the load's _watermark_above; null: the first load) to the
--- largest value it selected (_watermark_through), less the rows at that start the
--- loader skipped as already loaded (_watermark_held: their key and watermark held
--- by the loads; a late row at it is counted), so that rows written while the
--- build runs are not counted (but a row written meanwhile at a value inside those
+-- counts the rows it should have selected, in SQL of its own (not the loader's
+-- numbers): the rows where the column is null or from the previous loads' largest
+-- value (the load's _watermark_above; null: the first load) to the largest value it
+-- selected (_watermark_through), less the rows at that start already loaded: an
+-- earlier load holds them as they are (their key, built as the loader builds it:
+-- relation_load_key, that watermark, and each contract column's text), or this
+-- load holds their key at a later value but not them (its row replaced the
+-- earlier one). A row corrected at that start is counted, as the loader reads it.
+-- Rows written while the build runs are not
+-- counted (but a row written meanwhile at a value inside those
 -- bounds, or null, is: the test then fails and the load is rolled back). No row on
 -- the file route. DuckDB only, as the loaders (on Spark the inputs are files). A
 -- table: a BI tool opening the warehouse alone cannot read a view over the team's
@@ -35,12 +39,10 @@ with
             count(*) as rows_loaded,
             {%- if watermarked %}
                 any_value(base._watermark_above) as watermark_above,
-                any_value(base._watermark_through) as watermark_through,
-                any_value(base._watermark_held) as watermark_held
+                any_value(base._watermark_through) as watermark_through
             {%- else %}
                 null as watermark_above,
-                null as watermark_through,
-                0 as watermark_held
+                null as watermark_through
             {%- endif %}
         from {{ input_table(kind) }} as base
         {%- if incremental %}
@@ -48,24 +50,89 @@ with
         {%- endif %}
     ),
 
+    {%- if watermarked %}
+        {%- set columns = relation_columns(source('judge_bias_inputs', kind)) %}
+        {%- set key = relation_load_key(input_key_columns(kind), 'relation', columns) %}
+        {#- the relation's own name of the column (the loader's, trimmed and lower, is the base's) #}
+        {%- set own = '"' ~ (columns[mark][0] | replace('"', '""')) ~ '"' %}
+        {#- a row is held as it is: each contract column of the base (its columns but
+            the bookkeeping ones and the watermark) as the loader reads the row's -#}
+        {%- set same = [] %}
+        {%- for name in names if not name.startswith('_') and name != mark %}
+            {%- if name in columns %}
+                {%- set text = relation_text('relation."' ~ (columns[name][0] | replace('"', '""')) ~ '"', columns[name][1]) %}
+            {%- else %}
+                {%- set text = 'cast(null as varchar)' %}
+            {%- endif %}
+            {%- do same.append('held."' ~ name ~ '" is not distinct from ' ~ text) %}
+        {%- endfor %}
+    {{ kind }}_window as (
+        select relation.*
+        from {{ source('judge_bias_inputs', kind) }} as relation
+        where
+            relation.{{ own }} is null
+            or (
+                (
+                    (select watermark_above from {{ kind }}_loaded) is null
+                    or relation.{{ own }} >= (select watermark_above from {{ kind }}_loaded)
+                )
+                and relation.{{ own }} <= (select watermark_through from {{ kind }}_loaded)
+            )
+    ),
+
+    {#- the rows at the start already loaded: an earlier load holds them as they
+        are (key, watermark, values), or this load holds their key at a later
+        watermark (its row replaced the earlier load's) but not them -#}
+    {{ kind }}_held as (
+        select count(*) as rows_held
+        from {{ kind }}_window as relation
+        where
+            relation.{{ own }} = (select watermark_above from {{ kind }}_loaded)
+            and (
+                exists (
+                    select 1 from {{ input_table(kind) }} as held
+                    where
+                        not ({{ in_this_load('held') }})
+                        and held._load_key = {{ key }}
+                        and held.{{ quoted }} = relation.{{ own }}
+                        and {{ same | join(' and ') }}
+                )
+                or (
+                    exists (
+                        select 1 from {{ input_table(kind) }} as held
+                        where
+                            {{ in_this_load('held') }}
+                            and held._load_key = {{ key }}
+                            and held.{{ quoted }} > relation.{{ own }}
+                    )
+                    and not exists (
+                        select 1 from {{ input_table(kind) }} as held
+                        where
+                            {{ in_this_load('held') }}
+                            and held._load_key = {{ key }}
+                            and held.{{ quoted }} = relation.{{ own }}
+                            and {{ same | join(' and ') }}
+                    )
+                )
+            )
+    ),
+
     {{ kind }} as (
         select
             '{{ kind }}' as source,
-            count(*) - coalesce((select watermark_held from {{ kind }}_loaded), 0) as rows_in_relation,
+            (select count(*) from {{ kind }}_window)
+            - (select rows_held from {{ kind }}_held) as rows_in_relation,
+            (select rows_loaded from {{ kind }}_loaded) as rows_loaded
+    ),
+    {%- else %}
+    {{ kind }} as (
+        select
+            '{{ kind }}' as source,
+            count(*) as rows_in_relation,
             (select rows_loaded from {{ kind }}_loaded) as rows_loaded
         from {{ source('judge_bias_inputs', kind) }} as relation
-        {%- if watermarked %}
-            where
-                relation.{{ quoted }} is null
-                or (
-                    (
-                        (select watermark_above from {{ kind }}_loaded) is null
-                        or relation.{{ quoted }} >= (select watermark_above from {{ kind }}_loaded)
-                    )
-                    and relation.{{ quoted }} <= (select watermark_through from {{ kind }}_loaded)
-                )
-        {%- endif %}
     ),
+    {%- endif %}
 {% endfor %}
 
 final as (

@@ -24,7 +24,13 @@ import duckdb
 
 from judge_bias.inputs.contract import KINDS
 from judge_bias.inputs.loading import InputError, quote_ident
-from judge_bias.inputs.relations import HELD_COLUMN, load_kind, relation_kinds, watermark_column
+from judge_bias.inputs.relations import (
+    HELD_COLUMN,
+    load_kind,
+    relation_key,
+    relation_kinds,
+    watermark_column,
+)
 
 # The columns a load adds to a base table (left out of rejected_rows.raw_values).
 LOAD_COLUMNS = ("_load_id", "_loaded_at", "_load_key")
@@ -33,6 +39,10 @@ KEY_DEFAULTS = {"framing": "positive", "run_id": "1"}
 KEY_SEPARATOR = "\x1f"  # the ASCII unit separator: never part of a trimmed value
 # before the key of a relation's row whose watermark is null: never a key as sent
 NULL_WATERMARK_KEY = "\x1fnull watermark\x1f"
+# after the reason of a row whose watermark is null that an earlier load rejected
+# too: reported again, but not new input of this load for the gates (macros/gates.sql,
+# read_again, matches it)
+READ_AGAIN = "; read again (an earlier load rejected it)"
 
 
 def is_on(value: object) -> bool:
@@ -42,13 +52,10 @@ def is_on(value: object) -> bool:
 
 def key_expression(kind: str) -> str:
     """SQL for the documented key of ``kind``: its key columns trimmed (an empty
-    value as null, then the staging default), joined by KEY_SEPARATOR."""
-    parts = []
-    for col in KINDS[kind].key:
-        value = f"nullif(trim({quote_ident(col)}), '')"
-        default = KEY_DEFAULTS.get(col, "")
-        parts.append(f"coalesce({value}, '{default}')")
-    return f"concat_ws('{KEY_SEPARATOR}', {', '.join(parts)})"
+    value as null, then the staging default), joined by KEY_SEPARATOR. Built by
+    relations.relation_key over the load's own (text) columns, so that the key the
+    loader gives a relation's row and the key a load keeps are one expression."""
+    return relation_key(kind, {c: c for c in KINDS[kind].columns}, {})
 
 
 def load_model(
@@ -137,6 +144,7 @@ def as_load(
                 "or rebuild with --full-refresh"
             )
     now_text = now.isoformat(sep=" ")
+    parse_error = "_parse_error"
     columns = ", ".join(quote_ident(c) for c in KINDS[kind].columns)
     key = key_expression(kind)
     mark = watermark_column(rows.columns, loaded_at) if relation_kinds(relations) else None
@@ -150,26 +158,60 @@ def as_load(
         if kept:
             # every load reads again every row whose watermark is null: the earlier
             # loads' such rows leave the table (a row that got its value since is
-            # then held once, by its key, not twice)
+            # then held once, by its key, not twice); their keys and values are kept
+            # apart (with how many rows have them), so that such a row read again as
+            # it was says so (READ_AGAIN) and is not new input of this load for the
+            # gates (a quiet load with one unfixed row publishes)
+            rejected = f"_judge_bias_rejected_{kind}"
+            con.execute(
+                f"create or replace temp table {rejected} as select _load_key, {columns}, "
+                f"count(*) as _jb_rows from {previous} where starts_with(_load_key, ?) "
+                "group by all",
+                [NULL_WATERMARK_KEY],
+            )
             con.execute(
                 f"delete from {previous} where starts_with(_load_key, ?)", [NULL_WATERMARK_KEY]
             )
         typed = f"cast({above} as {_type_of(rows, mark)})"
         columns += f", {quote_ident(mark)}, {typed} as _watermark_above"
-        # and its end, the largest watermark it selected (null: none), so that the
-        # count does not take in the rows written while the build runs
+        # and its end, the largest watermark it selected (its start when it selected
+        # none but null ones), so that the count does not take in the rows written
+        # while the build runs
         through = f"(select max({quote_ident(mark)}) from _judge_bias_load_{kind})"
-        columns += f", {through} as _watermark_through"
+        columns += f", coalesce({through}, {typed}) as _watermark_through"
         # and the relation's rows the loader did not select again, held at its start
-        # (relations.SKIP_HELD): stg_inputs__relation_counts subtracts them
+        # (relations._select_unheld; stg_inputs__relation_counts counts them apart)
         held = HELD_COLUMN if HELD_COLUMN in rows.columns else "0"
         columns += f", cast({held} as bigint) as {HELD_COLUMN}"
         null_key = f"'{NULL_WATERMARK_KEY}' || {key}"
         key = f"case when {quote_ident(mark)} is null then {null_key} else {key} end"
     name = f"_judge_bias_load_{kind}"
     con.register(name, rows)
+    if mark is not None and kept:
+        # a null-watermark row is read again when an earlier load rejected a row of
+        # its key and contract values (is not distinct from), each earlier row
+        # matched once: a row with corrected values, or a second row of the key, is
+        # new input for the gates
+        again = f"_judge_bias_again_{kind}"
+        contract = [quote_ident(c) for c in KINDS[kind].columns]
+        same = " and ".join(f"_r.{c} is not distinct from _l.{c}" for c in contract)
+        con.execute(
+            f"create or replace temp table {again} as select _l._row_number from "
+            f"(select _row_number, {null_key} as _jb_key, {', '.join(contract)}, "
+            f"row_number() over (partition by {null_key}, {', '.join(contract)} "
+            f"order by _row_number) as _jb_nth from {name} "
+            f"where {quote_ident(mark)} is null) as _l "
+            f"join {rejected} as _r on _r._load_key = _l._jb_key and {same} "
+            "where _l._jb_nth <= _r._jb_rows"
+        )
+        text = READ_AGAIN.replace("'", "''")
+        parse_error = (
+            f"case when {quote_ident(mark)} is null and _row_number in (select _row_number "
+            f"from {again}) then _parse_error || '{text}' else _parse_error end"
+        )
     return con.sql(
-        f"select _row_number + {int(offset)} as _row_number, _source_file, _parse_error, "
+        f"select _row_number + {int(offset)} as _row_number, _source_file, "
+        f"{parse_error} as _parse_error, "
         f"_raw_line, {columns}, '{load_id.replace(chr(39), '')}' as _load_id, "
         f"timestamp '{now_text}' as _loaded_at, {key} as _load_key "
         f"from {name}"
@@ -191,7 +233,15 @@ def _same_watermark(
     if mark is None and "_watermark_above" not in held:
         return
     if mark is not None and "_watermark_above" in held and mark in held:
-        return
+        if {"_watermark_through", HELD_COLUMN} <= set(held):
+            return
+        # loads of an earlier version: the bookkeeping columns since added would stop
+        # dbt on the schema change, in words naming neither the cause nor the fix
+        raise InputError(
+            f"{kind}: the previous loads in {previous} were read by an earlier version, "
+            f"without the columns _watermark_through and {HELD_COLUMN}: the loads cannot go "
+            "on; rebuild the inputs from the relations with --full-refresh"
+        )
     name = str(loaded_at or "").strip() or "(unset)"
     if mark is None:
         now, then = f"has no watermark column {name}", "have one"

@@ -136,11 +136,12 @@ def load_relation(
     (SQL of a value, the previous loads' largest: an incremental load) selects the
     rows at or above it (a row at it may have been written after the previous load
     read), and those where it is null, in the relation's scan order. ``held``: the
-    previous loads' base table; a row at ``above`` whose (key, watermark) it holds
-    is the row already loaded and is not selected again (SKIP_HELD; their number in
-    HELD_COLUMN), so a whole batch
-    at the largest value is not read again and a key re-sent in the next batch is not
-    selected twice; a row at it of another key (written late) is read."""
+    previous loads' base table; a row at ``above`` that it holds as it is (key,
+    watermark and contract values) is the row already loaded and is not selected
+    again (_select_unheld; their number in HELD_COLUMN), so a whole batch at the
+    largest value is not read again and a key re-sent in the next batch is not
+    selected twice; a row at it of another key (written late), or corrected since
+    (other values), is read."""
     label = f"source {SOURCE}.{kind}"
     try:
         source = read()
@@ -171,23 +172,18 @@ def load_relation(
             "watermark is a number, a DATE or a TIMESTAMP (text compares '10' below '9'); "
             "cast it in a view of the relation"
         )
-    where = ""
-    skipped = None
+    window = ""
     if mark is not None and above is not None:
         col = quote_ident(mapping[mark])
-        where = f" where {col} is null or ({above}) is null or {col} >= ({above})"
-        if held is not None:
-            key = relation_key(kind, mapping, types, "_relation.")
-            skip = SKIP_HELD.format(
-                col=f"_relation.{col}", above=above, held=held, mark=quote_ident(mark), key=key
-            )
-            where += f" and not {skip}"
-            # how many it skipped: stg_inputs__relation_counts subtracts them
-            sql = f"select count(*) from {name} as _relation where {skip}"
-            skipped = int(con.execute(sql).fetchall()[0][0])
-    con.execute(
-        f"create or replace temp table {tmp} as select _relation.* from {name} as _relation{where}"
-    )
+        window = f" where {col} is null or ({above}) is null or {col} >= ({above})"
+    skipped = None
+    if mark is not None and above is not None and held is not None:
+        skipped = _select_unheld(con, kind, name, tmp, window, above, held, mapping, types, mark)
+    else:
+        con.execute(
+            f"create or replace temp table {tmp} as "
+            f"select _relation.* from {name} as _relation{window}"
+        )
     literal = "'" + name.replace("'", "''") + "'"
     parts = [
         "rowid + 1 as _row_number",
@@ -213,14 +209,54 @@ def load_relation(
     return con.sql(f"select {', '.join(parts)} from {tmp}")
 
 
-# the rows a load did not select again (SKIP_HELD), a column of each row it selected
+# the rows a load did not select again (_select_unheld), a column of each row it selected
 HELD_COLUMN = "_watermark_held"
-# a row at the previous loads' largest watermark whose (key, watermark) they hold:
-# the row already loaded (stg_inputs__relation_counts skips it by the same rule)
-SKIP_HELD = (
-    "({col} = ({above}) and exists (select 1 from {held} as _held "
-    "where _held.{mark} = {col} and _held._load_key = {key}))"
-)
+
+
+def _select_unheld(
+    con: duckdb.DuckDBPyConnection,
+    kind: str,
+    name: str,
+    tmp: str,
+    window: str,
+    above: str,
+    held: str,
+    mapping: Mapping[str, str],
+    types: Mapping[str, str],
+    mark: str,
+) -> int:
+    """Select into ``tmp`` the relation's rows in ``window`` (at or above ``above``,
+    or null) but those already loaded: a row at ``above`` whose key, watermark and
+    contract values (their text, as the base keeps them) ``held`` holds, unless
+    another row of its key at ``above`` is not held so (a correction appended beside
+    the row: both are read, a visible duplicate_key). A row changed in place at
+    ``above`` is read and replaces its row. The relation is read once; the number
+    of rows skipped is returned."""
+    col = f"_relation.{quote_ident(mapping[mark])}"
+    key = relation_key(kind, mapping, types, "_relation.")
+    same = [f"_held.{quote_ident(mark)} = {col}", f"_held._load_key = {key}"]
+    for column in KINDS[kind].columns:
+        text = "cast(null as varchar)"
+        if column in mapping:
+            text = as_text(f"_relation.{quote_ident(mapping[column])}", types[mapping[column]])
+        same.append(f"_held.{quote_ident(column)} is not distinct from {text}")
+    match = f"exists (select 1 from {held} as _held where {' and '.join(same)})"
+    flagged = f"{tmp}_flagged"
+    con.execute(
+        f"create or replace temp table {flagged} as select _relation.*, "
+        f"coalesce({col} = ({above}) and {match}, false) as _jb_held, "
+        f"case when {col} = ({above}) then {key} end as _jb_key "
+        f"from {name} as _relation{window}"
+    )
+    con.execute(
+        f"create or replace temp table {tmp} as select * exclude (_jb_held, _jb_key) "
+        f"from {flagged} where not (_jb_held and _jb_key not in (select _jb_key from "
+        f"{flagged} where _jb_key is not null group by _jb_key having not bool_and(_jb_held)))"
+    )
+    counts = f"select (select count(*) from {flagged}) - (select count(*) from {tmp})"
+    skipped = int(con.execute(counts).fetchall()[0][0])
+    con.execute(f"drop table {flagged}")
+    return skipped
 
 
 def relation_key(

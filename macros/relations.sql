@@ -70,7 +70,7 @@
 
 {% macro input_key_columns(kind) -%}
     {#- The documented key of an input kind, each column with the value an empty one
-        means (judge_bias.inputs.contract's key and judge_bias.inputs.loads.KEY_DEFAULTS,
+        means (judge_bias.inputs.contract's key and judge_bias.inputs.relations.KEY_DEFAULTS,
         mirrored: tests/test_relation_loading holds them equal). -#}
     {%- set keys = {
         'prompts': [('prompt_id', '')],

@@ -23,8 +23,8 @@ from judge_bias.bench.compare_builds import compare_warehouses
 from judge_bias.inputs import loads
 from judge_bias.inputs.contract import KINDS
 from judge_bias.inputs.loading import InputError
-from judge_bias.inputs.loads import KEY_SEPARATOR, as_load, key_expression, process_load_id
-from judge_bias.inputs.relations import load_kind, load_relation
+from judge_bias.inputs.loads import as_load, key_expression, process_load_id
+from judge_bias.inputs.relations import KEY_SEPARATOR, load_kind, load_relation
 from judge_bias.warehouse.build import (
     GATE_RESULTS,
     PROJECT_DIR,

@@ -671,13 +671,21 @@ def test_a_key_held_lower_and_re_sent_late_at_the_largest_is_read() -> None:
     con.execute("insert into ratings values ('j1', 'p0', 'm1', 'helpfulness', '5', 1), "
                 "('j1', 'p1', 'm1', 'helpfulness', '3', 1)")  # fmt: skip
     got = _load(con, "base", "batch")
-    plain = con.execute(
-        "select judge, prompt_id, model, label from ratings as r where batch >= 1 and not exists "
-        "(select 1 from first_load as f where f.batch = r.batch and f.judge = r.judge and "
-        "f.prompt_id = r.prompt_id and f.model = r.model and f.label = r.label)"
-    ).fetchall()
+    plain = _not_in_first_load(con, ["judge", "prompt_id", "model", "label"])
     assert sorted(zip(got["judge"], got["prompt_id"], got["model"], got["label"], strict=True)) \
         == sorted(plain) == [("j1", "p0", "m1", "5"), ("j1", "p1", "m1", "3")]  # fmt: skip
+
+
+def _not_in_first_load(
+    con: duckdb.DuckDBPyConnection, matched: list[str], extra: list[str] | None = None
+) -> list[tuple[object, ...]]:
+    """Plain SQL: the rows of ``ratings`` from batch 1 on that the first load holds at
+    no row of the same batch and ``matched`` values (``matched`` then ``extra``)."""
+    on = " and ".join(f"f.{c} = r.{c}" for c in ["batch", *matched])
+    return con.execute(
+        f"select {', '.join(matched + (extra or []))} from ratings as r where batch >= 1 "
+        f"and not exists (select 1 from first_load as f where {on})"
+    ).fetchall()
 
 
 def test_a_row_corrected_at_the_largest_and_its_keys_later_row_are_both_read() -> None:
@@ -692,11 +700,7 @@ def test_a_row_corrected_at_the_largest_and_its_keys_later_row_are_both_read() -
     con.execute("update ratings set label = '5' where prompt_id = 'p2'")
     con.execute("insert into ratings values ('j1', 'p2', 'm1', 'h', '6', 2)")
     got = _load(con, "base", "batch")
-    plain = con.execute(
-        "select prompt_id, label, batch from ratings as r where batch >= 1 and not exists "
-        "(select 1 from first_load as f where f.batch = r.batch and f.prompt_id = r.prompt_id "
-        "and f.label = r.label)"
-    ).fetchall()
+    plain = _not_in_first_load(con, ["prompt_id", "label"], ["batch"])
     assert sorted(zip(got["prompt_id"], got["label"], got["batch"], strict=True)) == sorted(
         plain
     ) == [("p2", "5", 1), ("p2", "6", 2)]  # fmt: skip
@@ -801,8 +805,7 @@ def test_the_count_models_mirrors_are_the_loaders_sql() -> None:
     (macros/relations.sql), apart from the loader: the same key columns and empty
     defaults as the contract and key_expression, and the same text of each type as
     as_text (a DOUBLE 4.0 is 4), so both hold the same rows as loaded."""
-    from judge_bias.inputs.loads import KEY_DEFAULTS
-    from judge_bias.inputs.relations import as_text
+    from judge_bias.inputs.relations import KEY_DEFAULTS, as_text
 
     value = _macros()["value"]
     for kind, spec in KINDS.items():
@@ -856,7 +859,7 @@ def _count(con: duckdb.DuckDBPyConnection, started: object) -> tuple[int, int]:
     model's own SQL, rendered by plain Jinja with dbt's functions as stubs."""
     import jinja2
 
-    from judge_bias.inputs.loads import KEY_DEFAULTS
+    from judge_bias.inputs.relations import KEY_DEFAULTS
 
     root = Path(__file__).parents[1]
     macros = (root / "macros" / "relations.sql").read_text(encoding="utf-8")

@@ -34,9 +34,6 @@ from judge_bias.inputs.relations import (
 
 # The columns a load adds to a base table (left out of rejected_rows.raw_values).
 LOAD_COLUMNS = ("_load_id", "_loaded_at", "_load_key")
-# What an empty key column means in staging (stg_inputs__*): the same row.
-KEY_DEFAULTS = {"framing": "positive", "run_id": "1"}
-KEY_SEPARATOR = "\x1f"  # the ASCII unit separator: never part of a trimmed value
 # before the key of a relation's row whose watermark is null: never a key as sent
 NULL_WATERMARK_KEY = "\x1fnull watermark\x1f"
 # after the reason of a row whose watermark is null that an earlier load rejected

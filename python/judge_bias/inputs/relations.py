@@ -259,14 +259,18 @@ def _select_unheld(
     return skipped
 
 
+# a key column's value when empty (the staging defaults), and what joins the key's
+# columns: the ASCII unit separator, never part of a trimmed value
+KEY_DEFAULTS = {"framing": "positive", "run_id": "1"}
+KEY_SEPARATOR = "\x1f"
+
+
 def relation_key(
     kind: str, mapping: Mapping[str, str], types: Mapping[str, str], prefix: str = ""
 ) -> str:
     """SQL of judge_bias.inputs.loads.key_expression over the relation's own
     columns (their text, as the loader reads them; a key column it lacks is null),
     each behind ``prefix`` (the relation's alias: a subquery's columns hide it)."""
-    from judge_bias.inputs.loads import KEY_DEFAULTS, KEY_SEPARATOR
-
     parts = []
     for col in KINDS[kind].key:
         text = "cast(null as varchar)"

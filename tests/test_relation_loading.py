@@ -257,7 +257,7 @@ def _marked(con: duckdb.DuckDBPyConnection) -> None:
 # a synthetic base table's contract columns (text, as the loads keep them: a row at
 # the previous largest watermark is held only with its values) and the loads' ends
 TEXT = ", ".join(f"null::varchar as {c}" for c in KINDS["judge_ratings"].columns)
-CONTRACT = f"(select {TEXT}, null::bigint as _watermark_through, 0::bigint as _watermark_held)"
+CONTRACT = f"(select {TEXT}, null::bigint as _watermark_through)"
 
 
 def _load(con: duckdb.DuckDBPyConnection, previous: str | None, mark: str = "seq") -> pd.DataFrame:
@@ -383,17 +383,17 @@ def test_the_summary_names_the_watermarks_a_load_read() -> None:
         "2 as gate_rows_read, 2 as gate_rows_accepted, 0.0 as gate_rejected_share"
     )
     con.execute(
-        'create table base_inputs__judge_ratings (judge varchar, "Logged At" date, '
-        "_watermark_above date, _watermark_through date, _watermark_held bigint, "
+        'create table base_inputs__judge_ratings (judge varchar, "logged at" date, '
+        "_watermark_above date, _watermark_through date, _watermark_column varchar, "
         "_load_id varchar)"
     )
     con.execute(
         "insert into base_inputs__judge_ratings values "
-        "('a', '2026-11-01', null, '2026-11-01', 0, 'L1'), "
-        "('b', '2026-11-01', null, '2026-11-01', 0, 'L1'), "
-        "('c', '2026-11-01', null, '2026-11-01', 0, 'L1'), "
-        "('d', '2026-11-01', '2026-11-01', '2026-11-02', 3, 'L2'), "
-        "('e', '2026-11-02', '2026-11-01', '2026-11-02', 3, 'L2')"
+        "('a', '2026-11-01', null, '2026-11-01', 'Logged At', 'L1'), "
+        "('b', '2026-11-01', null, '2026-11-01', 'Logged At', 'L1'), "
+        "('c', '2026-11-01', null, '2026-11-01', 'Logged At', 'L1'), "
+        "('d', '2026-11-01', '2026-11-01', '2026-11-02', 'Logged At', 'L2'), "
+        "('e', '2026-11-02', '2026-11-01', '2026-11-02', 'Logged At', 'L2')"
     )
     text = format_summary(read_input_counts(con))
     assert ("2 read, 2 accepted, 0 rejected in load L2, Logged At from 2026-11-01 (the "
@@ -402,9 +402,12 @@ def test_the_summary_names_the_watermarks_a_load_read() -> None:
                 "gate_rows_accepted = 3")  # fmt: skip
     text = format_summary(read_input_counts(con))
     assert "3 read, 3 accepted, 0 rejected in load L1, Logged At up to 2026-11-01" in text, text
+    # loads read before _watermark_column was kept: the base's column (lower case)
+    con.execute("alter table base_inputs__judge_ratings drop column _watermark_column")
+    assert "in load L1, logged at up to 2026-11-01" in format_summary(read_input_counts(con))
     # without a watermark (the relation read whole), no window
     con.execute("alter table base_inputs__judge_ratings drop column _watermark_above")
-    assert "Logged At" not in format_summary(read_input_counts(con))
+    assert "logged at" not in format_summary(read_input_counts(con)).lower()
 
 
 def test_a_contract_column_is_not_a_watermark() -> None:
@@ -495,7 +498,7 @@ def test_a_watermark_gained_or_lost_between_loads_names_full_refresh(
     extra = ""
     if held:
         extra = (", 5::bigint as seq, 1::bigint as _watermark_above, 5::bigint as "
-                 "_watermark_through, 0::bigint as _watermark_held")  # fmt: skip
+                 "_watermark_through")  # fmt: skip
     con.execute("create table prev as select 1::bigint as _row_number, timestamp '2020-01-01' "
                 f"as _loaded_at, 'k' as _load_key{extra}")  # fmt: skip
     rows = load_kind(con, "judge_ratings", _reader(con, "ratings"), "all", None, None, var, "prev")
@@ -555,7 +558,7 @@ def test_a_batch_watermark_is_not_read_again() -> None:
         [("j2", "p9", "m2"), ("j1", "p0", "m3"), ("j1", "p1", "m3")]
     )
     held = con.execute("select count(*) from first where batch = 1").fetchall()[0][0]
-    assert got["_watermark_held"].tolist() == [held] * 3 == [4] * 3
+    assert held == 4
     # the count model's rule: rows at or above the start, less those held there
     plain = con.execute("select count(*) from ratings where batch >= 1").fetchall()[0][0]
     assert plain - held == len(got)
@@ -650,7 +653,7 @@ def test_a_held_row_given_a_newer_watermark_in_place_is_read_and_counted() -> No
     got = _load(con, "base", "batch")
     assert got["prompt_id"].tolist() == ["p0"] and got["label"].tolist() == ["5"]
     held = con.execute("select count(*) from ratings where batch = 1").fetchall()[0][0]
-    assert got["_watermark_held"].tolist() == [held] == [3]
+    assert held == 3
     plain = con.execute("select count(*) from ratings where batch >= 1").fetchall()[0][0]
     assert plain - held == len(got)
 
@@ -748,7 +751,7 @@ def test_a_same_day_correction_at_the_largest_watermark_is_read(how: str) -> Non
     assert sorted(zip(got["prompt_id"], got["label"], strict=True)) == sorted(plain)
     assert sorted(got["label"]) == (["5"] if how == "in place" else ["3", "5"])
     assert set(got["_load_key"]) == set(first_load_key(con, "p2"))
-    assert got["_watermark_held"].tolist() == [1] * len(got)  # p3, unchanged
+    assert "p3" not in set(got["prompt_id"])  # unchanged
 
 
 def first_load_key(con: duckdb.DuckDBPyConnection, prompt: str) -> list[str]:
@@ -777,7 +780,6 @@ def test_a_typed_key_held_at_the_largest_is_not_read_again(dtype: str, fraction:
     con.execute("insert into ratings values ('j1', 18, 'm1', 'h', '3', 2)")
     got = _load(con, "base", "batch")
     assert got["prompt_id"].tolist() == ["18"]
-    assert got["_watermark_held"].tolist() == [2]
 
 
 def _macros() -> dict[str, object]:
@@ -834,23 +836,52 @@ def test_the_count_models_mirrors_are_the_loaders_sql() -> None:
     )
 
 
-def test_loads_read_before_the_held_count_name_full_refresh() -> None:
-    """Loads read by a version without _watermark_held (or _watermark_through): one
-    line naming --full-refresh, not dbt's schema-change error."""
+def test_loads_read_before_the_watermark_end_name_full_refresh() -> None:
+    """Loads read by a version without _watermark_through: one line naming
+    --full-refresh, not dbt's schema-change error."""
     from judge_bias.inputs.loads import as_load
 
     con = duckdb.connect()
     _marked(con)
     con.execute("create table prev as select 1::bigint as _row_number, timestamp '2020-01-01' "
                 "as _loaded_at, 'k' as _load_key, 5::bigint as seq, 1::bigint as "
-                f"_watermark_above, 5::bigint as _watermark_through, {TEXT}")  # fmt: skip
+                f"_watermark_above, {TEXT}")  # fmt: skip
     rows = load_kind(
         con, "judge_ratings", _reader(con, "ratings"), "all", None, None, "seq", "prev"
     )
-    words = "read by an earlier version, without the columns _watermark_through and "
-    with pytest.raises(InputError, match=words + "_watermark_held.*--full-refresh") as info:
+    words = "read by an earlier version, without the column _watermark_through: "
+    with pytest.raises(InputError, match=words + ".*--full-refresh") as info:
         as_load(con, rows, "judge_ratings", "L", "prev", "all", "seq")
     assert "\n" not in str(info.value)
+
+
+def test_a_load_keeps_the_watermark_columns_name_and_no_held_count() -> None:
+    """A load keeps the watermark column's name as the var spells it
+    (_watermark_column: the summary shows it) and not the number of rows it skipped
+    (_watermark_held, derivable: the count model counts them itself); appended to
+    loads of the version that kept that number and not the name, it keeps their
+    columns (dbt's on_schema_change: fail), the number null."""
+    from judge_bias.inputs.loads import as_load
+
+    con = duckdb.connect()
+    _ratings(con, MARKED, '"Logged At"')
+    first = load_kind(con, "judge_ratings", _reader(con, "ratings"), "all", None, None,
+                      " Logged At ", None)  # fmt: skip
+    as_load(con, first, "judge_ratings", "L1", None, "all", " Logged At ").create("first_load")
+    new = con.table("first_load").df()
+    assert "_watermark_held" not in new.columns
+    assert set(new["_watermark_column"]) == {"Logged At"} and "logged at" in new.columns
+    # the previous version's loads: _watermark_held, no _watermark_column
+    con.execute("create table old as select * exclude (_watermark_column, _load_id, "
+                "_loaded_at, _load_key), 0::bigint as _watermark_held, _load_id, _loaded_at, "
+                "_load_key from first_load")  # fmt: skip
+    con.execute("update old set _loaded_at = _loaded_at - interval 1 hour")
+    rows = load_kind(con, "judge_ratings", _reader(con, "ratings"), "all", None, None,
+                     "Logged At", "old")  # fmt: skip
+    got = as_load(con, rows, "judge_ratings", "L2", "old", "all", "Logged At")
+    kept = [(r[0], r[1]) for r in con.execute("describe old").fetchall()]
+    assert list(zip(got.columns, (str(t) for t in got.types), strict=True)) == kept
+    assert got.df()["_watermark_held"].isna().all()
 
 
 def _count(con: duckdb.DuckDBPyConnection, started: object) -> tuple[int, int]:

@@ -138,7 +138,7 @@ def load_relation(
     read), and those where it is null, in the relation's scan order. ``held``: the
     previous loads' base table; a row at ``above`` that it holds as it is (key,
     watermark and contract values) is the row already loaded and is not selected
-    again (_select_unheld; their number in HELD_COLUMN), so a whole batch at the
+    again (_unheld), so a whole batch at the
     largest value is not read again and a key re-sent in the next batch is not
     selected twice; a row at it of another key (written late), or corrected since
     (other values), is read."""
@@ -175,15 +175,14 @@ def load_relation(
     window = ""
     if mark is not None and above is not None:
         col = quote_ident(mapping[mark])
-        window = f" where {col} is null or ({above}) is null or {col} >= ({above})"
-    skipped = None
-    if mark is not None and above is not None and held is not None:
-        skipped = _select_unheld(con, kind, name, tmp, window, above, held, mapping, types, mark)
-    else:
-        con.execute(
-            f"create or replace temp table {tmp} as "
-            f"select _relation.* from {name} as _relation{window}"
-        )
+        window = f" where ({col} is null or ({above}) is null or {col} >= ({above}))"
+        if held is not None:
+            window += _unheld(con, kind, name, tmp, above, held, mapping, types, mark)
+    con.execute(
+        f"create or replace temp table {tmp} as "
+        f"select _relation.* from {name} as _relation{window}"
+    )
+    con.execute(f"drop table if exists {tmp}_held")
     literal = "'" + name.replace("'", "''") + "'"
     parts = [
         "rowid + 1 as _row_number",
@@ -204,34 +203,28 @@ def load_relation(
     for norm, orig in mapping.items():
         if norm not in spec.columns and norm not in META_COLUMNS:
             parts.append(f"{quote_ident(orig)} as {quote_ident(norm)}")
-    if skipped is not None:
-        parts.append(f"cast({skipped} as bigint) as {HELD_COLUMN}")
     return con.sql(f"select {', '.join(parts)} from {tmp}")
 
 
-# the rows a load did not select again (_select_unheld), a column of each row it selected
-HELD_COLUMN = "_watermark_held"
-
-
-def _select_unheld(
+def _unheld(
     con: duckdb.DuckDBPyConnection,
     kind: str,
     name: str,
     tmp: str,
-    window: str,
     above: str,
     held: str,
     mapping: Mapping[str, str],
     types: Mapping[str, str],
     mark: str,
-) -> int:
-    """Select into ``tmp`` the relation's rows in ``window`` (at or above ``above``,
-    or null) but those already loaded: a row at ``above`` whose key, watermark and
-    contract values (their text, as the base keeps them) ``held`` holds, unless
-    another row of its key at ``above`` is not held so (a correction appended beside
-    the row: both are read, a visible duplicate_key). A row changed in place at
-    ``above`` is read and replaces its row. The relation is read once; the number
-    of rows skipped is returned."""
+) -> str:
+    """SQL (`` and not ...``) leaving out of the window the rows already loaded: a
+    row at ``above`` whose key, watermark and contract values (their text, as the
+    base keeps them) ``held`` holds, unless another row of its key at ``above`` is
+    not held so (a correction appended beside the row: both are read, a visible
+    duplicate_key). A row changed in place at ``above`` is read and replaces its row.
+    Only the rows at ``above`` are matched, into a small table of the keys whose
+    every row there is held (``tmp``_held, dropped once the caller has selected);
+    the window itself is materialised once, by the caller, filtered by that table."""
     col = f"_relation.{quote_ident(mapping[mark])}"
     key = relation_key(kind, mapping, types, "_relation.")
     same = [f"_held.{quote_ident(mark)} = {col}", f"_held._load_key = {key}"]
@@ -241,22 +234,12 @@ def _select_unheld(
             text = as_text(f"_relation.{quote_ident(mapping[column])}", types[mapping[column]])
         same.append(f"_held.{quote_ident(column)} is not distinct from {text}")
     match = f"exists (select 1 from {held} as _held where {' and '.join(same)})"
-    flagged = f"{tmp}_flagged"
+    keys = f"{tmp}_held"
     con.execute(
-        f"create or replace temp table {flagged} as select _relation.*, "
-        f"coalesce({col} = ({above}) and {match}, false) as _jb_held, "
-        f"case when {col} = ({above}) then {key} end as _jb_key "
-        f"from {name} as _relation{window}"
+        f"create or replace temp table {keys} as select {key} as _jb_key "
+        f"from {name} as _relation where {col} = ({above}) group by all having bool_and({match})"
     )
-    con.execute(
-        f"create or replace temp table {tmp} as select * exclude (_jb_held, _jb_key) "
-        f"from {flagged} where not (_jb_held and _jb_key not in (select _jb_key from "
-        f"{flagged} where _jb_key is not null group by _jb_key having not bool_and(_jb_held)))"
-    )
-    counts = f"select (select count(*) from {flagged}) - (select count(*) from {tmp})"
-    skipped = int(con.execute(counts).fetchall()[0][0])
-    con.execute(f"drop table {flagged}")
-    return skipped
+    return f" and not ({col} = ({above}) and {key} in (select _jb_key from {keys}))"
 
 
 # a key column's value when empty (the staging defaults), and what joins the key's

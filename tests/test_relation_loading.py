@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pandas as pd
@@ -622,6 +623,30 @@ def test_a_null_watermark_row_is_read_again_as_it_was_rejected(
     assert expected.total() == marked
 
 
+def test_a_null_watermark_row_changed_outside_the_contract_is_read_again() -> None:
+    """A rejected null-watermark row whose only change is in a column outside the
+    contract (a note) is read again: a load keeps no such column (the base, and so
+    rejected_rows.raw_values, holds the contract's columns and the watermark; a
+    relation's _raw_line is null), so the row the user is shown is the one rejected
+    before (docs/incremental.md)."""
+    from judge_bias.inputs.loads import READ_AGAIN
+
+    con = duckdb.connect()
+    con.execute("create table ratings (judge varchar, prompt_id varchar, model varchar, "
+                "dimension varchar, label varchar, note varchar, batch bigint)")  # fmt: skip
+    con.execute("insert into ratings values ('j1', 'p1', 'm1', 'h', '3', 'a', 1), "
+                "('j1', 'p4', 'm1', 'h', '3', 'a', null)")  # fmt: skip
+    first = _load(con, None, "batch")
+    con.register("first_load", first)
+    con.execute("create table base as select * from first_load")
+    con.execute("update ratings set note = 'b' where prompt_id = 'p4'")
+    got = _load(con, "base", "batch")
+    assert "note" not in first.columns and "note" not in got.columns
+    assert got["_raw_line"].isna().all()
+    (again,) = got.loc[got["batch"].isna(), "_parse_error"]
+    assert again.endswith(READ_AGAIN)
+
+
 def test_a_key_re_sent_in_the_next_batch_replaces_the_earlier_row() -> None:
     """A key loaded in the last batch and re-sent in the next: the next load selects
     it once (its new row), so it replaces the earlier row by its _load_key instead
@@ -782,14 +807,16 @@ def test_a_typed_key_held_at_the_largest_is_not_read_again(dtype: str, fraction:
     assert got["prompt_id"].tolist() == ["18"]
 
 
-def _macros() -> dict[str, object]:
+def _macros(**context: object) -> dict[str, Any]:
     """macros/relations.sql rendered by plain Jinja (dbt's return() as a function
-    that hands back its value), for the mirrors of the loader's SQL."""
+    that hands back its value; ``context``: more of dbt's globals, as stubs), for the
+    mirrors of the loader's SQL."""
     import jinja2
 
     returned: list[object] = []
     env = jinja2.Environment(extensions=["jinja2.ext.do"])
     env.globals["return"] = lambda value: returned.append(value) or ""
+    env.globals.update(context)
     text = (Path(__file__).parents[1] / "macros" / "relations.sql").read_text(encoding="utf-8")
     module = env.from_string(text).module
 
@@ -907,6 +934,8 @@ def _count(con: duckdb.DuckDBPyConnection, started: object) -> tuple[int, int]:
         def __init__(self, name: str) -> None:
             self.name = name
 
+    # the describe as the model's macro maps it (relations.sql's relation_columns)
+    value = _macros(execute=True, run_query=lambda sql: con.execute(sql).fetchall())["value"]
     adapter = type("Adapter", (), {"get_columns_in_relation": staticmethod(
         lambda table: [Column(n) for n, _ in described(table)])})  # fmt: skip
     env = jinja2.Environment(extensions=["jinja2.ext.do"])
@@ -916,7 +945,7 @@ def _count(con: duckdb.DuckDBPyConnection, started: object) -> tuple[int, int]:
         config=lambda **_: "", target=type("Target", (), {"type": "duckdb"}), adapter=adapter,
         source=lambda *_: "ratings", input_table=lambda _: "base", string_type=lambda: "varchar",
         in_this_load=lambda alias: f"{alias}._loaded_at >= timestamp '{started}'",
-        relation_columns=lambda t: {n.strip().lower(): (n, d) for n, d in described(t)},
+        relation_columns=lambda t: value("relation_columns", t),
         input_key_columns=lambda k: [(c, KEY_DEFAULTS.get(c, "")) for c in KINDS[k].key],
     )  # fmt: skip
     (row,) = con.execute(env.from_string(text).render()).fetchall()
@@ -970,3 +999,69 @@ def test_the_count_reconciles_a_key_held_at_the_largest_and_re_sent_later(
         assert counted == loaded == plain == 1
     else:
         assert (counted, loaded) == (plain, 1) == (2, 1)
+
+
+def test_a_byte_order_mark_before_a_column_name_is_read_by_both_paths() -> None:
+    """A relation whose first column is named '\\ufeffjudge' (a table made from a
+    CSV with a byte order mark): the loader maps it to judge (map_columns) and the
+    count model's describe (relation_columns) does too, so the rows held at the
+    previous largest are recognised by both and the count equals the rows loaded."""
+    con = duckdb.connect()
+    con.execute('create table ratings ("\ufeffjudge" varchar, prompt_id varchar, '
+                "model varchar, dimension varchar, label varchar, batch bigint)")  # fmt: skip
+    con.execute("insert into ratings values ('j1', 'p1', 'm1', 'h', '3', 0), "
+                "('j1', 'p2', 'm1', 'h', '3', 1), ('j1', 'p3', 'm1', 'h', '3', 1)")  # fmt: skip
+    con.register("first_load", _load(con, None, "batch"))
+    con.execute("create table base as select * from first_load")
+    assert sorted(con.execute("select judge from base").fetchall()) == [("j1",)] * 3
+    con.execute("insert into ratings values ('j2', 'p2', 'm1', 'h', '4', 1), "
+                "('j1', 'p4', 'm1', 'h', '2', 2)")  # fmt: skip
+    started = _merged_load(con)
+    # plain SQL: the rows from batch 1 on, less the two batch-1 rows the first load holds
+    plain = con.execute("select count(*) from ratings where batch >= 1").fetchall()[0][0] - 2
+    assert _count(con, started) == (plain, plain) == (2, 2)
+
+
+class _Created:
+    """A connection that records each temp table a loader creates and its rows."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
+        self.rows: dict[str, int] = {}
+
+    def execute(self, sql: str, *args: object) -> duckdb.DuckDBPyConnection:
+        out = self.con.execute(sql, *args)
+        made = re.match(r"create or replace temp table (\w+)", sql)
+        if made:
+            count = f"select count(*) from {made.group(1)}"
+            self.rows[made.group(1)] = self.con.execute(count).fetchall()[0][0]
+        return out
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.con, name)
+
+
+def test_a_load_materialises_its_window_once() -> None:
+    """An incremental load copies the rows it selects once: beside them it keeps only
+    the keys whose rows at the previous largest are all held (matched there alone),
+    not a second, flagged copy of the window (measured: 3.0 -> 2.4 CPU s on a
+    3.4M-row window)."""
+    con = duckdb.connect()
+    batch0 = [("j1", f"p{i}", "m1", "helpfulness", "3", 0) for i in range(3)]
+    batch1 = [("j1", f"p{i}", "m2", "helpfulness", "2", 1) for i in range(4)]
+    _ratings(con, batch0 + batch1, "batch")
+    con.register("first_load", _load(con, None, "batch"))
+    con.execute("create table base as select * from first_load")
+    con.execute("insert into ratings values ('j2', 'p9', 'm2', 'helpfulness', '1', 1), "
+                "('j1', 'p0', 'm3', 'helpfulness', '4', 2)")  # fmt: skip
+    spy = _Created(con)
+    got = load_kind(spy, "judge_ratings", _reader(con, "ratings"), "all", None, None, "batch",
+                    "base").df()  # fmt: skip
+    # plain SQL: the window less the rows at batch 1 the first load holds as they are
+    held = con.execute("select count(*) from ratings as r where batch = 1 and exists (select 1 "
+                       "from base as b where b.batch = 1 and b.prompt_id = r.prompt_id and "
+                       "b.model = r.model and b.label = r.label)").fetchall()[0][0]  # fmt: skip
+    window = con.execute("select count(*) from ratings where batch >= 1").fetchall()[0][0]
+    assert len(got) == window - held == 2 and held == 4
+    # the selection once, and one row per key held (one row a key here)
+    assert sum(spy.rows.values()) == len(got) + held, spy.rows

@@ -179,8 +179,7 @@ def load_relation(
         if held is not None:
             window += _unheld(con, kind, name, tmp, above, held, mapping, types, mark)
     con.execute(
-        f"create or replace temp table {tmp} as "
-        f"select _relation.* from {name} as _relation{window}"
+        f"create or replace temp table {tmp} as select _relation.* from {name} as _relation{window}"
     )
     con.execute(f"drop table if exists {tmp}_held")
     literal = "'" + name.replace("'", "''") + "'"

@@ -309,7 +309,7 @@ def _watermark(
     mark = columns[columns.index("_watermark_above") - 1]
     spelled = MARK_COLUMN if MARK_COLUMN in columns else "null"
     above, through, named = con.execute(
-        f'select any_value(_watermark_above), max(_watermark_through), any_value({spelled}) '
+        f"select any_value(_watermark_above), max(_watermark_through), any_value({spelled}) "
         f'from "{table}" where _load_id = ?',
         [scope.removeprefix("load ")],
     ).fetchall()[0]

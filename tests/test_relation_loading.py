@@ -270,6 +270,19 @@ def _load(con: duckdb.DuckDBPyConnection, previous: str | None, mark: str = "seq
     return as_load(con, rows, "judge_ratings", "L", previous, "all", mark).df()
 
 
+def _batches_loaded(rows_of_batch_1: int) -> duckdb.DuckDBPyConnection:
+    """A connection whose ``ratings`` hold batch 0 (three rows of model m1) and batch 1
+    (``rows_of_batch_1`` rows of m2, label 2), all loaded into ``base`` (and
+    ``first_load``) by a first load."""
+    con = duckdb.connect()
+    batch0 = [("j1", f"p{i}", "m1", "helpfulness", "3", 0) for i in range(3)]
+    batch1 = [("j1", f"p{i}", "m2", "helpfulness", "2", 1) for i in range(rows_of_batch_1)]
+    _ratings(con, batch0 + batch1, "batch")
+    con.register("first_load", _load(con, None, "batch"))
+    con.execute("create table base as select * from first_load")
+    return con
+
+
 def test_a_load_reads_the_rows_from_the_previous_watermark() -> None:
     """The loader selects the rows whose watermark is at or above the previous loads'
     largest (a row at it may have been written after the previous load read: same
@@ -689,12 +702,7 @@ def test_a_key_held_lower_and_re_sent_late_at_the_largest_is_read() -> None:
     watermark, so the next load reads it, as plain SQL over the relation and the
     first load's rows selects it (a loader skipping by key alone, or by key and
     values, would lose it for good)."""
-    con = duckdb.connect()
-    batch0 = [("j1", f"p{i}", "m1", "helpfulness", "3", 0) for i in range(3)]
-    batch1 = [("j1", f"p{i}", "m2", "helpfulness", "2", 1) for i in range(2)]
-    _ratings(con, batch0 + batch1, "batch")
-    con.register("first_load", _load(con, None, "batch"))
-    con.execute("create table base as select * from first_load")
+    con = _batches_loaded(2)
     # another label, and one with the values it is held with (at batch 0)
     con.execute("insert into ratings values ('j1', 'p0', 'm1', 'helpfulness', '5', 1), "
                 "('j1', 'p1', 'm1', 'helpfulness', '3', 1)")  # fmt: skip
@@ -1046,12 +1054,7 @@ def test_a_load_materialises_its_window_once() -> None:
     the keys whose rows at the previous largest are all held (matched there alone),
     not a second, flagged copy of the window (measured: 3.0 -> 2.4 CPU s on a
     3.4M-row window)."""
-    con = duckdb.connect()
-    batch0 = [("j1", f"p{i}", "m1", "helpfulness", "3", 0) for i in range(3)]
-    batch1 = [("j1", f"p{i}", "m2", "helpfulness", "2", 1) for i in range(4)]
-    _ratings(con, batch0 + batch1, "batch")
-    con.register("first_load", _load(con, None, "batch"))
-    con.execute("create table base as select * from first_load")
+    con = _batches_loaded(4)
     con.execute("insert into ratings values ('j2', 'p9', 'm2', 'helpfulness', '1', 1), "
                 "('j1', 'p0', 'm3', 'helpfulness', '4', 2)")  # fmt: skip
     spy = _Created(con)

@@ -138,7 +138,7 @@ def load_relation(
     read), and those where it is null, in the relation's scan order. ``held``: the
     previous loads' base table; a row at ``above`` that it holds as it is (key,
     watermark and contract values) is the row already loaded and is not selected
-    again (_unheld), so a whole batch at the largest value is not read again and a
+    again (_select_unheld), so a whole batch at the largest value is not read again and a
     key re-sent in the next batch is not selected twice; a row at it of another key
     (written late), or corrected since (other values), is read."""
     label = f"source {SOURCE}.{kind}"
@@ -174,13 +174,14 @@ def load_relation(
     window = ""
     if mark is not None and above is not None:
         col = quote_ident(mapping[mark])
-        window = f" where ({col} is null or ({above}) is null or {col} >= ({above}))"
-        if held is not None:
-            window += _unheld(con, kind, name, tmp, above, held, mapping, types, mark)
-    con.execute(
-        f"create or replace temp table {tmp} as select _relation.* from {name} as _relation{window}"
-    )
-    con.execute(f"drop table if exists {tmp}_held")
+        window = f" where {col} is null or ({above}) is null or {col} >= ({above})"
+    if mark is not None and above is not None and held is not None:
+        _select_unheld(con, kind, name, tmp, window, above, held, mapping, types, mark)
+    else:
+        con.execute(
+            f"create or replace temp table {tmp} as "
+            f"select _relation.* from {name} as _relation{window}"
+        )
     literal = "'" + name.replace("'", "''") + "'"
     parts = [
         "rowid + 1 as _row_number",
@@ -204,29 +205,28 @@ def load_relation(
     return con.sql(f"select {', '.join(parts)} from {tmp}")
 
 
-def _unheld(
+def _select_unheld(
     con: duckdb.DuckDBPyConnection,
     kind: str,
     name: str,
     tmp: str,
+    window: str,
     above: str,
     held: str,
     mapping: Mapping[str, str],
     types: Mapping[str, str],
     mark: str,
-) -> str:
-    """SQL (`` and not ...``) leaving out of the window the rows already loaded: a
-    row at ``above`` whose key, watermark and contract values (their text, as the
-    base keeps them) ``held`` holds, unless another row of its key at ``above`` is
-    not held so (a correction appended beside the row: both are read, a visible
-    duplicate_key). A row changed in place at ``above`` is read and replaces its row.
-    Only the rows at ``above`` are matched, into a small table of the keys whose
-    every row there is held (``tmp``_held, dropped once the caller has selected);
-    the window itself is materialised once, by the caller, filtered by that table
-    (a second copy of it cost a fifth of the load's CPU). The relation is so scanned
-    twice: a row written at ``above`` between the scans, of a key held there, is
-    left out, and stg_inputs__relation_counts' test then fails the load (rolled
-    back; the next load reads it)."""
+) -> None:
+    """Select into ``tmp`` the relation's rows in ``window`` (at or above ``above``,
+    or null) but those already loaded: a row at ``above`` whose key, watermark and
+    contract values (their text, as the base keeps them) ``held`` holds, unless
+    another row of its key at ``above`` is not held so (a correction appended beside
+    the row: both are read, a visible duplicate_key). A row changed in place at
+    ``above`` is read and replaces its row. The relation is read once, into a
+    flagged copy of the window, then the selection from it: one copy filtered by a
+    table of the held keys (``... in (select ...)``) lost the scan order of a table
+    function over files (DuckDB built its hash table on that side), and the
+    order-keeping ``exists`` cost more than the second copy (ldr26)."""
     col = f"_relation.{quote_ident(mapping[mark])}"
     key = relation_key(kind, mapping, types, "_relation.")
     same = [f"_held.{quote_ident(mark)} = {col}", f"_held._load_key = {key}"]
@@ -236,12 +236,19 @@ def _unheld(
             text = as_text(f"_relation.{quote_ident(mapping[column])}", types[mapping[column]])
         same.append(f"_held.{quote_ident(column)} is not distinct from {text}")
     match = f"exists (select 1 from {held} as _held where {' and '.join(same)})"
-    keys = f"{tmp}_held"
+    flagged = f"{tmp}_flagged"
     con.execute(
-        f"create or replace temp table {keys} as select {key} as _jb_key "
-        f"from {name} as _relation where {col} = ({above}) group by all having bool_and({match})"
+        f"create or replace temp table {flagged} as select _relation.*, "
+        f"coalesce({col} = ({above}) and {match}, false) as _jb_held, "
+        f"case when {col} = ({above}) then {key} end as _jb_key "
+        f"from {name} as _relation{window}"
     )
-    return f" and not ({col} = ({above}) and {key} in (select _jb_key from {keys}))"
+    con.execute(
+        f"create or replace temp table {tmp} as select * exclude (_jb_held, _jb_key) "
+        f"from {flagged} where not (_jb_held and _jb_key not in (select _jb_key from "
+        f"{flagged} where _jb_key is not null group by _jb_key having not bool_and(_jb_held)))"
+    )
+    con.execute(f"drop table {flagged}")
 
 
 # a key column's value when empty (the staging defaults), and what joins the key's

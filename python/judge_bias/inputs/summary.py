@@ -16,6 +16,8 @@ from pathlib import Path
 
 import duckdb
 
+from judge_bias.inputs.loads import MARK_COLUMN
+
 # How to fix each reason_code of rejected_rows (the codes: contract.REASON_CODES;
 # a test holds the two to the same set).
 FIXES: dict[str, str] = {
@@ -296,19 +298,22 @@ def read_input_counts(con: duckdb.DuckDBPyConnection) -> list[FileCounts]:
 def _watermark(
     con: duckdb.DuckDBPyConnection, table: str, scope: str
 ) -> tuple[str, object, object] | None:
-    """The watermark column of a relation's loads (the one before _watermark_above:
-    judge_bias.inputs.loads.as_load), and the start and end of the load ``scope``
-    ('load <id>') read; None when the loads have no watermark."""
+    """The watermark column of a relation's loads as judge_bias_loaded_at_column
+    spells it (the load's _watermark_column: judge_bias.inputs.loads.as_load; in
+    loads read before it was kept, the base's column before _watermark_above, lower
+    case), and the start and end of the load ``scope`` ('load <id>') read; None when
+    the loads have no watermark."""
     columns = [r[0] for r in con.execute(f'describe "{table}"').fetchall()]
     if "_watermark_above" not in columns or not scope.startswith("load "):
         return None
     mark = columns[columns.index("_watermark_above") - 1]
-    above, through = con.execute(
-        f'select any_value(_watermark_above), max(_watermark_through) from "{table}" '
-        "where _load_id = ?",
+    spelled = MARK_COLUMN if MARK_COLUMN in columns else "null"
+    above, through, named = con.execute(
+        f"select any_value(_watermark_above), max(_watermark_through), any_value({spelled}) "
+        f'from "{table}" where _load_id = ?',
         [scope.removeprefix("load ")],
     ).fetchall()[0]
-    return (mark, above, through) if through is not None else None
+    return (named or mark, above, through) if through is not None else None
 
 
 def _reasons(con: duckdb.DuckDBPyConnection) -> list[tuple[str, Reason]]:

@@ -29,7 +29,12 @@ Every score of every sample becomes one judge_ratings row:
   after the provider (``openai/gpt-4o`` -> ``gpt-4o``), so a grader named
   ``gpt-4o`` in its reply and the evaluated model ``openai/gpt-4o`` are the
   same model (self-judgments); family from the name's prefix (override with
-  ``--models``).
+  ``--models``). A grader reply's model names the provider's snapshot
+  (``gpt-4o-2024-08-06``) where the evaluation called ``openai/gpt-4o``: the judge
+  is the name called when the log's model events (name called, reply's name) and
+  the samples' outputs (the evaluated model's) tie the two one to one; a name
+  answered by two snapshots, or one snapshot answering two names, ties nothing
+  (no fuzzy match: two dated snapshots are two models).
 - A sample without scores (an error, a cancelled run) is counted and named,
   not written: there is no judgment to write; a run that did not end in success
   is said with its error's first line. ``prompts.csv`` and
@@ -105,6 +110,40 @@ def scorer_models(events: Sequence[object] | None) -> dict[str, list[str]]:
     return models
 
 
+def reply_names(log: object) -> dict[str, str]:
+    """Reply model name -> the model name the log called for it, where the log ties
+    the two one to one (``gpt-4o-2024-08-06`` -> ``openai/gpt-4o``).
+
+    A grader's reply names the model the provider answered with (OpenAI's dated
+    snapshot), not the name the evaluation called. The log states the pair: each
+    model event of a transcript has the name called (``model``) and the reply's
+    (``output.model``), and the samples' outputs are the evaluated model's
+    (``eval.model``) replies. A reply name is tied only when every call giving it was
+    to one name and every call to that name gave only it: a name answered by two
+    snapshots (``-2024-05-13`` and ``-08-06``), or a snapshot answering two names,
+    ties nothing, and the reply's name stays the judge."""
+    pairs: set[tuple[str, str]] = set()
+    evaluated = getattr(getattr(log, "eval", None), "model", None)
+    for sample in getattr(log, "samples", None) or []:
+        output = getattr(sample, "output", None)
+        if evaluated and getattr(output, "model", None):
+            pairs.add((str(output.model), str(evaluated)))
+        for event in getattr(sample, "events", None) or []:
+            replied = getattr(getattr(event, "output", None), "model", None)
+            if getattr(event, "event", None) == "model" and event.model and replied:  # type: ignore[attr-defined]
+                pairs.add((str(replied), str(event.model)))  # type: ignore[attr-defined]
+    called: dict[str, set[str]] = {}
+    answered: dict[str, set[str]] = {}
+    for reply, name in pairs:
+        called.setdefault(reply, set()).add(name)
+        answered.setdefault(name, set()).add(reply)
+    return {
+        reply: name
+        for reply, (name,) in ((r, tuple(n)) for r, n in called.items() if len(n) == 1)
+        if answered[name] == {reply} and reply != name
+    }
+
+
 def declared_graders(log: object) -> dict[str, str]:
     """Scorer name -> the one grader model its call declared (``model_graded_qa(model=
     "openai/gpt-4o")``), from the log's results (``params``, kept by every version):
@@ -160,6 +199,7 @@ def import_inspect(
         task, model = log.eval.task, log.eval.model
         roles = log.eval.model_roles or {}
         declared = declared_graders(log)
+        tied = reply_names(log)
         unscored = []
         # scorer -> (scores, the models its steps called, the judges credited): scores
         # whose step called several models (no one of them named the grader)
@@ -178,6 +218,7 @@ def import_inspect(
             called = scorer_models(sample.events) if sample.scores else {}
             for scorer, score in (sample.scores or {}).items():
                 graders, replied = called.get(scorer) or [], grader_model(score, roles)
+                replied = tied.get(replied, replied) if replied else replied
                 judge = (
                     replied
                     or (graders[0] if len(graders) == 1 else None)

@@ -223,26 +223,79 @@ def _rewrite_csv(source: Path, path: Path, edit) -> None:
 @pytest.mark.parametrize(
     "name", ["observations_export.csv", "traces_export.csv", "scores_export.csv"]
 )
-def test_a_short_or_long_csv_row_is_a_one_line_error_naming_its_line(
+def test_a_short_csv_row_is_a_one_line_error_naming_its_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
-    """A row cut short (csv fills the missing cells with None) or one cell too long:
-    a one-line error naming the file's line, not a TypeError traceback (the table
-    exports) nor silently null cells (the scores export)."""
-    for cut, count in (("short", 3), ("long", None)):
-        path = tmp_path / f"{cut}_{name}"
+    """A row cut short (csv fills the missing cells with None; no Langfuse writer
+    gives one): a one-line error naming the file's line, not a TypeError traceback
+    (the table exports) nor silently null cells (the scores export)."""
+    path = tmp_path / f"short_{name}"
 
-        def edit(rows: list[list[str]], count: int | None = count) -> None:
-            rows[3] = rows[3][:count] if count else [*rows[3], "extra"]
+    def edit(rows: list[list[str]]) -> None:
+        rows[3] = rows[3][:3]
 
-        _rewrite_csv(FIXTURES / name, path, edit)
-        with path.open(newline="", encoding="utf-8") as fh:
-            width = len(next(csv.reader(fh)))
-        assert main(["import", "langfuse", str(path), "--out", str(tmp_path / "o")]) == 2
-        err = capsys.readouterr().err.strip().splitlines()
-        cells = 3 if count else width + 1
-        assert len(err) == 1 and f"{path}: line 4: {cells} cell(s)" in err[0], err
-        assert f"header of {width} columns" in err[0]
+    _rewrite_csv(FIXTURES / name, path, edit)
+    with path.open(newline="", encoding="utf-8") as fh:
+        width = len(next(csv.reader(fh)))
+    assert main(["import", "langfuse", str(path), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{path}: line 4: 3 cell(s)" in err[0], err
+    assert f"header of {width} columns" in err[0]
+
+
+def _old_writer_cell(value: str) -> str:
+    """Langfuse's CSV writer before it doubled quotes (transformStreamToCsv of
+    packages/shared/src/server/utils/transforms, langfuse/langfuse: ``str =
+    stringify(field)``, JSON.stringify; a string that starts and ends with a quote
+    returned as it is, else quoted with quotes doubled)."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if text.startswith('"') and text.endswith('"') else '"' + text + '"'
+
+
+def test_a_long_csv_row_of_the_earlier_writer_is_skipped_and_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A comment holding a quote and a comma, as Langfuse's earlier writer wrote it
+    (JSON-escaped, ``\\"``): an RFC 4180 reader splits it, the row one cell longer
+    than the header and every later cell shifted. The row is not read and named on
+    stderr with its line; every other score is imported as from the file without
+    it (session 25 failed the whole import)."""
+    rows = export_scores()
+    header = list(rows[0])
+    bad = 2  # the third score: file line 4
+    lines = [",".join(_old_writer_cell(h) for h in header)]
+    for i, row in enumerate(rows):
+        if i == bad:
+            row = {**row, "comment": 'He said "fine, mostly" and left.'}
+        lines.append(",".join(_old_writer_cell(row[h]) for h in header))
+    path = tmp_path / "scores_export.csv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with path.open(newline="", encoding="utf-8") as fh:
+        widths = [len(r) for r in csv.reader(fh)]
+    assert widths[bad + 1] == len(header) + 1 and set(widths) == {len(header), len(header) + 1}
+    assert main(["import", "langfuse", str(path), "--out", str(tmp_path / "o")]) == 0
+    [line] = [x for x in capsys.readouterr().err.splitlines() if "more cells" in x]
+    assert f"{path}: 1 row(s) of more cells than the header's {len(header)}" in line
+    assert f"not read (line 4 ({len(header) + 1} cells))" in line
+
+    kept = tmp_path / "kept.csv"  # the reference: the same file without that row
+    kept.write_text("\n".join(lines[: bad + 1] + lines[bad + 2 :]) + "\n", encoding="utf-8")
+    assert main(["import", "langfuse", str(kept), "--out", str(tmp_path / "k")]) == 0
+    for kind in ("judge_ratings", "human_annotations"):
+        got = (tmp_path / "o" / f"{kind}.csv").read_text(encoding="utf-8")
+        assert got == (tmp_path / "k" / f"{kind}.csv").read_text(encoding="utf-8")
+    source = FIXTURES / "scores_export.csv"  # the fixture as written, no long row
+    assert main(["import", "langfuse", str(source), "--out", str(tmp_path / "f")]) == 0
+
+    def ids(out: Path) -> set[str]:
+        found: set[str] = set()
+        for kind in ("judge_ratings", "human_annotations"):
+            with (out / f"{kind}.csv").open(newline="", encoding="utf-8") as fh:
+                found |= {r["score_id"] for r in csv.DictReader(fh)}
+        return found
+
+    assert rows[bad]["source"] == "EVAL" and rows[bad]["id"] in ids(tmp_path / "f")
+    assert ids(tmp_path / "o") == ids(tmp_path / "f") - {rows[bad]["id"]}
 
 
 def _is_json(cell: str) -> bool:

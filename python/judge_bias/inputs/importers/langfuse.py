@@ -55,7 +55,7 @@ import json
 import re
 import sys
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from judge_bias.errors import InputError
@@ -150,9 +150,9 @@ def _records_as_given(path: Path) -> list[object]:
         reader = csv.DictReader(io.StringIO(text))
         fields = set(reader.fieldnames or [])
         if {"id", "source", "name", "dataType", "value"} <= fields:
-            return [_from_csv(_whole(r, reader, path)) for r in reader]
+            return [_from_csv(r) for r in _whole_rows(reader, path)]
         if any(columns <= fields for columns in TABLE_EXPORTS.values()):
-            return [_from_table_csv(_whole(r, reader, path)) for r in reader]
+            return [_from_table_csv(r) for r in _whole_rows(reader, path)]
         raise InputError(
             f"{path}: not {WHAT}: the CSV has the columns of none of the UI's scores "
             "(id, source, name, dataType, value), observations (id, traceId, type, "
@@ -171,17 +171,34 @@ def _records_as_given(path: Path) -> list[object]:
     raise InputError(f"{path}: not {WHAT}: neither {{data, meta}} nor a list of records")
 
 
-def _whole(row: dict, reader: csv.DictReader, path: Path) -> dict[str, str]:
-    """A CSV row of as many cells as the header (csv fills a short row with None and
-    keys a long row's rest by None): else a one-line error naming the line."""
-    if None in row or None in row.values():
-        cells = sum(v is not None for k, v in row.items() if k is not None)
-        raise InputError(
-            f"{path}: line {reader.line_num}: {cells + len(row.get(None) or [])} cell(s) "
-            f"under a header of {len(reader.fieldnames or [])} columns (a cut or "
-            "hand-edited export?)"
-        )
-    return row
+def _whole_rows(reader: csv.DictReader, path: Path) -> Iterator[dict[str, str]]:
+    """The CSV rows of as many cells as the header. A longer row (csv keys its rest
+    by None) is not read, and counted with its lines on stderr: Langfuse's CSV
+    writer before it doubled quotes (transformStreamToCsv returning a
+    JSON.stringify'd string as it is) wrote a text holding a quote and a comma
+    (``"he said \\"yes, fine\\""``) as cells the comma splits, every cell after
+    it shifted, so none of the row's values can be trusted; the other rows are
+    imported. A shorter row (csv fills it with None), which no Langfuse writer
+    gives, is a one-line error naming its line (a cut or hand-edited export)."""
+    width = len(reader.fieldnames or [])
+    long_lines: list[str] = []
+    for row in reader:
+        if None in row:
+            long_lines.append(f"{reader.line_num} ({width + len(row[None])} cells)")  # type: ignore[index]
+            continue
+        if None in row.values():
+            cells = sum(v is not None for v in row.values())
+            raise InputError(
+                f"{path}: line {reader.line_num}: {cells} cell(s) under a header of "
+                f"{width} columns (a cut or hand-edited export?)"
+            )
+        yield row
+    if long_lines:
+        print(f"langfuse: {path}: {len(long_lines)} row(s) of more cells than the header's "
+              f"{width}, not read (line {', '.join(long_lines[:10])}): a quote escaped "
+              "with a backslash, as Langfuse's CSV writer before it doubled quotes wrote "
+              "a text holding a quote and a comma, shifts every cell after it; export "
+              "those scores as JSON", file=sys.stderr)  # fmt: skip
 
 
 def _from_csv(row: dict[str, str]) -> dict[str, object]:

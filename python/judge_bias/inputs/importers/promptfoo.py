@@ -6,9 +6,10 @@ Record schema: promptfoo 0.121.20 (``src/types/index.ts``: ``EvaluateResult``,
 file one ``EvaluateResult`` a line; ``-o .yaml``, ``.yml`` and ``.txt`` the JSON
 document in YAML). Results version 2 (promptfoo before 0.9x: 0.43.1 and 0.80.3
 checked) has rows with no ``testIdx``, ``promptIdx`` nor ``testCase``: a test
-is its ``vars`` (the n-th row of the same vars, provider and prompt the n-th
-test: ``--repeat`` and tests of identical vars; numbered in the order they
-first appear), and its own options (grader) are the config test's whose vars
+is the line of ``results.table.body`` holding the row's cell, when every row's
+cell is in one line; else its ``vars`` (the n-th row of the same vars, provider
+and prompt the n-th test: ``--repeat`` and tests of identical vars; numbered in
+the order they first appear), and its own options (grader) are the config test's whose vars
 the row has. Tests of identical vars: the row's cell in the file's
 ``results.table`` (its provider, prompt, latency and gradingResult) names its
 test (``table.body[rowIndex].test``); promptfoo writes the rows as they finish,
@@ -141,19 +142,33 @@ def _key(value: object) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
 
-def _number_tests(rows: list[dict]) -> None:
-    """Give version-2 rows (no testIdx) the index of their test: a test is its vars,
-    and the n-th row of the same vars, provider and prompt is the n-th test of those
-    vars (``--repeat N``, or two tests of identical vars: version 3's evaluator gives
-    each repeat and each test its own testIdx), numbered in the order they first
-    appear."""
+def _number_tests(rows: list[dict], table: object = None) -> None:
+    """Give version-2 rows (no testIdx) the index of their test. The file's table
+    gives it: ``table.body[i]`` is test i's line, its ``outputs`` the cells of that
+    test's rows (one per provider and prompt), so a row whose cell is in one line
+    is test i; used when every version-2 row's cell is (the index the file gives,
+    never mixed with the numbering below). Else (no table, an emptied body, cells
+    alike in several lines) a test is its vars, and the n-th row of the same vars,
+    provider and prompt is the n-th test of those vars (``--repeat N``, or two
+    tests of identical vars: version 3's evaluator gives each repeat and each test
+    its own testIdx), numbered in the order they first appear: promptfoo writes a
+    row as it finishes, so with tests of identical vars two providers' n-th rows
+    may be of different tests (their ratings then share a prompt_id)."""
+    v2 = [row for row in rows if "testIdx" not in row]
+    lines: dict[str, set[int]] = {}
+    for i, key, _ in _table_cells(table):
+        lines.setdefault(key, set()).add(i)
+    found = [lines.get(_row_cell_key(row), set()) for row in v2]
+    if v2 and all(len(f) == 1 for f in found):
+        for row, (i,) in zip(v2, found, strict=True):
+            row["testIdx"] = i
+        return
     tests: dict[tuple[str, int], int] = {}
     seen: Counter[tuple[str, str, str]] = Counter()
-    for row in rows:
-        if "testIdx" not in row:
-            run = _run(row)
-            seen[run] += 1
-            row["testIdx"] = tests.setdefault((run[0], seen[run]), len(tests))
+    for row in v2:
+        run = _run(row)
+        seen[run] += 1
+        row["testIdx"] = tests.setdefault((run[0], seen[run]), len(tests))
 
 
 def _run(row: dict) -> tuple[str, str, str]:
@@ -179,12 +194,11 @@ def _cell_key(vars_: object, provider: object, prompt: object, row: dict) -> str
     return _key([vars_, provider, prompt, row.get("latencyMs"), row.get("gradingResult")])
 
 
-def _table_options(table: object) -> dict[str, list[dict]]:
-    """Each table cell's key and the options of its row's test (several when cells
-    are alike): promptfoo 0.80.3 keeps each test in ``table.body[rowIndex].test``."""
-    found: dict[str, list[dict]] = {}
+def _table_cells(table: object) -> Iterator[tuple[int, str, dict]]:
+    """(line index, cell key, the line's test) of each cell of a version-2 table:
+    promptfoo 0.80.3 keeps each test in ``table.body[rowIndex].test``."""
     body = table.get("body") if isinstance(table, dict) else None
-    for line in body if isinstance(body, list) else []:
+    for i, line in enumerate(body if isinstance(body, list) else []):
         test = line.get("test") if isinstance(line, dict) else None
         outputs = line.get("outputs") if isinstance(line, dict) else None
         if not isinstance(test, dict) or not isinstance(outputs, list):
@@ -192,8 +206,15 @@ def _table_options(table: object) -> dict[str, list[dict]]:
         for cell in outputs:
             if isinstance(cell, dict):
                 vars_ = test.get("vars") or {}
-                key = _cell_key(vars_, cell.get("provider"), cell.get("prompt"), cell)
-                found.setdefault(key, []).append(test.get("options") or {})
+                yield i, _cell_key(vars_, cell.get("provider"), cell.get("prompt"), cell), test
+
+
+def _table_options(table: object) -> dict[str, list[dict]]:
+    """Each table cell's key and the options of its row's test (several when cells
+    are alike)."""
+    found: dict[str, list[dict]] = {}
+    for _, key, test in _table_cells(table):
+        found.setdefault(key, []).append(test.get("options") or {})
     return found
 
 
@@ -302,7 +323,7 @@ def read_results(path: Path) -> tuple[list[dict], dict, str]:
         raise InputError(f"{path}: no results in it (an eval of no test case?): nothing to import")
     if not isinstance(rows, list) or not all(_is_result(r) for r in rows):
         raise InputError(f"{path}: not {WHAT}: a row without provider and testIdx (or vars)")
-    _number_tests(rows)
+    _number_tests(rows, table)
     _test_options(rows, config, path.name, table)
     return rows, config, source
 

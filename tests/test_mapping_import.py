@@ -354,7 +354,6 @@ def test_langsmith_categorical_feedback_is_read_from_its_value(
     label the entry leaves out."""
     import yaml
 
-
     records = [json.loads(x) for x in LANGSMITH_CATEGORICAL.read_text().splitlines()]
     verdicts = {r["id"]: r["value"] for r in records if r["feedback_source"]["type"] == "model"}
     assert {r["score"] for r in records if r["id"] in verdicts} == {None}

@@ -125,13 +125,14 @@ def reply_names(log: object) -> dict[str, str]:
     pairs: set[tuple[str, str]] = set()
     evaluated = getattr(getattr(log, "eval", None), "model", None)
     for sample in getattr(log, "samples", None) or []:
-        output = getattr(sample, "output", None)
-        if evaluated and getattr(output, "model", None):
-            pairs.add((str(output.model), str(evaluated)))
+        said = getattr(getattr(sample, "output", None), "model", None)
+        if evaluated and said:
+            pairs.add((str(said), str(evaluated)))
         for event in getattr(sample, "events", None) or []:
             replied = getattr(getattr(event, "output", None), "model", None)
-            if getattr(event, "event", None) == "model" and event.model and replied:  # type: ignore[attr-defined]
-                pairs.add((str(replied), str(event.model)))  # type: ignore[attr-defined]
+            name = getattr(event, "model", None)
+            if getattr(event, "event", None) == "model" and name and replied:
+                pairs.add((str(replied), str(name)))
     called: dict[str, set[str]] = {}
     answered: dict[str, set[str]] = {}
     for reply, name in pairs:

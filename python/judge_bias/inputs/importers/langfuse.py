@@ -184,7 +184,7 @@ def _whole_rows(reader: csv.DictReader, path: Path) -> Iterator[dict[str, str]]:
     long_lines: list[str] = []
     for row in reader:
         if None in row:
-            long_lines.append(f"{reader.line_num} ({width + len(row[None])} cells)")  # type: ignore[index]
+            long_lines.append(f"{reader.line_num} ({width + len(row[None])} cells)")
             continue
         if None in row.values():
             cells = sum(v is not None for v in row.values())

@@ -307,14 +307,14 @@ def test_a_version_1_log_names_the_grader_its_scorer_declared(tmp_path: Path) ->
     assert {r["judge"] for r in rows} == {"fixed/grader"}
 
 
-def _import_names(path: Path, out: Path) -> tuple[set[tuple[str, str]], dict[str, str]]:
+def _import_names(*paths: Path, out: Path) -> tuple[set[tuple[str, str]], dict[str, str]]:
     """The (judge, model) pairs of model_graded_qa's ratings and models.csv's alias ->
-    model, after ``judge-bias import inspect``."""
+    model, after ``judge-bias import inspect`` of the logs."""
     import csv
 
     from judge_bias.cli import main
 
-    assert main(["import", "inspect", str(path), "--out", str(out)]) == 0
+    assert main(["import", "inspect", *map(str, paths), "--out", str(out)]) == 0
     with (out / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
         pairs = {(r["judge"], r["model"]) for r in csv.DictReader(fh) if r["scorer"] != "match"}
     with (out / "models.csv").open(newline="", encoding="utf-8") as fh:
@@ -349,10 +349,47 @@ def test_a_grader_reply_naming_a_snapshot_is_tied_by_the_log(
     is two models. fmt25 named the judge by the reply (no self-judgment)."""
     grades = ["GRADE: C", "GRADE: I", "GRADE: C", "GRADE: P"]
     path = write_log(tmp_path / "logs", model, grader, grades, "eval", replies)
-    pairs, canonical = _import_names(path, tmp_path / "out")
+    pairs, canonical = _import_names(path, out=tmp_path / "out")
     assert pairs == {(judge, model)}
     is_self = model == grader and replies[0] == replies[1]
     assert (canonical[judge] == canonical[model]) is is_self
+
+
+GRADES = ["GRADE: C", "GRADE: I", "GRADE: C", "GRADE: P"]
+
+
+def test_two_logs_answering_one_name_with_two_snapshots_tie_nothing(tmp_path: Path) -> None:
+    """Log A's mockllm/gpt-4o answered as gpt-4o-2024-08-06, log B's as -05-13: each
+    log alone ties its snapshot to the name, but one import of both must not (the
+    name is answered by two snapshots: two models). The reviewer's multi.py: imp26's
+    first tie, per log, merged them into one judge mockllm/gpt-4o."""
+    gpt4o = "mockllm/gpt-4o"
+    a = write_log(tmp_path / "a", gpt4o, gpt4o, GRADES, "eval", ("gpt-4o-2024-08-06",) * 2)
+    b = write_log(tmp_path / "b", gpt4o, gpt4o, GRADES, "eval", ("gpt-4o-2024-05-13",) * 2)
+    pairs, _ = _import_names(a, b, out=tmp_path / "out")
+    assert pairs == {("gpt-4o-2024-08-06", gpt4o), ("gpt-4o-2024-05-13", gpt4o)}
+    # each log alone: its snapshot tied to the name called
+    assert _import_names(a, out=tmp_path / "out_a")[0] == {(gpt4o, gpt4o)}
+
+
+def test_the_sample_output_alone_ties_the_evaluated_models_name(tmp_path: Path) -> None:
+    """With every model event dropped from the transcripts, the only statement of
+    the pair is the samples' outputs (``sample.output.model`` gpt-4o-2024-08-06,
+    answering ``eval.model`` mockllm/gpt-4o): the grader's reply of that snapshot is
+    the evaluated model, a self-judgment. Without the pair, the judge is the reply's
+    snapshot name."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    gpt4o = "mockllm/gpt-4o"
+    path = write_log(tmp_path / "logs", gpt4o, gpt4o, GRADES, "eval", ("gpt-4o-2024-08-06",) * 2)
+    log = read_eval_log(str(path))
+    for sample in log.samples or []:
+        sample.events = [e for e in sample.events if e.event != "model"]
+        assert sample.output.model == "gpt-4o-2024-08-06"
+    stripped = tmp_path / "stripped.eval"
+    write_eval_log(log, str(stripped))
+    pairs, canonical = _import_names(stripped, out=tmp_path / "out")
+    assert pairs == {(gpt4o, gpt4o)}
 
 
 def test_a_step_that_called_several_models_falls_back_to_its_declared_model(

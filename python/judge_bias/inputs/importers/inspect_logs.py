@@ -44,7 +44,7 @@ Every score of every sample becomes one judge_ratings row:
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from judge_bias.errors import InputError
@@ -110,9 +110,12 @@ def scorer_models(events: Sequence[object] | None) -> dict[str, list[str]]:
     return models
 
 
-def reply_names(log: object) -> dict[str, str]:
-    """Reply model name -> the model name the log called for it, where the log ties
-    the two one to one (``gpt-4o-2024-08-06`` -> ``openai/gpt-4o``).
+def reply_names(logs: Iterable[object]) -> dict[str, str]:
+    """Reply model name -> the model name the logs called for it, where the logs of
+    one import tie the two one to one (``gpt-4o-2024-08-06`` -> ``openai/gpt-4o``).
+    The pairs are gathered over every log before the tie: a name one log answered
+    with ``-2024-08-06`` and another with ``-2024-05-13`` ties nothing, rather than
+    each log tying its snapshot and the import merging two models into one judge.
 
     A grader's reply names the model the provider answered with (OpenAI's dated
     snapshot), not the name the evaluation called. The log states the pair: each
@@ -123,16 +126,17 @@ def reply_names(log: object) -> dict[str, str]:
     snapshots (``-2024-05-13`` and ``-08-06``), or a snapshot answering two names,
     ties nothing, and the reply's name stays the judge."""
     pairs: set[tuple[str, str]] = set()
-    evaluated = getattr(getattr(log, "eval", None), "model", None)
-    for sample in getattr(log, "samples", None) or []:
-        said = getattr(getattr(sample, "output", None), "model", None)
-        if evaluated and said:
-            pairs.add((str(said), str(evaluated)))
-        for event in getattr(sample, "events", None) or []:
-            replied = getattr(getattr(event, "output", None), "model", None)
-            name = getattr(event, "model", None)
-            if getattr(event, "event", None) == "model" and name and replied:
-                pairs.add((str(replied), str(name)))
+    for log in logs:
+        evaluated = getattr(getattr(log, "eval", None), "model", None)
+        for sample in getattr(log, "samples", None) or []:
+            said = getattr(getattr(sample, "output", None), "model", None)
+            if evaluated and said:
+                pairs.add((str(said), str(evaluated)))
+            for event in getattr(sample, "events", None) or []:
+                replied = getattr(getattr(event, "output", None), "model", None)
+                name = getattr(event, "model", None)
+                if getattr(event, "event", None) == "model" and name and replied:
+                    pairs.add((str(replied), str(name)))
     called: dict[str, set[str]] = {}
     answered: dict[str, set[str]] = {}
     for reply, name in pairs:
@@ -190,17 +194,19 @@ def import_inspect(
     prompts: dict[str, dict[str, object]] = {}
     completions: dict[tuple[str, str], dict[str, object]] = {}
     values: dict[str, list[object]] = {}
+    logs = []
     for path in map(Path, files):
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no such file")
         try:
-            log = read_eval_log(str(path))
+            logs.append((path, read_eval_log(str(path))))
         except Exception as exc:  # inspect_ai's reader names neither the file nor the format
             raise InputError(f"{path}: not an Inspect log (.eval or .json): {exc}") from exc
+    tied = reply_names(log for _, log in logs)  # over every log of the import
+    for path, log in logs:
         task, model = log.eval.task, log.eval.model
         roles = log.eval.model_roles or {}
         declared = declared_graders(log)
-        tied = reply_names(log)
         unscored = []
         # scorer -> (scores, the models its steps called, the judges credited): scores
         # whose step called several models (no one of them named the grader)

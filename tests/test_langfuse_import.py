@@ -339,7 +339,7 @@ def test_a_csv_whose_rows_are_mostly_long_is_refused_naming_the_likely_cause(
     assert main(["import", "langfuse", str(path), "--out", str(tmp_path / "o")]) == 2
     [err] = capsys.readouterr().err.strip().splitlines()
     assert f"{path}: line 2: {width + 1} cells under a header of {width} columns" in err
-    assert f"as {n} of {n} rows: not read; likely a trailing comma" in err
+    assert f"as {n} of {n} rows: not read; likely a trailing comma at the line" in err
     assert "or a quote escaped with a backslash" in err
 
 

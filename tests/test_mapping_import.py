@@ -386,3 +386,30 @@ def test_langsmith_categorical_feedback_is_read_from_its_value(
     assert sorted(fct.itertuples(index=False, name=None)) == want
     rejected = query(result.db_path, "select source, reason from rejected_rows")
     assert list(rejected["source"]) == ["judge_ratings"] and "unsure" in rejected["reason"][0]
+
+
+@pytest.mark.parametrize(("extra", "first_cause"), [("", "a trailing comma"), ("x", "a quote")])
+def test_a_csv_row_longer_than_its_header_is_refused_naming_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: str, first_cause: str
+) -> None:
+    """A CSV row of one cell more than the header (a trailing comma, or a quote
+    escaped with a backslash splitting a text): every value after the split cell is
+    shifted (the reviewer's LangSmith CSV had prompt_id 0.000352). Before session 26
+    the extra cells went under ``_extra_fields`` and the shifted values were mapped;
+    now the file is refused in one line naming the line, the cell counts and the
+    likely causes, the likelier first (an empty extra cell: a trailing comma)."""
+    source = tmp_path / "evals.csv"
+    inhouse_rows(source)
+    with source.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    width = len(rows[0])
+    rows[3].append(extra)  # the file's line 4
+    path = tmp_path / "long.csv"
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh, lineterminator="\n").writerows(rows)
+    assert _import("inhouse_csv.yml", [source], tmp_path / "ok") == 0  # the file as made
+    capsys.readouterr()
+    assert _import("inhouse_csv.yml", [path], tmp_path / "o") == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert f"{path}: line 4: {width + 1} cells under a header of {width} columns" in line
+    assert f"not read; likely {first_cause}" in line

@@ -59,6 +59,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from judge_bias.errors import InputError
+from judge_bias.inputs.importers._records import long_row_causes
 from judge_bias.inputs.importers._write import parse_json, parse_judges, read_text, write_models
 from judge_bias.inputs.writer import csv_text, write_contract_file
 from judge_bias.stats.scalars import is_finite_number
@@ -216,13 +217,10 @@ def _whole_rows(reader: csv.DictReader, path: Path) -> tuple[list[dict[str, str]
     if long_rows and len(long_rows) * 2 > len(rows) + len(long_rows):
         line, cells = long_rows[0]
         trailing = all(c == "" for _, r in long_rows for c in r[width:])
-        comma = "a trailing comma at each line's end (every extra cell is empty)"
-        quote = 'a quote escaped with a backslash (\\") splitting a text that holds a comma'
         raise InputError(
             f"{path}: line {line}: {len(cells)} cells under a header of {width} columns, "
-            f"as {len(long_rows)} of {len(rows) + len(long_rows)} rows: not read; likely "
-            f"{comma if trailing else quote}, or {quote if trailing else comma} "
-            "(fix the file, or export the scores as JSON)"
+            f"as {len(long_rows)} of {len(rows) + len(long_rows)} rows: not read; "
+            f"{long_row_causes(trailing)} (fix the file, or export the scores as JSON)"
         )
     return rows, long_rows
 

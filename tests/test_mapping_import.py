@@ -365,8 +365,8 @@ def test_langsmith_categorical_feedback_is_read_from_its_value(
     assert {(h["prompt_id"], h["label"]) for h in humans} == scored
     [line] = [x for x in capsys.readouterr().err.splitlines() if "'verdict'" in x]
     assert "4 text labels on no scale of it (fail, pass, unsure)" in line
-    assert line.endswith("- {dimension: verdict, labels: {fail: <score>, pass: <score>, "
-                         "unsure: <score>}}")  # fmt: skip
+    assert line.endswith('- {dimension: "verdict", labels: {"fail": <score>, "pass": <score>, '
+                         '"unsure": <score>}}')  # fmt: skip
 
     config = yaml.safe_load((CONFIGS / "langsmith_feedback.yml").read_text())
     config["rating_scales"].insert(0, {"dimension": "verdict", "labels": {"pass": 1, "fail": 0}})
@@ -413,3 +413,35 @@ def test_a_csv_row_longer_than_its_header_is_refused_naming_its_line(
     [line] = capsys.readouterr().err.strip().splitlines()
     assert f"{path}: line 4: {width + 1} cells under a header of {width} columns" in line
     assert f"not read; likely {first_cause}" in line
+
+
+def test_the_labels_entry_the_import_prints_pastes_into_yaml_as_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Verdicts ``yes``/``no`` (langsmith 0.15.1's records, values renamed): YAML
+    reads an unquoted ``yes``/``no`` as a boolean, so imp26's first hint, pasted,
+    gave a scale the labels missed (the reviewer's ls_yes.py). The printed entry
+    quotes each label as JSON; pasted into the config as printed (scores filled in),
+    the build scores every verdict by it (checked against the records)."""
+    rename = {"pass": "yes", "fail": "no", "unsure": "no"}
+    records = [json.loads(x) for x in LANGSMITH_CATEGORICAL.read_text().splitlines()]
+    verdicts = {}
+    for r in records:
+        if r["feedback_source"]["type"] == "model":
+            r["value"] = rename[r["value"]]
+            verdicts[r["run_id"]] = {"yes": 1.0, "no": 0.0}[r["value"]]
+    path = tmp_path / "yes.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    assert _import("langsmith_feedback.yml", [path], tmp_path / "o") == 0
+    [line] = [x for x in capsys.readouterr().err.splitlines() if "'verdict'" in x]
+    entry = line.split("rating_scales: - ")[1]
+    assert entry.count("<score>") == 2 and entry.index("no") < entry.index("yes")
+    pasted = entry.replace("<score>", "0", 1).replace("<score>", "1", 1)  # no: 0, yes: 1
+    text = (CONFIGS / "langsmith_feedback.yml").read_text(encoding="utf-8")
+    config = tmp_path / "map.yml"
+    config.write_text(text.replace("rating_scales:\n", f"rating_scales:\n  - {pasted}\n", 1))
+    out = tmp_path / "o2"
+    assert main(["import", "mapping", "--config", str(config), str(path), "--out", str(out)]) == 0
+    result = build(out, tmp_path / "w.duckdb", quiet=True)
+    fct = query(result.db_path, "select prompt_id, judge_score from fct_judge_ratings")
+    assert dict(fct.itertuples(index=False, name=None)) == verdicts and len(fct) == len(verdicts)

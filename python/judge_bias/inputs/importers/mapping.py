@@ -259,11 +259,12 @@ def _report_text_labels(rows: dict[str, list[dict]], scales: list[dict[str, obje
             if text and not _is_number(label) and text not in on_scale.get(dim, set()):
                 off.setdefault(dim, Counter())[text] += 1
     for dim, texts in sorted(off.items()):
-        shown = ", ".join(f"{t}: <score>" for t in sorted(texts)[:5])
+        # JSON-quoted, so the entry pasted into YAML keeps yes/no/true and commas text
+        shown = ", ".join(f"{json.dumps(t)}: <score>" for t in sorted(texts)[:5])
         _say(f"dimension {dim!r}: {sum(texts.values()):,} text labels on no scale of it "
              f"({', '.join(sorted(texts)[:5])}): the build rejects those rows; name each "
              f"in the label's map, or give the dimension a labels scale: rating_scales: "
-             f"- {{dimension: {dim}, labels: {{{shown}}}}}")  # fmt: skip
+             f"- {{dimension: {json.dumps(dim)}, labels: {{{shown}}}}}")  # fmt: skip
 
 
 def _read_fields(config: MappingConfig) -> set[str]:

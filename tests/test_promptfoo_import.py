@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -365,6 +366,34 @@ def test_version_2_rows_take_their_test_index_from_the_table(tmp_path: Path) -> 
     with (tmp_path / "o" / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
         got = sorted((r["prompt_id"], r["model"], r["judge"]) for r in csv.DictReader(fh))
     assert got == expected
+
+
+def test_version_2_rows_only_partly_in_the_table_are_numbered_by_vars_and_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """slowgrader_0.80.3.json with one table cell's latency changed: that row's cell
+    is in no line, so the table does not number the tests (never mixed); each
+    provider's n-th row is the n-th test of the vars (all four rows have one vars),
+    as without a table, and stderr says the table was not used."""
+    data = json.loads(SLOW.read_text(encoding="utf-8"))
+    data["results"]["table"]["body"][0]["outputs"][0]["latencyMs"] = 987654
+    rows = data["results"]["results"]
+    assert len({json.dumps(r["vars"], sort_keys=True) for r in rows}) == 1
+    path = tmp_path / "partly.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    seen: Counter[str] = Counter()
+    expected = []
+    for r in rows:  # in the file's order
+        model = r["provider"]["label"]
+        [component] = r["gradingResult"]["componentResults"]
+        expected.append((f"test{seen[model]}", model, float(component["score"])))
+        seen[model] += 1
+    assert main(["import", "promptfoo", str(path), "--out", str(tmp_path / "o")]) == 0
+    with (tmp_path / "o" / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
+        got = sorted((r["prompt_id"], r["model"], float(r["label"])) for r in csv.DictReader(fh))
+    assert got == sorted(expected)
+    [line] = [x for x in capsys.readouterr().err.splitlines() if "results.table names" in x]
+    assert f"{path.name}: results.table names one test for 3 of 4 version-2 row(s)" in line
 
 
 def test_version_2_tests_of_identical_vars_without_the_table_are_assumed(

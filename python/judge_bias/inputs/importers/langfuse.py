@@ -203,14 +203,14 @@ def _whole_rows(reader: csv.DictReader, path: Path) -> tuple[list[dict[str, str]
     rows: list[dict[str, str]] = []
     long_rows: list[LongRow] = []
     for row in reader:
-        extra = row.pop(None, None)  # type: ignore[call-overload]
+        extra = row.pop(None, None)
         if extra is not None:
             long_rows.append((reader.line_num, [*row.values(), *extra]))
             continue
         if None in row.values():
-            cells = sum(v is not None for v in row.values())
+            given = sum(v is not None for v in row.values())
             raise InputError(
-                f"{path}: line {reader.line_num}: {cells} cell(s) under a header of "
+                f"{path}: line {reader.line_num}: {given} cell(s) under a header of "
                 f"{width} columns (a cut or hand-edited export?)"
             )
         rows.append(row)

@@ -46,6 +46,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from judge_bias.errors import InputError
 from judge_bias.inputs.importers._extras import require
@@ -194,16 +195,22 @@ def import_inspect(
     prompts: dict[str, dict[str, object]] = {}
     completions: dict[tuple[str, str], dict[str, object]] = {}
     values: dict[str, list[object]] = {}
-    logs = []
-    for path in map(Path, files):
+    paths = list(map(Path, files))
+    for path in paths:
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no such file")
+
+    def read(path: Path) -> Any:
         try:
-            logs.append((path, read_eval_log(str(path))))
+            return read_eval_log(str(path))
         except Exception as exc:  # inspect_ai's reader names neither the file nor the format
             raise InputError(f"{path}: not an Inspect log (.eval or .json): {exc}") from exc
-    tied = reply_names(log for _, log in logs)  # over every log of the import
-    for path, log in logs:
+
+    # the names are tied over every log of the import, each log read twice (once for
+    # the pairs, once to convert) so that one log at a time is held, not all of them
+    tied = reply_names(read(path) for path in paths)
+    for path in paths:
+        log = read(path)
         task, model = log.eval.task, log.eval.model
         roles = log.eval.model_roles or {}
         declared = declared_graders(log)

@@ -20,8 +20,17 @@ RUNS = [
 LETTER = {"C": 1.0, "P": 0.5, "I": 0.0}
 
 
-def write_log(log_dir: Path, model: str, grader: str, grades: list[str], fmt: str) -> Path:
-    """One Inspect evaluation of four samples, graded by model_graded_qa and match."""
+def write_log(
+    log_dir: Path,
+    model: str,
+    grader: str,
+    grades: list[str],
+    fmt: str,
+    replies: tuple[str, str] | None = None,
+) -> Path:
+    """One Inspect evaluation of four samples, graded by model_graded_qa and match;
+    ``replies``: the model names the evaluated model's and the grader's replies give
+    (an OpenAI snapshot such as ``gpt-4o-2024-08-06``), else the called name's model."""
     from inspect_ai import Task, eval
     from inspect_ai.dataset import Sample
     from inspect_ai.model import ModelOutput, ModelUsage, get_model
@@ -29,14 +38,15 @@ def write_log(log_dir: Path, model: str, grader: str, grades: list[str], fmt: st
     from inspect_ai.solver import generate
 
     def output(name: str, text: str) -> ModelOutput:
-        out = ModelOutput.from_content(model=name.split("/")[1], content=text)
+        out = ModelOutput.from_content(model=name.split("/")[-1], content=text)
         # with usage given, mockllm does not count tokens (tiktoken would download)
         out.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
         return out
 
     samples = [Sample(input=f"question {i}", target=f"a{i}", id=f"s{i}") for i in range(4)]
-    subject = get_model(model, custom_outputs=[output(model, f"a{i}") for i in (0, 1, 9, 3)])
-    judge = get_model(grader, custom_outputs=[output(grader, g) for g in grades])
+    said_model, said_grader = replies or (model, grader)
+    subject = get_model(model, custom_outputs=[output(said_model, f"a{i}") for i in (0, 1, 9, 3)])
+    judge = get_model(grader, custom_outputs=[output(said_grader, g) for g in grades])
     task = Task(
         dataset=samples, solver=generate(), scorer=[model_graded_qa(partial_credit=True), match()]
     )
@@ -295,3 +305,120 @@ def test_a_version_1_log_names_the_grader_its_scorer_declared(tmp_path: Path) ->
         rows = list(csv.DictReader(fh))
     assert sorted((r["prompt_id"], int(r["run_id"]), r["label"]) for r in rows) == expected
     assert {r["judge"] for r in rows} == {"fixed/grader"}
+
+
+def _import_names(*paths: Path, out: Path) -> tuple[set[tuple[str, str]], dict[str, str]]:
+    """The (judge, model) pairs of model_graded_qa's ratings and models.csv's alias ->
+    model, after ``judge-bias import inspect`` of the logs."""
+    import csv
+
+    from judge_bias.cli import main
+
+    assert main(["import", "inspect", *map(str, paths), "--out", str(out)]) == 0
+    with (out / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
+        pairs = {(r["judge"], r["model"]) for r in csv.DictReader(fh) if r["scorer"] != "match"}
+    with (out / "models.csv").open(newline="", encoding="utf-8") as fh:
+        return pairs, {r["alias"]: r["model"] for r in csv.DictReader(fh)}
+
+
+@pytest.mark.parametrize(
+    ("model", "grader", "replies", "judge"),
+    [
+        # one name called for both, one snapshot answering it: the log ties them
+        ("mockllm/gpt-4o", "mockllm/gpt-4o", ("gpt-4o-2024-08-06",) * 2, "mockllm/gpt-4o"),
+        # the name called answered by two snapshots: no tie, two models
+        (
+            "mockllm/gpt-4o",
+            "mockllm/gpt-4o",
+            ("gpt-4o-2024-08-06", "gpt-4o-2024-05-13"),
+            "gpt-4o-2024-05-13",
+        ),
+        # another name called for the grader: tied to its own name, not the subject's
+        ("mockllm/gpt-4o", "mockllm/judge", ("gpt-4o-2024-08-06", "judge-1"), "mockllm/judge"),
+        # one snapshot answering two names called: no tie, the reply's name
+        ("mockllm/gpt-4o", "mockllm/judge", ("gpt-4o-2024-08-06",) * 2, "gpt-4o-2024-08-06"),
+    ],
+)
+def test_a_grader_reply_naming_a_snapshot_is_tied_by_the_log(
+    tmp_path: Path, model: str, grader: str, replies: tuple[str, str], judge: str
+) -> None:
+    """An OpenAI grader's reply names the snapshot (``gpt-4o-2024-08-06``), the
+    evaluation the name called (``openai/gpt-4o``): imp26 names the judge as the log
+    called it when the log's model events tie the two one to one, so a model grading
+    itself is a self-judgment without ``--models``; a name answered by two snapshots
+    is two models. fmt25 named the judge by the reply (no self-judgment)."""
+    grades = ["GRADE: C", "GRADE: I", "GRADE: C", "GRADE: P"]
+    path = write_log(tmp_path / "logs", model, grader, grades, "eval", replies)
+    pairs, canonical = _import_names(path, out=tmp_path / "out")
+    assert pairs == {(judge, model)}
+    is_self = model == grader and replies[0] == replies[1]
+    assert (canonical[judge] == canonical[model]) is is_self
+
+
+GRADES = ["GRADE: C", "GRADE: I", "GRADE: C", "GRADE: P"]
+
+
+def test_two_logs_answering_one_name_with_two_snapshots_tie_nothing(tmp_path: Path) -> None:
+    """Log A's mockllm/gpt-4o answered as gpt-4o-2024-08-06, log B's as -05-13: each
+    log alone ties its snapshot to the name, but one import of both must not (the
+    name is answered by two snapshots: two models). The reviewer's multi.py: imp26's
+    first tie, per log, merged them into one judge mockllm/gpt-4o."""
+    gpt4o = "mockllm/gpt-4o"
+    a = write_log(tmp_path / "a", gpt4o, gpt4o, GRADES, "eval", ("gpt-4o-2024-08-06",) * 2)
+    b = write_log(tmp_path / "b", gpt4o, gpt4o, GRADES, "eval", ("gpt-4o-2024-05-13",) * 2)
+    pairs, _ = _import_names(a, b, out=tmp_path / "out")
+    assert pairs == {("gpt-4o-2024-08-06", gpt4o), ("gpt-4o-2024-05-13", gpt4o)}
+    # each log alone: its snapshot tied to the name called
+    assert _import_names(a, out=tmp_path / "out_a")[0] == {(gpt4o, gpt4o)}
+
+
+def test_the_sample_output_alone_ties_the_evaluated_models_name(tmp_path: Path) -> None:
+    """With every model event dropped from the transcripts, the only statement of
+    the pair is the samples' outputs (``sample.output.model`` gpt-4o-2024-08-06,
+    answering ``eval.model`` mockllm/gpt-4o): the grader's reply of that snapshot is
+    the evaluated model, a self-judgment. Without the pair, the judge is the reply's
+    snapshot name."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    gpt4o = "mockllm/gpt-4o"
+    path = write_log(tmp_path / "logs", gpt4o, gpt4o, GRADES, "eval", ("gpt-4o-2024-08-06",) * 2)
+    log = read_eval_log(str(path))
+    for sample in log.samples or []:
+        sample.events = [e for e in sample.events if e.event != "model"]
+        assert sample.output.model == "gpt-4o-2024-08-06"
+    stripped = tmp_path / "stripped.eval"
+    write_eval_log(log, str(stripped))
+    pairs, canonical = _import_names(stripped, out=tmp_path / "out")
+    assert pairs == {(gpt4o, gpt4o)}
+
+
+def test_a_step_that_called_several_models_falls_back_to_its_declared_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """awk_0.3.60.eval's two_call called mockllm/grader and then the evaluated model;
+    with the scorer's params declaring one model (as ``model_graded_qa(model=...)``
+    would), its scores are credited to that model, said on stderr; model_graded_qa's
+    list of two declares no one model and stays the scorer."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    log = read_eval_log(str(AWK_LOG))
+    assert log.results is not None
+    for score in log.results.scores:
+        if score.name == "two_call":
+            score.params = {**(score.params or {}), "model": "mockllm/declared"}
+    path = tmp_path / "declared.eval"
+    write_eval_log(log, str(path))
+    import csv
+
+    from judge_bias.cli import main
+
+    assert main(["import", "inspect", str(path), "--out", str(tmp_path / "out")]) == 0
+    with (tmp_path / "out" / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
+        judges = {(r["dimension"], r["judge"]) for r in csv.DictReader(fh)}
+    assert judges == {
+        ("two_call", "mockllm/declared"),
+        ("model_graded_qa", "scorer:model_graded_qa"),
+        ("model_graded_qa1", "mockllm/c"),
+    }
+    err = capsys.readouterr().err
+    assert "2 score(s) of two_call from a step" in err and "credited to mockllm/declared" in err

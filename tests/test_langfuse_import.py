@@ -223,26 +223,143 @@ def _rewrite_csv(source: Path, path: Path, edit) -> None:
 @pytest.mark.parametrize(
     "name", ["observations_export.csv", "traces_export.csv", "scores_export.csv"]
 )
-def test_a_short_or_long_csv_row_is_a_one_line_error_naming_its_line(
+def test_a_short_csv_row_is_a_one_line_error_naming_its_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
-    """A row cut short (csv fills the missing cells with None) or one cell too long:
-    a one-line error naming the file's line, not a TypeError traceback (the table
-    exports) nor silently null cells (the scores export)."""
-    for cut, count in (("short", 3), ("long", None)):
-        path = tmp_path / f"{cut}_{name}"
+    """A row cut short (csv fills the missing cells with None; no Langfuse writer
+    gives one): a one-line error naming the file's line, not a TypeError traceback
+    (the table exports) nor silently null cells (the scores export)."""
+    path = tmp_path / f"short_{name}"
 
-        def edit(rows: list[list[str]], count: int | None = count) -> None:
-            rows[3] = rows[3][:count] if count else [*rows[3], "extra"]
+    def edit(rows: list[list[str]]) -> None:
+        rows[3] = rows[3][:3]
 
-        _rewrite_csv(FIXTURES / name, path, edit)
-        with path.open(newline="", encoding="utf-8") as fh:
-            width = len(next(csv.reader(fh)))
-        assert main(["import", "langfuse", str(path), "--out", str(tmp_path / "o")]) == 2
-        err = capsys.readouterr().err.strip().splitlines()
-        cells = 3 if count else width + 1
-        assert len(err) == 1 and f"{path}: line 4: {cells} cell(s)" in err[0], err
-        assert f"header of {width} columns" in err[0]
+    _rewrite_csv(FIXTURES / name, path, edit)
+    with path.open(newline="", encoding="utf-8") as fh:
+        width = len(next(csv.reader(fh)))
+    assert main(["import", "langfuse", str(path), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{path}: line 4: 3 cell(s)" in err[0], err
+    assert f"header of {width} columns" in err[0]
+
+
+def _old_writer_cell(value: str) -> str:
+    """A cell written by JSON.stringify and returned as it is when it already starts
+    and ends with a quote (else quoted with quotes doubled): a quote inside a text is
+    escaped with a backslash (``\\"``), not doubled as RFC 4180 wants, the kind of
+    broken quote escaping langfuse/langfuse#2937 reports of a CSV export. Which
+    Langfuse versions wrote it is not confirmed: the cell is a way a row gets one
+    cell longer than its header."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if text.startswith('"') and text.endswith('"') else '"' + text + '"'
+
+
+def _scores_csv_with_split_comment(path: Path, bad: int) -> tuple[list[dict], list[str]]:
+    """The scores export with score ``bad``'s comment holding a quote and a comma,
+    every cell written by _old_writer_cell: that row (file line bad + 2) is one cell
+    longer than the header. Returns the rows and the file's lines."""
+    rows = export_scores()
+    header = list(rows[0])
+    lines = [",".join(_old_writer_cell(h) for h in header)]
+    for i, row in enumerate(rows):
+        if i == bad:
+            row = {**row, "comment": 'He said "fine, mostly" and left.'}
+        lines.append(",".join(_old_writer_cell(row[h]) for h in header))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with path.open(newline="", encoding="utf-8") as fh:
+        widths = [len(r) for r in csv.reader(fh)]
+    assert widths[bad + 1] == len(header) + 1 and set(widths) == {len(header), len(header) + 1}
+    return rows, lines
+
+
+def test_a_long_csv_row_is_written_through_and_rejected_with_its_cells(
+    tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A scores-export row one cell longer than its header (a comment split at its
+    comma): none of its values is trusted, so it is written through to
+    judge_ratings.csv with its score id and an empty label, and the build rejects
+    it (missing_value) with the row's cells in its raw values; stderr says how many
+    rows were read, whole and written through. Every other score is imported as from
+    the file without that row (session 25 refused the file; imp26's first fix left
+    the row out, a silent loss in the build's counts)."""
+    tmp = tmp_path_factory.mktemp("long")
+    bad = 2  # the third score: file line 4
+    path = tmp / "scores_export.csv"
+    rows, lines = _scores_csv_with_split_comment(path, bad)
+    out, result = import_and_build("langfuse", [path], tmp_path_factory)
+    [line] = [x for x in capsys.readouterr().err.splitlines() if "more cells" in x]
+    width = len(rows[0])
+    assert f"{path}: {len(rows)} row(s) read, {len(rows) - 1} whole, 1 of more cells" in line
+    assert f"(line 4 ({width + 1} cells)), written through to judge_ratings.csv" in line
+    counts = assert_reconciled(out, result)
+    item = [r for r in rows if r["traceId"] or r["sessionId"]]
+    # the row written through in place of its score (an EVAL score), and rejected
+    assert rows[bad]["source"] == "EVAL" and item.count(rows[bad]) == 1
+    assert counts["judge_ratings"] == (sum(r["source"] == "EVAL" for r in item), 1)
+    rejected = query(
+        result.db_path,
+        "select reason_code, raw_values from rejected_rows where source = 'judge_ratings'",
+    )
+    [(code, raw)] = rejected.itertuples(index=False)
+    assert code == "missing_value" and rows[bad]["id"] in raw and "mostly" in raw
+
+    kept = tmp / "kept.csv"  # the reference: the same file without that row
+    kept.write_text("\n".join(lines[: bad + 1] + lines[bad + 2 :]) + "\n", encoding="utf-8")
+    assert main(["import", "langfuse", str(kept), "--out", str(tmp / "k")]) == 0
+    got = csv_rows(out / "judge_ratings.csv")
+    assert [r for r in got if r["score_id"] != rows[bad]["id"]] == csv_rows(
+        tmp / "k" / "judge_ratings.csv"
+    )
+    for kind in ("human_annotations", "prompts", "completions", "rating_scales", "models"):
+        assert (out / f"{kind}.csv").read_text() == (tmp / "k" / f"{kind}.csv").read_text()
+
+
+def csv_rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+@pytest.mark.parametrize("name", ["scores_export.csv", "traces_export.csv"])
+def test_a_csv_whose_rows_are_mostly_long_is_refused_naming_the_likely_cause(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """Every row one cell too long (a trailing comma per line: the reviewer's
+    trailing.csv): imp26's first fix read no row and exited 0. Now a one-line
+    error naming the line, the cell counts and the likely causes (as likely)."""
+    path = tmp_path / name
+
+    def edit(rows: list[list[str]]) -> None:
+        for row in rows[1:]:
+            row.append("")
+
+    _rewrite_csv(FIXTURES / name, path, edit)
+    with path.open(newline="", encoding="utf-8") as fh:
+        width = len(next(csv.reader(fh)))
+        n = sum(1 for _ in csv.reader(fh))
+    assert main(["import", "langfuse", str(path), "--out", str(tmp_path / "o")]) == 2
+    [err] = capsys.readouterr().err.strip().splitlines()
+    assert f"{path}: line 2: {width + 1} cells under a header of {width} columns" in err
+    assert f"as {n} of {n} rows: not read; likely a trailing comma at the line" in err
+    assert "or a quote escaped with a backslash" in err
+
+
+def test_a_long_traces_export_row_says_its_trace_loses_its_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One long row among the traces export's: that trace is not read, and the
+    stderr line says a score on it finds neither its model nor its text."""
+    path = tmp_path / "traces_export.csv"
+
+    def edit(rows: list[list[str]]) -> None:
+        rows[1].append("x")
+
+    _rewrite_csv(FIXTURES / "traces_export.csv", path, edit)
+    with path.open(newline="", encoding="utf-8") as fh:
+        n = sum(1 for _ in csv.reader(fh)) - 1
+    assert main(["import", "langfuse", str(path), "--out", str(tmp_path / "o")]) == 0
+    [line] = [x for x in capsys.readouterr().err.splitlines() if "more cells" in x]
+    assert f"{n} row(s) read, {n - 1} whole, 1 of more cells than the header (line 2 " in line
+    assert "nor its trace's prompt and completion text" in line
 
 
 def _is_json(cell: str) -> bool:

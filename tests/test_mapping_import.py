@@ -160,12 +160,14 @@ def test_langsmith_feedback_config(tmp_path: Path, capsys: pytest.CaptureFixture
     assert len(humans) == source["app"] + source["api"]
     by_id = {r["id"]: r for r in records}
     for row in ratings:
-        score = by_id[row["feedback_id"]]["score"]
-        want = "" if score is None else str(int(score) if isinstance(score, bool) else score)
+        score, value = by_id[row["feedback_id"]]["score"], by_id[row["feedback_id"]]["value"]
+        want = value if score is None else str(int(score) if isinstance(score, bool) else score)
         assert (row["prompt_id"], row["label"]) == (by_id[row["feedback_id"]]["run_id"], want)
-    assert sum(r["label"] == "" for r in ratings) == 1  # the text-only feedback, not dropped
-    assert "outputs[0].columns.label: 1 values missing, written empty (the build rejects" in err
-    assert ".map:" not in err  # helpfulness' numbers pass the true/false map as they are
+    # the text-only feedback: its value written (imp26; fmt25 wrote it empty), named
+    assert sum(r["label"] == "looks right" for r in ratings) == 1
+    assert "dimension 'correctness': 1 text labels on no scale of it (looks right)" in err
+    # helpfulness' numbers pass the true/false map as they are: only the text is named
+    assert "outputs[0].columns.label.map: 1 values it does not name" in err
     assert {h["annotator_id"] for h in humans} == {"ana", "langsmith-user"}
 
 
@@ -178,6 +180,8 @@ def test_a_missing_extra_column_is_kept_and_said_so(
     records = langsmith_feedback(tmp_path / "feedback.jsonl")
     for r in records:
         r["comment"] = None
+        if r["score"] is None:  # neither score nor value: a missing label
+            r["value"] = None
     (tmp_path / "feedback.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     assert _import("langsmith_feedback.yml", [tmp_path / "feedback.jsonl"], tmp_path / "o") == 0
     lines = capsys.readouterr().err.splitlines()
@@ -334,3 +338,110 @@ def test_the_config_in_docs_mapping_md_parses() -> None:
     assert [o.kind for o in config.outputs] == ["judge_ratings"]
     assert config.outputs[0].columns["model"].path == ("metadata.model", "provider")
     assert [r["dimension"] for r in config.scale_all] == ["*", "*"]
+
+
+LANGSMITH_CATEGORICAL = LANGSMITH_CSV.with_name("categorical_0.15.1.jsonl")
+
+
+def test_langsmith_categorical_feedback_is_read_from_its_value(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """langsmith 0.15.1's own Feedback records (fixtures/langsmith/make_categorical.py):
+    an LLM evaluator's categorical verdict is a value with a null score; a UI category
+    has both (score read). fmt25 wrote the value-only verdicts empty (missing_value);
+    the config reads the value, the import names the labels scale the build needs,
+    and with that entry added the build scores the verdicts by it and rejects the one
+    label the entry leaves out."""
+    import yaml
+
+    records = [json.loads(x) for x in LANGSMITH_CATEGORICAL.read_text().splitlines()]
+    verdicts = {r["id"]: r["value"] for r in records if r["feedback_source"]["type"] == "model"}
+    assert {r["score"] for r in records if r["id"] in verdicts} == {None}
+    assert _import("langsmith_feedback.yml", [LANGSMITH_CATEGORICAL], tmp_path / "o") == 0
+    ratings = _rows(tmp_path / "o" / "judge_ratings.csv")
+    assert {r["feedback_id"]: r["label"] for r in ratings} == verdicts
+    humans = _rows(tmp_path / "o" / "human_annotations.csv")
+    scored = {(r["run_id"], str(r["score"])) for r in records if r["id"] not in verdicts}
+    assert {(h["prompt_id"], h["label"]) for h in humans} == scored
+    [line] = [x for x in capsys.readouterr().err.splitlines() if "'verdict'" in x]
+    assert "4 text labels on no scale of it (fail, pass, unsure)" in line
+    assert line.endswith('- {dimension: "verdict", labels: {"fail": <score>, "pass": <score>, '
+                         '"unsure": <score>}}')  # fmt: skip
+
+    config = yaml.safe_load((CONFIGS / "langsmith_feedback.yml").read_text())
+    config["rating_scales"].insert(0, {"dimension": "verdict", "labels": {"pass": 1, "fail": 0}})
+    (tmp_path / "map.yml").write_text(yaml.safe_dump(config))
+    out = tmp_path / "o2"
+    assert main(["import", "mapping", "--config", str(tmp_path / "map.yml"),
+                 str(LANGSMITH_CATEGORICAL), "--out", str(out)]) == 0  # fmt: skip
+    [line] = [x for x in capsys.readouterr().err.splitlines() if "'verdict'" in x]
+    assert "1 text labels on no scale of it (unsure)" in line
+    result = build(out, tmp_path / "w.duckdb", quiet=True)
+    fct = query(result.db_path, "select prompt_id, judge_score from fct_judge_ratings")
+    want = sorted(
+        (r["run_id"], {"pass": 1.0, "fail": 0.0}[r["value"]])
+        for r in records
+        if r["id"] in verdicts and r["value"] != "unsure"
+    )
+    assert sorted(fct.itertuples(index=False, name=None)) == want
+    rejected = query(result.db_path, "select source, reason from rejected_rows")
+    assert list(rejected["source"]) == ["judge_ratings"] and "unsure" in rejected["reason"][0]
+
+
+@pytest.mark.parametrize(("extra", "first_cause"), [("", "a trailing comma"), ("x", "a quote")])
+def test_a_csv_row_longer_than_its_header_is_refused_naming_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: str, first_cause: str
+) -> None:
+    """A CSV row of one cell more than the header (a trailing comma, or a quote
+    escaped with a backslash splitting a text): every value after the split cell is
+    shifted (the reviewer's LangSmith CSV had prompt_id 0.000352). Before session 26
+    the extra cells went under ``_extra_fields`` and the shifted values were mapped;
+    now the file is refused in one line naming the line, the cell counts and the
+    likely causes, the likelier first (an empty extra cell: a trailing comma)."""
+    source = tmp_path / "evals.csv"
+    inhouse_rows(source)
+    with source.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    width = len(rows[0])
+    rows[3].append(extra)  # the file's line 4
+    path = tmp_path / "long.csv"
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh, lineterminator="\n").writerows(rows)
+    assert _import("inhouse_csv.yml", [source], tmp_path / "ok") == 0  # the file as made
+    capsys.readouterr()
+    assert _import("inhouse_csv.yml", [path], tmp_path / "o") == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert f"{path}: line 4: {width + 1} cells under a header of {width} columns" in line
+    assert f"not read; likely {first_cause}" in line
+
+
+def test_the_labels_entry_the_import_prints_pastes_into_yaml_as_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Verdicts ``yes``/``no`` (langsmith 0.15.1's records, values renamed): YAML
+    reads an unquoted ``yes``/``no`` as a boolean, so imp26's first hint, pasted,
+    gave a scale the labels missed (the reviewer's ls_yes.py). The printed entry
+    quotes each label as JSON; pasted into the config as printed (scores filled in),
+    the build scores every verdict by it (checked against the records)."""
+    rename = {"pass": "yes", "fail": "no", "unsure": "no"}
+    records = [json.loads(x) for x in LANGSMITH_CATEGORICAL.read_text().splitlines()]
+    verdicts = {}
+    for r in records:
+        if r["feedback_source"]["type"] == "model":
+            r["value"] = rename[r["value"]]
+            verdicts[r["run_id"]] = {"yes": 1.0, "no": 0.0}[r["value"]]
+    path = tmp_path / "yes.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    assert _import("langsmith_feedback.yml", [path], tmp_path / "o") == 0
+    [line] = [x for x in capsys.readouterr().err.splitlines() if "'verdict'" in x]
+    entry = line.split("rating_scales: - ")[1]
+    assert entry.count("<score>") == 2 and entry.index("no") < entry.index("yes")
+    pasted = entry.replace("<score>", "0", 1).replace("<score>", "1", 1)  # no: 0, yes: 1
+    text = (CONFIGS / "langsmith_feedback.yml").read_text(encoding="utf-8")
+    config = tmp_path / "map.yml"
+    config.write_text(text.replace("rating_scales:\n", f"rating_scales:\n  - {pasted}\n", 1))
+    out = tmp_path / "o2"
+    assert main(["import", "mapping", "--config", str(config), str(path), "--out", str(out)]) == 0
+    result = build(out, tmp_path / "w.duckdb", quiet=True)
+    fct = query(result.db_path, "select prompt_id, judge_score from fct_judge_ratings")
+    assert dict(fct.itertuples(index=False, name=None)) == verdicts and len(fct) == len(verdicts)

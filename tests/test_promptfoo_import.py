@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -335,6 +336,64 @@ def test_version_2_tests_of_identical_vars_get_their_graders_from_the_table(
     default = data["config"]["defaultTest"]["options"]["provider"]["label"]
     assert {j for _, j, _ in _import_ratings(alike, tmp_path / "alike")} == {default}
     assert "6 result(s) match tests of different graders" in capsys.readouterr().err
+
+
+def test_version_2_rows_take_their_test_index_from_the_table(tmp_path: Path) -> None:
+    """slowgrader_0.80.3.json with its rows in another finishing order (promptfoo
+    writes each row as it finishes: local-alpha's row of the first test first,
+    local-beta's of the second): the n-th row of each provider was the n-th test
+    for fmt25, so test0 held alpha's rating by one grader and beta's by the other.
+    The table's line of each row's cell is its test (table.body[i]: the config's
+    test i): each prompt_id holds one test's ratings, by its own grader."""
+    data = json.loads(SLOW.read_text(encoding="utf-8"))
+    rows = data["results"]["results"]
+    by_score = _by_score(data)
+    tests = [t["options"]["provider"]["label"] for t in data["config"]["tests"]]
+
+    def grader(row: dict) -> str:
+        return by_score[row["gradingResult"]["componentResults"][0]["score"]]
+
+    alpha = sorted((r for r in rows if r["provider"]["label"] == "local-alpha"), key=grader)
+    beta = sorted((r for r in rows if r["provider"]["label"] == "local-beta"), key=grader)
+    data["results"]["results"] = [alpha[0], beta[1], alpha[1], beta[0]]
+    assert grader(alpha[0]) != grader(beta[1])  # the first row of each is another test
+    path = tmp_path / "reordered.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    expected = sorted(
+        (f"test{tests.index(grader(r))}", r["provider"]["label"], grader(r)) for r in rows
+    )
+    assert main(["import", "promptfoo", str(path), "--out", str(tmp_path / "o")]) == 0
+    with (tmp_path / "o" / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
+        got = sorted((r["prompt_id"], r["model"], r["judge"]) for r in csv.DictReader(fh))
+    assert got == expected
+
+
+def test_version_2_rows_only_partly_in_the_table_are_numbered_by_vars_and_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """slowgrader_0.80.3.json with one table cell's latency changed: that row's cell
+    is in no line, so the table does not number the tests (never mixed); each
+    provider's n-th row is the n-th test of the vars (all four rows have one vars),
+    as without a table, and stderr says the table was not used."""
+    data = json.loads(SLOW.read_text(encoding="utf-8"))
+    data["results"]["table"]["body"][0]["outputs"][0]["latencyMs"] = 987654
+    rows = data["results"]["results"]
+    assert len({json.dumps(r["vars"], sort_keys=True) for r in rows}) == 1
+    path = tmp_path / "partly.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    seen: Counter[str] = Counter()
+    expected = []
+    for r in rows:  # in the file's order
+        model = r["provider"]["label"]
+        [component] = r["gradingResult"]["componentResults"]
+        expected.append((f"test{seen[model]}", model, float(component["score"])))
+        seen[model] += 1
+    assert main(["import", "promptfoo", str(path), "--out", str(tmp_path / "o")]) == 0
+    with (tmp_path / "o" / "judge_ratings.csv").open(newline="", encoding="utf-8") as fh:
+        got = sorted((r["prompt_id"], r["model"], float(r["label"])) for r in csv.DictReader(fh))
+    assert got == sorted(expected)
+    [line] = [x for x in capsys.readouterr().err.splitlines() if "results.table names" in x]
+    assert f"{path.name}: results.table names one test for 3 of 4 version-2 row(s)" in line
 
 
 def test_version_2_tests_of_identical_vars_without_the_table_are_assumed(

@@ -71,7 +71,7 @@ def read_sample(path: str | Path, limit: int | None = None) -> Sample:
         return _json_sample(path, size, limit)
     records: list[dict] = []
     n = 0
-    for record in iter_records(path, kind):
+    for record in iter_records(path, kind, long_rows="keep"):
         if n < limit:
             records.append(record)
         n += 1

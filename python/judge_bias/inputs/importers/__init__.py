@@ -21,6 +21,7 @@ prints).
 - ``mt_bench``: MT-Bench judgments (FastChat llm_judge ``model_judgment/*.jsonl``).
 - ``play_favorites``: Play Favorites per-dimension CSVs.
 - ``promptfoo``: promptfoo eval results and exports.
+- ``_promptfoo_table``: promptfoo results version 2's test numbering (by its table).
 - ``self_recognition``: self-recognition ``results/<dataset>/<judge>_results.json``.
 - ``_records``: generic records (CSV, JSON lines, JSON, Parquet) and dotted paths into them.
 - ``_write``: what the importers share: the models file and reading JSON records.

@@ -78,9 +78,27 @@ def _text(path: Path) -> IO[str]:
     return path.open(encoding="utf-8-sig", newline="")
 
 
-def iter_records(path: str | Path, kind: str | None = None, records: str = "") -> Iterator[dict]:
+def long_row_causes(trailing: bool) -> str:
+    """The likely causes of CSV rows longer than their header, the likelier first
+    (``trailing``: every extra cell is empty), said as likely, not as fact."""
+    comma = "a trailing comma at the line's end (every extra cell empty)"
+    quote = 'a quote escaped with a backslash (\\") splitting a text that holds a comma'
+    return f"likely {comma if trailing else quote}, or {quote if trailing else comma}"
+
+
+def iter_records(
+    path: str | Path, kind: str | None = None, records: str = "", long_rows: str = "refuse"
+) -> Iterator[dict]:
     """The file's records as dicts, streamed (a JSON document is parsed whole).
-    ``records``: for a JSON document, the dotted path to its list of records."""
+    ``records``: for a JSON document, the dotted path to its list of records.
+
+    A CSV row of more cells than its header has a cell split in two and every later
+    value shifted (session 26: a prompt_id read as 0.000352): ``long_rows="refuse"``
+    (the mapping importer, ``--gold``) refuses the file at the first such row in
+    one line naming it, the cell counts and the likely causes; the reading is a
+    stream, so it cannot first count how many rows are long, and no value of the
+    row can be mapped. ``"keep"`` (the doctor's profile of a file) keeps the extra
+    cells under ``_extra_fields``."""
     path = Path(path)
     kind = file_kind(path, kind)
     try:
@@ -92,6 +110,14 @@ def iter_records(path: str | Path, kind: str | None = None, records: str = "") -
                 for row in reader:
                     if None in row:  # more fields than the header names
                         extra = row.pop(None)
+                        if long_rows != "keep":
+                            width = len(reader.fieldnames or [])
+                            raise InputError(
+                                f"{path}: line {reader.line_num}: {width + len(extra)} cells "
+                                f"under a header of {width} columns, every value after the "
+                                "split cell shifted: not read; "
+                                + long_row_causes(all(c == "" for c in extra))
+                            )
                         row["_extra_fields"] = extra
                     yield row
         elif kind == "jsonl":

@@ -29,7 +29,12 @@ Every score of every sample becomes one judge_ratings row:
   after the provider (``openai/gpt-4o`` -> ``gpt-4o``), so a grader named
   ``gpt-4o`` in its reply and the evaluated model ``openai/gpt-4o`` are the
   same model (self-judgments); family from the name's prefix (override with
-  ``--models``).
+  ``--models``). A grader reply's model names the provider's snapshot
+  (``gpt-4o-2024-08-06``) where the evaluation called ``openai/gpt-4o``: the judge
+  is the name called when the log's model events (name called, reply's name) and
+  the samples' outputs (the evaluated model's) tie the two one to one; a name
+  answered by two snapshots, or one snapshot answering two names, ties nothing
+  (no fuzzy match: two dated snapshots are two models).
 - A sample without scores (an error, a cancelled run) is counted and named,
   not written: there is no judgment to write; a run that did not end in success
   is said with its error's first line. ``prompts.csv`` and
@@ -39,8 +44,9 @@ Every score of every sample becomes one judge_ratings row:
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from judge_bias.errors import InputError
 from judge_bias.inputs.importers._extras import require
@@ -105,6 +111,45 @@ def scorer_models(events: Sequence[object] | None) -> dict[str, list[str]]:
     return models
 
 
+def reply_names(logs: Iterable[object]) -> dict[str, str]:
+    """Reply model name -> the model name the logs called for it, where the logs of
+    one import tie the two one to one (``gpt-4o-2024-08-06`` -> ``openai/gpt-4o``).
+    The pairs are gathered over every log before the tie: a name one log answered
+    with ``-2024-08-06`` and another with ``-2024-05-13`` ties nothing, rather than
+    each log tying its snapshot and the import merging two models into one judge.
+
+    A grader's reply names the model the provider answered with (OpenAI's dated
+    snapshot), not the name the evaluation called. The log states the pair: each
+    model event of a transcript has the name called (``model``) and the reply's
+    (``output.model``), and the samples' outputs are the evaluated model's
+    (``eval.model``) replies. A reply name is tied only when every call giving it was
+    to one name and every call to that name gave only it: a name answered by two
+    snapshots (``-2024-05-13`` and ``-08-06``), or a snapshot answering two names,
+    ties nothing, and the reply's name stays the judge."""
+    pairs: set[tuple[str, str]] = set()
+    for log in logs:
+        evaluated = getattr(getattr(log, "eval", None), "model", None)
+        for sample in getattr(log, "samples", None) or []:
+            said = getattr(getattr(sample, "output", None), "model", None)
+            if evaluated and said:
+                pairs.add((str(said), str(evaluated)))
+            for event in getattr(sample, "events", None) or []:
+                replied = getattr(getattr(event, "output", None), "model", None)
+                name = getattr(event, "model", None)
+                if getattr(event, "event", None) == "model" and name and replied:
+                    pairs.add((str(replied), str(name)))
+    called: dict[str, set[str]] = {}
+    answered: dict[str, set[str]] = {}
+    for reply, name in pairs:
+        called.setdefault(reply, set()).add(name)
+        answered.setdefault(name, set()).add(reply)
+    return {
+        reply: name
+        for reply, (name,) in ((r, tuple(n)) for r, n in called.items() if len(n) == 1)
+        if answered[name] == {reply} and reply != name
+    }
+
+
 def declared_graders(log: object) -> dict[str, str]:
     """Scorer name -> the one grader model its call declared (``model_graded_qa(model=
     "openai/gpt-4o")``), from the log's results (``params``, kept by every version):
@@ -150,13 +195,22 @@ def import_inspect(
     prompts: dict[str, dict[str, object]] = {}
     completions: dict[tuple[str, str], dict[str, object]] = {}
     values: dict[str, list[object]] = {}
-    for path in map(Path, files):
+    paths = list(map(Path, files))
+    for path in paths:
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no such file")
+
+    def read(path: Path) -> Any:
         try:
-            log = read_eval_log(str(path))
+            return read_eval_log(str(path))
         except Exception as exc:  # inspect_ai's reader names neither the file nor the format
             raise InputError(f"{path}: not an Inspect log (.eval or .json): {exc}") from exc
+
+    # the names are tied over every log of the import, each log read twice (once for
+    # the pairs, once to convert) so that one log at a time is held, not all of them
+    tied = reply_names(read(path) for path in paths)
+    for path in paths:
+        log = read(path)
         task, model = log.eval.task, log.eval.model
         roles = log.eval.model_roles or {}
         declared = declared_graders(log)
@@ -178,6 +232,7 @@ def import_inspect(
             called = scorer_models(sample.events) if sample.scores else {}
             for scorer, score in (sample.scores or {}).items():
                 graders, replied = called.get(scorer) or [], grader_model(score, roles)
+                replied = tied.get(replied, replied) if replied else replied
                 judge = (
                     replied
                     or (graders[0] if len(graders) == 1 else None)

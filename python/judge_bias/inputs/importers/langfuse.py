@@ -59,6 +59,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from judge_bias.errors import InputError
+from judge_bias.inputs.importers._records import long_row_causes
 from judge_bias.inputs.importers._write import parse_json, parse_judges, read_text, write_models
 from judge_bias.inputs.writer import csv_text, write_contract_file
 from judge_bias.stats.scalars import is_finite_number
@@ -79,6 +80,7 @@ TABLE_EXPORTS = {
     "observations": {"id", "traceId", "type", "startTime"},
     "traces": {"id", "timestamp", "name", "observationCount"},
 }
+LONG_ROW = "_long_csv_row"  # a scores CSV row longer than its header, written through
 V3_SUBJECTS = {
     "trace": "traceId", "observation": "observationId", "session": "sessionId",
     "experiment": "datasetRunId",
@@ -88,6 +90,8 @@ V3_SUBJECTS = {
 def _kind(record: object) -> str | None:
     if not isinstance(record, dict):
         return None
+    if LONG_ROW in record:
+        return LONG_ROW
     # a categorical score without a config has no value: JSON leaves it out
     if {"name", "source", "dataType"} <= set(record) and (
         "value" in record or "stringValue" in record
@@ -150,9 +154,18 @@ def _records_as_given(path: Path) -> list[object]:
         reader = csv.DictReader(io.StringIO(text))
         fields = set(reader.fieldnames or [])
         if {"id", "source", "name", "dataType", "value"} <= fields:
-            return [_from_csv(_whole(r, reader, path)) for r in reader]
+            rows, long_rows = _whole_rows(reader, path)
+            _say_long_rows(path, len(rows), long_rows, "written through to judge_ratings.csv "
+                           "with an empty label, for the build to reject (rejected_rows: "
+                           "missing_value, the row's cells in its rationale)")  # fmt: skip
+            header = list(reader.fieldnames or [])
+            return [*map(_from_csv, rows), *(_long_score(path, header, *r) for r in long_rows)]
         if any(columns <= fields for columns in TABLE_EXPORTS.values()):
-            return [_from_table_csv(_whole(r, reader, path)) for r in reader]
+            rows, long_rows = _whole_rows(reader, path)
+            _say_long_rows(path, len(rows), long_rows, "not read: a score on one of them "
+                           "finds no model ('unknown', counted) nor its trace's prompt and "
+                           "completion text")  # fmt: skip
+            return [_from_table_csv(r) for r in rows]
         raise InputError(
             f"{path}: not {WHAT}: the CSV has the columns of none of the UI's scores "
             "(id, source, name, dataType, value), observations (id, traceId, type, "
@@ -171,17 +184,67 @@ def _records_as_given(path: Path) -> list[object]:
     raise InputError(f"{path}: not {WHAT}: neither {{data, meta}} nor a list of records")
 
 
-def _whole(row: dict, reader: csv.DictReader, path: Path) -> dict[str, str]:
-    """A CSV row of as many cells as the header (csv fills a short row with None and
-    keys a long row's rest by None): else a one-line error naming the line."""
-    if None in row or None in row.values():
-        cells = sum(v is not None for k, v in row.items() if k is not None)
+LongRow = tuple[int, list[str]]  # (the file's line, the row's cells)
+
+
+def _whole_rows(reader: csv.DictReader, path: Path) -> tuple[list[dict[str, str]], list[LongRow]]:
+    """The CSV rows of as many cells as the header, and the longer rows (csv keys
+    their rest by None) with their lines and cells. A longer row's values cannot
+    be trusted: a cell split in two shifts every later cell. Langfuse's UI export
+    quotes per RFC 4180, but a quote escaped with a backslash (``\\"``, as a
+    JSON-encoded text writes it; langfuse/langfuse#2937 reports such broken
+    escaping in a CSV export) splits a text holding a comma, and a trailing comma
+    at each line's end makes every row one cell longer. When most rows (more than
+    half) are longer, the file is refused in one line (a one-line InputError):
+    reading the rest would import a fragment. A shorter row (csv fills it with
+    None), which no Langfuse writer gives, is a one-line error naming its line (a
+    cut or hand-edited export)."""
+    width = len(reader.fieldnames or [])
+    rows: list[dict[str, str]] = []
+    long_rows: list[LongRow] = []
+    for row in reader:
+        extra = row.pop(None, None)
+        if extra is not None:
+            long_rows.append((reader.line_num, [*row.values(), *extra]))
+            continue
+        if None in row.values():
+            given = sum(v is not None for v in row.values())
+            raise InputError(
+                f"{path}: line {reader.line_num}: {given} cell(s) under a header of "
+                f"{width} columns (a cut or hand-edited export?)"
+            )
+        rows.append(row)
+    if long_rows and len(long_rows) * 2 > len(rows) + len(long_rows):
+        line, cells = long_rows[0]
+        trailing = all(c == "" for _, r in long_rows for c in r[width:])
         raise InputError(
-            f"{path}: line {reader.line_num}: {cells + len(row.get(None) or [])} cell(s) "
-            f"under a header of {len(reader.fieldnames or [])} columns (a cut or "
-            "hand-edited export?)"
+            f"{path}: line {line}: {len(cells)} cells under a header of {width} columns, "
+            f"as {len(long_rows)} of {len(rows) + len(long_rows)} rows: not read; "
+            f"{long_row_causes(trailing)} (fix the file, or export the scores as JSON)"
         )
-    return row
+    return rows, long_rows
+
+
+def _say_long_rows(path: Path, whole: int, long_rows: list[LongRow], fate: str) -> None:
+    """One stderr line for the few rows longer than the header, and the counts."""
+    if not long_rows:
+        return
+    lines = ", ".join(f"{line} ({len(cells)} cells)" for line, cells in long_rows[:10])
+    print(f"langfuse: {path}: {whole + len(long_rows)} row(s) read, {whole} whole, "
+          f"{len(long_rows)} of more cells than the header (line {lines}), {fate}; likely a "
+          "quote escaped with a backslash splitting a text that holds a comma: export "
+          "the file as JSON", file=sys.stderr)  # fmt: skip
+
+
+def _long_score(path: Path, header: list[str], line: int, cells: list[str]) -> dict[str, object]:
+    """A scores-export row longer than its header, to write through: its id cell
+    as read, its cells in the rationale, no label (none of its values is trusted)."""
+    return {
+        LONG_ROW: f"{path.name}:line {line}",
+        "id": cells[header.index("id")],
+        "comment": f"{path}: line {line}: {len(cells)} cells under a header of "
+        f"{len(header)}, not read (a cell split in two): {json.dumps(cells, ensure_ascii=False)}",
+    }
 
 
 def _from_csv(row: dict[str, str]) -> dict[str, object]:
@@ -266,7 +329,7 @@ def import_langfuse(
     ``judges``: score name -> judge model (``--judge NAME=MODEL``). Returns the
     number of rows written per output file."""
     judge_of = dict(judges) if isinstance(judges, Mapping) else parse_judges(judges)
-    found: dict[str, list[dict]] = {"score": [], "observation": [], "trace": []}
+    found: dict[str, list[dict]] = {"score": [], "observation": [], "trace": [], LONG_ROW: []}
     unknown = 0
     for path in map(Path, files):
         if not path.is_file():
@@ -347,10 +410,14 @@ def import_langfuse(
             humans.append({**row, "annotator_id": annotator or "unknown-annotator"})
     if unknown:
         notes["record(s) neither score, trace nor observation, not read"] += unknown
+    names = [str(r["judge"]) for r in ratings] + [m for _, m in completions]
+    for record in found[LONG_ROW]:  # written through for the build to reject
+        ratings.append({"prompt_id": record[LONG_ROW], "model": "unknown", "dimension": "unread",
+                        "label": None, "rationale": record["comment"], "score_id": record["id"],
+                        "judge": "unknown"})  # fmt: skip
     for note, n in notes.items():
         if n:
             print(f"langfuse: {n} {note}", file=sys.stderr)
-    names = [str(r["judge"]) for r in ratings] + [m for _, m in completions]
     out = Path(out_dir)
     return {
         "judge_ratings": write_contract_file(out, "judge_ratings", ratings, RATING_EXTRAS),

@@ -244,6 +244,29 @@ def _report(n_read: int, n_untaken: int, tally: _Tally) -> None:
         _say(f"{where}.map: {n:,} values it does not name, written as given ({shown})")
 
 
+def _report_text_labels(rows: dict[str, list[dict]], scales: list[dict[str, object]]) -> None:
+    """One line per dimension whose labels include text on none of its scale's
+    labels (LangSmith's categorical feedback: ``value: "pass"`` and no score): the
+    build rejects those rows; the line names the config entry that would take them."""
+    on_scale: dict[str, set[str]] = {}
+    for r in scales:
+        on_scale.setdefault(csv_text(r["dimension"]), set()).add(csv_text(r["label"]))
+    off: dict[str, Counter[str]] = {}
+    for kind in ("judge_ratings", "human_annotations"):
+        for r in rows.get(kind, []):
+            label, dim = r.get("label"), csv_text(r.get("dimension"))
+            text = csv_text(label)
+            if text and not _is_number(label) and text not in on_scale.get(dim, set()):
+                off.setdefault(dim, Counter())[text] += 1
+    for dim, texts in sorted(off.items()):
+        # JSON-quoted, so the entry pasted into YAML keeps yes/no/true and commas text
+        shown = ", ".join(f"{json.dumps(t)}: <score>" for t in sorted(texts)[:5])
+        _say(f"dimension {dim!r}: {sum(texts.values()):,} text labels on no scale of it "
+             f"({', '.join(sorted(texts)[:5])}): the build rejects those rows; name each "
+             f"in the label's map, or give the dimension a labels scale: rating_scales: "
+             f"- {{dimension: {json.dumps(dim)}, labels: {{{shown}}}}}")  # fmt: skip
+
+
 def _read_fields(config: MappingConfig) -> set[str]:
     """The record fields a config reads: its column paths and templates' fields."""
     fields: set[str] = set()
@@ -309,6 +332,7 @@ def import_mapping(
             "(judge_ratings is the one required file; check outputs and where)"
         )
     scales = scale_rows(cfg, rows)
+    _report_text_labels(rows, scales)
     if scales:
         extra = [c for c in ("is_na", "scale_level") if any(c in r for r in scales)]
         written["rating_scales"] = write_contract_file(out, "rating_scales", scales, extra)

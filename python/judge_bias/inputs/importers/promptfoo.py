@@ -6,9 +6,10 @@ Record schema: promptfoo 0.121.20 (``src/types/index.ts``: ``EvaluateResult``,
 file one ``EvaluateResult`` a line; ``-o .yaml``, ``.yml`` and ``.txt`` the JSON
 document in YAML). Results version 2 (promptfoo before 0.9x: 0.43.1 and 0.80.3
 checked) has rows with no ``testIdx``, ``promptIdx`` nor ``testCase``: a test
-is its ``vars`` (the n-th row of the same vars, provider and prompt the n-th
-test: ``--repeat`` and tests of identical vars; numbered in the order they
-first appear), and its own options (grader) are the config test's whose vars
+is the line of ``results.table.body`` holding the row's cell, when every row's
+cell is in one line; else its ``vars`` (the n-th row of the same vars, provider
+and prompt the n-th test: ``--repeat`` and tests of identical vars; numbered in
+the order they first appear), and its own options (grader) are the config test's whose vars
 the row has. Tests of identical vars: the row's cell in the file's
 ``results.table`` (its provider, prompt, latency and gradingResult) names its
 test (``table.body[rowIndex].test``); promptfoo writes the rows as they finish,
@@ -65,7 +66,6 @@ assertions in ``gradingResult.componentResults``.
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 from collections import Counter
@@ -73,6 +73,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from judge_bias.errors import InputError
+from judge_bias.inputs.importers._promptfoo_table import (
+    number_tests,
+    row_cell_key,
+    table_options,
+)
 from judge_bias.inputs.importers._write import (
     parse_json,
     read_text,
@@ -137,30 +142,6 @@ def _is_result(row: object) -> bool:
     return isinstance(row, dict) and "provider" in row and ("testIdx" in row or "vars" in row)
 
 
-def _key(value: object) -> str:
-    return json.dumps(value, sort_keys=True, default=str)
-
-
-def _number_tests(rows: list[dict]) -> None:
-    """Give version-2 rows (no testIdx) the index of their test: a test is its vars,
-    and the n-th row of the same vars, provider and prompt is the n-th test of those
-    vars (``--repeat N``, or two tests of identical vars: version 3's evaluator gives
-    each repeat and each test its own testIdx), numbered in the order they first
-    appear."""
-    tests: dict[tuple[str, int], int] = {}
-    seen: Counter[tuple[str, str, str]] = Counter()
-    for row in rows:
-        if "testIdx" not in row:
-            run = _run(row)
-            seen[run] += 1
-            row["testIdx"] = tests.setdefault((run[0], seen[run]), len(tests))
-
-
-def _run(row: dict) -> tuple[str, str, str]:
-    """A version-2 row's vars, provider and prompt: its test's rows for one output."""
-    return _key(row.get("vars")), _key(row.get("provider")), _key(row.get("prompt"))
-
-
 def _matches(test_vars: object, row_vars: dict) -> bool:
     """A config test's vars are a row's: each equal, or the row's value one of a
     list (promptfoo runs a test once per value of a list var)."""
@@ -170,38 +151,6 @@ def _matches(test_vars: object, row_vars: dict) -> bool:
         k in row_vars and (row_vars[k] == v or (isinstance(v, list) and row_vars[k] in v))
         for k, v in test_vars.items()
     )
-
-
-def _cell_key(vars_: object, provider: object, prompt: object, row: dict) -> str:
-    """What a version-2 result row and its table cell share: the test's vars, the
-    provider's label (else id), the prompt's raw text, the latency and the
-    gradingResult (evaluator.js copies each into the cell)."""
-    return _key([vars_, provider, prompt, row.get("latencyMs"), row.get("gradingResult")])
-
-
-def _table_options(table: object) -> dict[str, list[dict]]:
-    """Each table cell's key and the options of its row's test (several when cells
-    are alike): promptfoo 0.80.3 keeps each test in ``table.body[rowIndex].test``."""
-    found: dict[str, list[dict]] = {}
-    body = table.get("body") if isinstance(table, dict) else None
-    for line in body if isinstance(body, list) else []:
-        test = line.get("test") if isinstance(line, dict) else None
-        outputs = line.get("outputs") if isinstance(line, dict) else None
-        if not isinstance(test, dict) or not isinstance(outputs, list):
-            continue
-        for cell in outputs:
-            if isinstance(cell, dict):
-                vars_ = test.get("vars") or {}
-                key = _cell_key(vars_, cell.get("provider"), cell.get("prompt"), cell)
-                found.setdefault(key, []).append(test.get("options") or {})
-    return found
-
-
-def _row_cell_key(row: dict) -> str:
-    provider = row.get("provider")
-    if isinstance(provider, dict):
-        provider = provider.get("label") or provider.get("id")
-    return _cell_key(row.get("vars") or {}, provider, (row.get("prompt") or {}).get("raw"), row)
 
 
 def _test_options(rows: list[dict], config: dict, name: str, table: object = None) -> None:
@@ -232,8 +181,8 @@ def _test_options(rows: list[dict], config: dict, name: str, table: object = Non
         if len(graders) > 1:
             # tests of identical vars: the row's table cell names its test, when the
             # cells alike (same key) are all of one grader
-            cells = _table_options(table) if cells is None else cells
-            found = cells.get(_row_cell_key(row), [])
+            cells = table_options(table) if cells is None else cells
+            found = cells.get(row_cell_key(row), [])
             graders = {provider_name(o.get("provider")) for o in found}
             if len(graders) == 1:
                 row["testCase"] = {"options": found[0]}
@@ -302,7 +251,7 @@ def read_results(path: Path) -> tuple[list[dict], dict, str]:
         raise InputError(f"{path}: no results in it (an eval of no test case?): nothing to import")
     if not isinstance(rows, list) or not all(_is_result(r) for r in rows):
         raise InputError(f"{path}: not {WHAT}: a row without provider and testIdx (or vars)")
-    _number_tests(rows)
+    number_tests(rows, table, path.name)
     _test_options(rows, config, path.name, table)
     return rows, config, source
 

@@ -5,7 +5,9 @@ LLMBar's figures recomputed from the result files."""
 
 from __future__ import annotations
 
+import csv
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -115,3 +117,95 @@ def test_recomputation_matches_hand_counts() -> None:
     assert figures["GPT-4"]["agreement"] == 0.95
     assert (figures["PaLM2"]["pairs"], figures["PaLM2"]["unparsed"]) == (98, 4)
     assert figures["PaLM2"]["agreement"] == pytest.approx(78 / 98)
+
+
+# Excerpts of LLMBar's Adversarial/Neighbor subset in the repository's layout
+# (Dataset/LLMBar/Adversarial/Neighbor/dataset.json and
+# evaluators/GPT-4/Rating/result.json): the Rating strategies score each output,
+# ``score_<k>`` = [score, finish_reason], beside the two orders' winners.
+NEIGHBOR = [
+    {"input": "Convert from celsius to fahrenheit. Temperature in Celsius: 15",
+     "output_1": "77\u00b0F", "output_2": "59.0\u00b0 Fahrenheit", "label": 2},
+    {"input": "Construct a database system to store customer records in a car dealership.",
+     "output_1": "The customer data model should include a customer table.",
+     "output_2": "The database should include fields to store customer-related information.",
+     "label": 2},
+]  # fmt: skip
+RATING = [
+    {**NEIGHBOR[0], "results": [{"score_1": ["4", "stop"], "score_2": ["9", "stop"],
+                                 "swap = False": {"winner": "2"}, "swap = True": {"winner": "2"}}]},
+    {**NEIGHBOR[1], "results": [{"score_1": ["0", "stop"], "score_2": ["0", "stop"],
+                                 "swap = False": {"winner": "2"}, "swap = True": {"winner": "1"}}]},
+]  # fmt: skip
+NATURAL = [{"input": "Name a fruit.", "output_1": "Apple.", "output_2": "A car.", "label": 1}]
+NATURAL_RESULT = [
+    {**NATURAL[0], "results": [{"swap = False": {"winner": "1", "completion": "Output (a)"},
+                                "swap = True": {"winner": "2", "completion": "Output (b)"}}]},
+]  # fmt: skip
+
+
+def _write_subsets(root: Path) -> list[Path]:
+    """Natural flat (<judge>__<strategy>__result.json beside dataset.json) and Neighbor
+    in the repository's nested layout, as a user holding both would have them."""
+    neighbor = root / "Adversarial" / "Neighbor"
+    files = {
+        root / "Natural" / "dataset.json": NATURAL,
+        root / "Natural" / "ChatGPT__Vanilla__result.json": NATURAL_RESULT,
+        neighbor / "dataset.json": NEIGHBOR,
+        neighbor / "evaluators" / "GPT-4" / "Rating" / "result.json": RATING,
+    }
+    for path, data in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data), encoding="utf-8")
+    return list(files)
+
+
+def _pairwise(out: Path) -> list[dict[str, str]]:
+    with (out / "pairwise_judgments.csv").open(encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def test_rating_results_keep_each_outputs_score(tmp_path: Path) -> None:
+    from judge_bias.inputs.importers.llmbar import import_llmbar
+
+    files = _write_subsets(tmp_path / "LLMBar")
+    import_llmbar(files[2:], tmp_path / "out")
+    rows = _pairwise(tmp_path / "out")
+    expected = [
+        (f"Neighbor-{i}", swap, r["results"][0]["score_1"][0], r["results"][0]["score_2"][0])
+        for i, r in enumerate(RATING)
+        for swap in ("false", "true")
+    ]
+    got = [(r["prompt_id"], r["swap"], r["score_1"], r["score_2"]) for r in rows]
+    assert got == expected
+    assert {r["run_id"] for r in rows} == {"Rating"} and {r["judge"] for r in rows} == {"GPT-4"}
+
+
+def test_subsets_import_together_each_result_with_its_dataset(tmp_path: Path) -> None:
+    from judge_bias.inputs.importers.llmbar import import_llmbar
+
+    files = _write_subsets(tmp_path / "LLMBar")
+    counts = import_llmbar(files, tmp_path / "out")
+    rows = _pairwise(tmp_path / "out")
+    by_run = Counter((r["run_id"], r["prompt_id"].split("-")[0]) for r in rows)
+    assert by_run == {
+        ("Vanilla", "Natural"): 2 * len(NATURAL),
+        ("Rating", "Neighbor"): 2 * len(RATING),
+    }
+    assert counts["prompts"] == len(NATURAL) + len(NEIGHBOR)
+    assert counts["completions"] == 2 * (len(NATURAL) + len(NEIGHBOR))
+    # the human verdict is each subset's own label, in the slot of that order
+    natural = [r for r in rows if r["run_id"] == "Vanilla"]
+    assert [r["human_verdict"] for r in natural] == ["first", "second"]  # label 1, both orders
+
+
+def test_a_result_outside_every_subset_is_an_error(tmp_path: Path) -> None:
+    from judge_bias.errors import InputError
+    from judge_bias.inputs.importers.llmbar import import_llmbar
+
+    files = _write_subsets(tmp_path / "LLMBar")
+    stray = tmp_path / "elsewhere" / "GPT-4__Vanilla__result.json"
+    stray.parent.mkdir()
+    stray.write_text(json.dumps(NATURAL_RESULT), encoding="utf-8")
+    with pytest.raises(InputError, match="none in a folder above"):
+        import_llmbar([*files, stray], tmp_path / "out")

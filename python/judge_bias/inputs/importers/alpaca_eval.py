@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -95,6 +96,14 @@ def shown_first(referenced: object) -> str | None:
     if referenced.get("M") in outputs:  # only the second letter: m is the other output
         return (outputs - {referenced["M"]}).pop()
     return None
+
+
+NULL_PREFERENCE = "record(s) with a null or unreadable preference"
+NO_ORDER = (
+    "decisive record(s) without referenced_models (the slot order shown to the judge, "
+    "which AlpacaEval's older annotations, such as annotation_alpaca_eval_gpt4.json, "
+    "do not record)"
+)
 
 
 def _preference(value: object) -> float | None:
@@ -158,10 +167,11 @@ def import_alpaca_eval(
     completions: dict[tuple[str, str], dict[str, object]] = {}
     names: list[str] = []
     for file in map(Path, files):
-        unmapped = 0
+        unmapped = Counter[bool]()  # True: no slot order (model_first left empty)
         for index, record in enumerate(read_json_list(file, "AlpacaEval annotations")):
             row, mapped = pairwise_row(record, index, file.name)
-            unmapped += not mapped
+            if not mapped:
+                unmapped[row["model_first"] == ""] += 1
             pairwise.append(row)
             pid = str(row["prompt_id"])
             prompts.setdefault(
@@ -184,7 +194,10 @@ def import_alpaca_eval(
                 )
                 names.append(generator)
             names.append(csv_text(record.get("annotator")))
-        report_unmapped(file.name, unmapped, "record(s) without a slot order or a preference")
+        report_unmapped(
+            file.name, unmapped[False], "record(s) with a null or unreadable preference"
+        )
+        report_unmapped(file.name, unmapped[True], NO_ORDER)
     out = Path(out_dir)
     return {
         "pairwise_judgments": write_contract_file(

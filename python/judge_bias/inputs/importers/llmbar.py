@@ -20,7 +20,15 @@ judge, prompt and run_id, so the warehouse pairs them up):
   verdict = the slot of the winner; human_verdict = the slot of ``label``
   (LLMBar's gold label, as the human verdict);
 - judge = the file's judge name, run_id = the prompt strategy (Vanilla, ...);
-  extra columns: swap, winner (as given), judge_output (the judge's text).
+  extra columns: swap, winner (as given), judge_output (the judge's text),
+  score_1 and score_2 (the Rating strategies' score of each output, the
+  first element of LLMBar's ``[score, finish_reason]``; empty for the
+  comparison strategies, whose results hold none).
+
+Several subsets import together (Natural, Adversarial/Neighbor, GPTInst,
+GPTOut, Manual: one dataset.json each): a result file answers the
+dataset.json in a folder above it, and prompt ids carry the
+subset's folder name (``Neighbor-0``), so subsets never share a prompt.
 
 A ``None`` winner is written as the verdict ``None`` and rejected by the
 build (invalid_value); the importer says how many. An item without both
@@ -42,7 +50,8 @@ from judge_bias.inputs.writer import csv_text, write_contract_file
 
 ORDERS = (("swap = False", ("output_1", "output_2")), ("swap = True", ("output_2", "output_1")))
 SLOT = {0: "first", 1: "second"}
-PAIRWISE_EXTRAS = ("swap", "winner", "judge_output")
+PAIRWISE_EXTRAS = ("swap", "winner", "judge_output", "score_1", "score_2")
+DATASET = "dataset.json"
 _FLAT_NAME = re.compile(r"^(?P<judge>.+?)__(?P<strategy>.+?)__result$")
 
 
@@ -60,6 +69,11 @@ def judge_and_strategy(path: Path) -> tuple[str, str]:
 
 def _slot(order: tuple[str, str], output: str) -> str | None:
     return SLOT[order.index(output)] if output in order else None
+
+
+def _score(value: object) -> object:
+    """A Rating strategy's score of one output: LLMBar stores ``[score, finish_reason]``."""
+    return value[0] if isinstance(value, list) and value else value
 
 
 def result_rows(
@@ -81,6 +95,7 @@ def result_rows(
         if not isinstance(entry, dict) or not all(k in entry for k, _ in ORDERS):
             raise InputError(f"{path}: item {index} does not hold both orders in results")
         label = csv_text(gold.get("label")).strip()
+        scores = {k: _score(entry.get(k)) for k in ("score_1", "score_2")}
         for key, order in ORDERS:
             result = entry[key]
             winner = result.get("winner")
@@ -99,9 +114,30 @@ def result_rows(
                     "swap": key == "swap = True",
                     "winner": winner,
                     "judge_output": completion[0] if isinstance(completion, list) else completion,
+                    **scores,
                 }
             )
     return rows, unparsed
+
+
+def subset_name(dataset_path: Path) -> str:
+    """A subset's name: the folder of its dataset.json (Natural, Neighbor, GPTInst...)."""
+    return dataset_path.resolve().parent.name or "llmbar"
+
+
+def dataset_of(result: Path, datasets: list[Path]) -> Path:
+    """The dataset.json a result file answers: the only one given, else the one in
+    a folder above it (``<subset>/dataset.json`` beside
+    ``<subset>/evaluators/<judge>/<strategy>/result.json`` or a flat result file)."""
+    if len(datasets) == 1:
+        return datasets[0]
+    above = [d for d in datasets if result.resolve().is_relative_to(d.resolve().parent)]
+    if len(above) != 1:
+        raise InputError(
+            f"{result}: several dataset.json given and {len(above) or 'none'} in a folder "
+            "above this file; import each subset on its own or keep the repository's layout"
+        )
+    return above[0]
 
 
 def import_llmbar(
@@ -110,26 +146,29 @@ def import_llmbar(
     """Convert LLMBar's dataset.json and result files to the input contract in
     ``out_dir``. Returns the number of rows written per output file."""
     paths = [Path(f) for f in files]
-    datasets = [p for p in paths if p.name == "dataset.json"]
-    if len(datasets) != 1:
-        raise InputError("llmbar: give exactly one dataset.json with the result files")
-    dataset_path = datasets[0]
-    dataset = read_json_list(dataset_path, "LLMBar dataset.json")
-    subset = dataset_path.resolve().parent.name or "llmbar"
+    datasets = {p: read_json_list(p, "LLMBar dataset.json") for p in paths if p.name == DATASET}
+    if not datasets:
+        raise InputError("llmbar: give the dataset.json of the result files' subset")
+    subsets = {p: subset_name(p) for p in datasets}
+    if len(set(subsets.values())) != len(subsets):
+        raise InputError(f"llmbar: two dataset.json files in folders of one name: {list(datasets)}")
     rows: list[dict[str, object]] = []
     for path in paths:
-        if path == dataset_path:
+        if path.name == DATASET:
             continue
-        file_rows, unparsed = result_rows(path, dataset, subset)
+        dataset_path = dataset_of(path, list(datasets))
+        file_rows, unparsed = result_rows(path, datasets[dataset_path], subsets[dataset_path])
         report_unmapped(path.name, unparsed, "verdict(s) LLMBar could not parse (None)")
         rows += file_rows
     prompts = [
         {"prompt_id": f"{subset}-{i}", "dataset": subset, "prompt_text": item.get("input")}
-        for i, item in enumerate(dataset)
+        for path, subset in subsets.items()
+        for i, item in enumerate(datasets[path])
     ]
     completions = [
         {"prompt_id": f"{subset}-{i}", "model": out, "completion_text": item.get(out)}
-        for i, item in enumerate(dataset)
+        for path, subset in subsets.items()
+        for i, item in enumerate(datasets[path])
         for out in ("output_1", "output_2")
     ]
     judges = [str(r["judge"]) for r in rows]

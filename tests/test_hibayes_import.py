@@ -8,6 +8,7 @@ csv parse of the files, and ``--models`` is taken."""
 from __future__ import annotations
 
 import csv
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -115,3 +116,28 @@ def test_models_file_names_every_judge_and_takes_the_users_rows(hibayes) -> None
     assert models["gpt-4o"] == ("gpt-4o", "GPT")
     assert models["Autograder C"] == ("Autograder C", "Autograder C")
     assert not any(a.startswith("Human ") for a in models)  # annotators are not models
+
+
+def test_files_of_one_stem_stay_apart(tmp_path: Path) -> None:
+    """HiBayes' repository names every question's file data/data.csv: imported
+    together, each file keeps its own dimension (its path below the shared folder),
+    so one question's humans are never paired with another question's graders."""
+    from judge_bias.inputs.importers.hibayes import import_hibayes
+
+    q1 = "score,grader,LLM\n7,Human,LLM A\n6,Autograder,LLM A\n"
+    paths = []
+    for question, text in (("q1", q1), ("q3", Q3)):
+        path = tmp_path / "skewed_score" / question / "data" / "data.csv"
+        path.parent.mkdir(parents=True)
+        path.write_text(text, encoding="utf-8")
+        paths.append(path)
+    import_hibayes(paths, tmp_path / "out")
+    expected: dict[str, int] = {}
+    for question, text in (("q1", q1), ("q3", Q3)):
+        rows = list(csv.DictReader(text.splitlines()))
+        expected[f"{question}/data/data"] = sum(not r["grader"].startswith("Human") for r in rows)
+    with (tmp_path / "out" / "judge_ratings.csv").open(encoding="utf-8") as f:
+        got = Counter(r["dimension"] for r in csv.DictReader(f))
+    assert got == expected
+    with (tmp_path / "out" / "rating_scales.csv").open(encoding="utf-8") as f:
+        assert {r["dimension"] for r in csv.DictReader(f)} == set(expected)

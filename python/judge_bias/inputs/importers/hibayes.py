@@ -7,7 +7,10 @@ Two layouts, told apart by their header:
   the others judges (judge_ratings). HiBayes rows carry no prompt: the k-th
   rating a grader gives an LLM (on an item) gets prompt ``<item>#k`` (``r#k``
   without items), so the k-th ratings of every grader share a prompt, the
-  pairing HiBayes' simulations produce; the dimension is the file's stem.
+  pairing HiBayes' simulations produce; the dimension is the file's stem
+  (files of one import sharing a stem, such as the repository's
+  ``q1/data/data.csv`` and ``q3/data/data.csv``, are told apart by their
+  path below the folder they share: ``q1/data/data``, ``q3/data/data``).
 - pairwise: ``LLM_1,LLM_2,grader,first_is_chosen,length_diff[,llm_pair]``:
   pairwise_judgments with verdict first (1) or second (0); length_diff and
   llm_pair stay as extra columns (the pairwise GLM reads length_diff); the
@@ -29,7 +32,8 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections import defaultdict
+import os
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -48,6 +52,21 @@ def _is_human(grader: str) -> bool:
     return grader.lower().startswith(HUMAN_PREFIX)
 
 
+def dimension_names(paths: Sequence[Path]) -> dict[Path, str]:
+    """Each file's dimension: its stem, or, when files of one import share a stem
+    (the repository's ``examples/<example>/<question>/data/data.csv``), its path
+    without the suffix below the folder those files have in common
+    (``q1/data/data``), so that two questions never merge into one dimension."""
+    stems = Counter(p.stem for p in paths)
+    names = {p: p.stem for p in paths}
+    for stem in (s for s, n in stems.items() if n > 1):
+        shared = [p.resolve().with_suffix("") for p in paths if p.stem == stem]
+        root = Path(os.path.commonpath(shared))
+        for p in (p for p in paths if p.stem == stem):
+            names[p] = p.resolve().with_suffix("").relative_to(root).as_posix()
+    return names
+
+
 def import_hibayes(
     files: Sequence[str | Path], out_dir: str | Path, models: str | Path | None = None
 ) -> dict[str, int]:
@@ -59,11 +78,13 @@ def import_hibayes(
     names: list[str] = []  # every LLM and judge, in the order the files name them
     prompts: dict[str, str] = {}
     scales: dict[str, tuple[int, int]] = {}
-    for file in map(Path, files):
+    paths = [Path(f) for f in files]
+    dimensions = dimension_names(paths)
+    for file in paths:
         header, rows = read_csv(file, "a HiBayes CSV")
         seen: defaultdict[tuple, int] = defaultdict(int)
         if all(c in header for c in RATING_COLUMNS):
-            dimension, low, top = file.stem, 0, MIN_TOP_SCORE
+            dimension, low, top = dimensions[file], 0, MIN_TOP_SCORE
             for r in rows:
                 item = r.get("item", "") or "r"
                 seen[(r["grader"], r["LLM"], item)] += 1

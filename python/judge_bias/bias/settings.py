@@ -56,6 +56,11 @@ def settings_from_config(config_get: Callable[[str], object]) -> Settings:
     weakest = _get("weakest_models")
     if isinstance(weakest, str):
         weakest = tuple(w.strip() for w in weakest.split(",") if w.strip())
+    elif not isinstance(weakest, list | tuple):
+        raise SettingError(
+            f"weakest_models is a list of model names, not {weakest!r} "
+            "(weakest_k sets how many weakest models the data chooses)"
+        )
     groups = _get("task_groups")
     if isinstance(groups, str):
         groups = ast.literal_eval(groups)  # a dict written as text, JSON or Python

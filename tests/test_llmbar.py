@@ -209,3 +209,46 @@ def test_a_result_outside_every_subset_is_an_error(tmp_path: Path) -> None:
     stray.write_text(json.dumps(NATURAL_RESULT), encoding="utf-8")
     with pytest.raises(InputError, match="none in a folder above"):
         import_llmbar([*files, stray], tmp_path / "out")
+
+
+INTERVAL_MARTS = ("pairwise_bias", "pairwise_perplexity_bins", "pairwise_joint_bias")
+
+
+def test_ci_method_is_null_exactly_where_a_row_has_no_interval(
+    imported_build, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The Neighbor Rating excerpt (one judge, both orders of 2 items) separates
+    completely: pairwise_joint_bias has no interval, and its ci_method named a method
+    all the same. Per row of each pairwise mart: ci_method is null exactly when every
+    *_ci_low and *_ci_high is null."""
+    files = _write_subsets(tmp_path_factory.mktemp("neighbor") / "LLMBar")[2:]
+    _, result = imported_build("llmbar", files)
+    seen_without = 0
+    for mart in INTERVAL_MARTS:
+        table = query(result.db_path, f"select * from {mart}")
+        bounds = [c for c in table.columns if c.endswith(("_ci_low", "_ci_high"))]
+        assert bounds, mart
+        without = table[bounds].isna().all(axis=1)
+        seen_without += int(without.sum())
+        assert (table["ci_method"].isna() == without).all(), mart
+    assert seen_without >= 1  # the excerpt has such a row: the test can fail
+
+
+@pytest.mark.parametrize(
+    "mart",
+    ["pairwise/pairwise_bias", "pairwise/pairwise_perplexity_bins",
+     "pairwise_human/pairwise_joint_bias", "perturbation/perturbation_bias"],
+)  # fmt: skip
+def test_ci_method_is_gated_on_every_interval_of_its_mart(mart: str) -> None:
+    """Each mart with ci_method names it only where one of its bounds is not null:
+    the coalesce before ``then ci_method`` lists every *_ci_low and *_ci_high the
+    mart selects (perturbation_bias has no built fixture above: this holds it)."""
+    import re
+
+    from tests.conftest import PROJECT_DIR
+
+    sql = (PROJECT_DIR / "models" / "marts" / f"{mart}.sql").read_text(encoding="utf-8")
+    bounds = set(re.findall(r"as double\) as (\w+_ci_(?:low|high))\b", sql))
+    gate = re.search(r"case when coalesce\(([^)]*)\) is not null then ci_method end", sql)
+    assert bounds and gate, mart
+    assert {c.strip() for c in gate.group(1).split(",")} == bounds

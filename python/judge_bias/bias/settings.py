@@ -68,7 +68,7 @@ def settings_from_config(config_get: Callable[[str], object]) -> Settings:
         se_type=str(_get("se_type")),
         ci_level=float(str(_get("ci_level"))),
         weakest_k=int(str(_get("weakest_k"))),
-        weakest_models=tuple(weakest),  # type: ignore[arg-type]
+        weakest_models=tuple(weakest),
         task_groups=dict(groups),  # type: ignore[call-overload]
         min_term_support=int(str(_get("min_term_support"))),
         gam_knots=int(str(_get("gam_knots"))),

@@ -252,3 +252,62 @@ def test_ci_method_is_gated_on_every_interval_of_its_mart(mart: str) -> None:
     gate = re.search(r"case when coalesce\(([^)]*)\) is not null then ci_method end", sql)
     assert bounds and gate, mart
     assert {c.strip() for c in gate.group(1).split(",")} == bounds
+
+
+# LLMBar's evaluate.py for Metrics (Reference, Metrics_Reference, Rating_*): the
+# auxiliary output [text, finish_reason] comes before the verdict dict, which it
+# reads as results[-1].
+METRICS = [
+    {**NEIGHBOR[0], "results": [["1. Is the conversion correct?", "stop"],
+                                {"swap = False": {"winner": "2", "completion": ["Output (b)", "stop"]},
+                                 "swap = True": {"winner": "1", "completion": ["Output (a)", "stop"]}}]},
+    {**NEIGHBOR[1], "results": [["1. Does it store records?", "stop"],
+                                {"swap = False": {"winner": None, "completion": ["?", "stop"]},
+                                 "swap = True": {"winner": "2", "completion": ["Output (a)", "stop"]}}]},
+]  # fmt: skip
+
+
+def _import_one(tmp_path: Path, result: list[dict], strategy: str) -> list[dict[str, str]]:
+    from judge_bias.inputs.importers.llmbar import import_llmbar
+
+    folder = tmp_path / "Neighbor"
+    (folder / "evaluators" / "GPT-4" / strategy).mkdir(parents=True)
+    (folder / "dataset.json").write_text(json.dumps(NEIGHBOR), encoding="utf-8")
+    path = folder / "evaluators" / "GPT-4" / strategy / "result.json"
+    path.write_text(json.dumps(result), encoding="utf-8")
+    import_llmbar([folder / "dataset.json", path], tmp_path / "out")
+    return _pairwise(tmp_path / "out")
+
+
+def test_metrics_results_take_the_last_entry_and_keep_the_auxiliary_text(
+    tmp_path: Path,
+) -> None:
+    rows = _import_one(tmp_path, METRICS, "Metrics")
+    # by hand: winner "2" with output_1 first = second; winner "1" with output_2
+    # first = second; None stays None; winner "2" with output_2 first = first
+    assert [r["verdict"] for r in rows] == ["second", "second", "None", "first"]
+    assert [r["auxiliary"] for r in rows] == [
+        item["results"][0][0] for item in METRICS for _ in range(2)
+    ]
+
+
+# Rating: each output scored alone; LLMBar's winners ("1" if s1 > s2 else "2",
+# "2" if s2 > s1 else "1", "1"/"2" when int() fails) say nothing of order.
+RATING_TIES = [
+    {**NEIGHBOR[0], "results": [{"score_1": ["7", "stop"], "score_2": ["7", "stop"],
+                                 "swap = False": {"winner": "2"}, "swap = True": {"winner": "1"}}]},
+    {**NEIGHBOR[1], "results": [{"score_1": ["Score: 8", "stop"], "score_2": ["3", "stop"],
+                                 "swap = False": {"winner": "1"}, "swap = True": {"winner": "2"}}]},
+]  # fmt: skip
+
+
+def test_rating_verdicts_come_from_the_scores_tie_and_unparsed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = _import_one(tmp_path, RATING_TIES, "Rating")
+    assert [r["verdict"] for r in rows] == ["tie", "tie", "None", "None"]
+    assert "2 verdict(s)" in capsys.readouterr().err
+    rows = _import_one(tmp_path / "again", RATING, "Rating")
+    # RATING: 4 < 9 -> output_2 better: second with output_1 first, first swapped;
+    # 0 = 0 -> tie in both orders
+    assert [r["verdict"] for r in rows] == ["second", "first", "tie", "tie"]

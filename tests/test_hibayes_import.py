@@ -141,3 +141,36 @@ def test_files_of_one_stem_stay_apart(tmp_path: Path) -> None:
     assert got == expected
     with (tmp_path / "out" / "rating_scales.csv").open(encoding="utf-8") as f:
         assert {r["dimension"] for r in csv.DictReader(f)} == set(expected)
+
+
+def test_stems_collide_among_rating_files_only_and_keep_their_suffix(tmp_path: Path) -> None:
+    """data.csv beside data.txt (both rating files) are equal without the suffix:
+    each keeps its name with it; a pairwise file of the same stem is no rating
+    dimension, so it does not rename the rating file."""
+    from judge_bias.inputs.importers.hibayes import dimension_names, import_hibayes
+
+    folder = tmp_path / "q1"
+    folder.mkdir()
+    for name in ("data.csv", "data.txt"):
+        (folder / name).write_text("score,grader,LLM\n7,Autograder,LLM A\n", encoding="utf-8")
+    names = dimension_names([folder / "data.csv", folder / "data.txt"])
+    assert names == {folder / "data.csv": "data.csv", folder / "data.txt": "data.txt"}
+    pairs = tmp_path / "pairs" / "data.csv"
+    pairs.parent.mkdir()
+    pairs.write_text(
+        "LLM_1,LLM_2,grader,first_is_chosen,length_diff\nLLM A,LLM B,Autograder,1,3\n",
+        encoding="utf-8",
+    )
+    import_hibayes([folder / "data.csv", pairs], tmp_path / "out")
+    with (tmp_path / "out" / "judge_ratings.csv").open(encoding="utf-8") as f:
+        assert {r["dimension"] for r in csv.DictReader(f)} == {"data"}
+
+
+def test_the_same_file_twice_is_refused(tmp_path: Path) -> None:
+    from judge_bias.errors import InputError
+    from judge_bias.inputs.importers.hibayes import import_hibayes
+
+    path = tmp_path / "data.csv"
+    path.write_text("score,grader,LLM\n7,Autograder,LLM A\n", encoding="utf-8")
+    with pytest.raises(InputError, match="given twice"):
+        import_hibayes([path, tmp_path / "." / "data.csv"], tmp_path / "out")

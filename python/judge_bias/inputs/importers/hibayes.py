@@ -31,6 +31,7 @@ name's prefix (gpt -> GPT, claude -> Claude, ...; a name like ``LLM A`` or
 from __future__ import annotations
 
 import contextlib
+import csv
 import math
 import os
 from collections import Counter, defaultdict
@@ -53,18 +54,40 @@ def _is_human(grader: str) -> bool:
 
 
 def dimension_names(paths: Sequence[Path]) -> dict[Path, str]:
-    """Each file's dimension: its stem, or, when files of one import share a stem
-    (the repository's ``examples/<example>/<question>/data/data.csv``), its path
-    without the suffix below the folder those files have in common
-    (``q1/data/data``), so that two questions never merge into one dimension."""
+    """Each rating file's dimension: its stem, or, when rating files of one import
+    share a stem (the repository's ``examples/<example>/<question>/data/data.csv``),
+    its path without the suffix below the folder those files have in common
+    (``q1/data/data``), so that two questions never merge into one dimension; with
+    the suffix when the paths are equal without it (``data.csv`` beside
+    ``data.txt``)."""
     stems = Counter(p.stem for p in paths)
     names = {p: p.stem for p in paths}
     for stem in (s for s, n in stems.items() if n > 1):
-        shared = [p.resolve().with_suffix("") for p in paths if p.stem == stem]
-        root = Path(os.path.commonpath(shared))
-        for p in (p for p in paths if p.stem == stem):
-            names[p] = p.resolve().with_suffix("").relative_to(root).as_posix()
+        group = [p for p in paths if p.stem == stem]
+        for full in (False, True):
+            shared = [p.resolve() if full else p.resolve().with_suffix("") for p in group]
+            root = Path(os.path.commonpath(shared))
+            relative = [s.relative_to(root).as_posix() for s in shared]
+            if "." not in relative:
+                break
+        names.update(zip(group, relative, strict=True))
     return names
+
+
+def _columns(path: Path) -> list[str]:
+    """A CSV file's header (empty when unreadable: read_csv then says why)."""
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as fh:
+            return [c.strip() for c in next(csv.reader(fh), [])]
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return []
+
+
+def _once(paths: list[Path]) -> None:
+    """Refuse a file given twice: its ratings would be counted twice."""
+    twice = [p for p, n in Counter(p.resolve() for p in paths).items() if n > 1]
+    if twice:
+        raise InputError(f"hibayes: a file given twice (import it once): {twice[0]}")
 
 
 def import_hibayes(
@@ -79,7 +102,10 @@ def import_hibayes(
     prompts: dict[str, str] = {}
     scales: dict[str, tuple[int, int]] = {}
     paths = [Path(f) for f in files]
-    dimensions = dimension_names(paths)
+    _once(paths)
+    dimensions = dimension_names(
+        [p for p in paths if all(c in _columns(p) for c in RATING_COLUMNS)]
+    )
     for file in paths:
         header, rows = read_csv(file, "a HiBayes CSV")
         seen: defaultdict[tuple, int] = defaultdict(int)

@@ -77,7 +77,10 @@ def test_slot_order_and_preferences_map_to_slots() -> None:
         ({"m": "output_1"}, None, ("g1", "g2", None, None), False),
     ]
     for letters, pref, expected, mapped in cases:
-        row, ok = pairwise_row(base | {"referenced_models": letters, "preference": pref}, 0, "f")
+        row, reason = pairwise_row(
+            base | {"referenced_models": letters, "preference": pref}, 0, "f"
+        )
+        ok = reason is None
         got = (row["model_first"], row["model_second"], row["verdict"], row.get("p_first"))
         assert (got, ok) == (expected, mapped), (letters, pref)
 
@@ -196,6 +199,9 @@ def test_unmapped_records_are_counted_by_reason(tmp_path: Path, capsys) -> None:
         base | {"instruction": "How do I wrap a present neatly?", "preference": 1.0},
         base | {"instruction": "x", "preference": 1.5},  # a tie: mapped in stored order
         base | {"instruction": "y", "preference": None, "referenced_models": {"m": "output_1"}},
+        # a null preference with neither generator_1 nor referenced_models: its model_first
+        # is empty, yet it is a null preference, not a decisive record of unknown order
+        {k: v for k, v in base.items() if k != "generator_1"} | {"preference": None},
     ]
     path = tmp_path / "annotation_alpaca_eval_gpt4.json"
     path.write_text(json.dumps(records), encoding="utf-8")

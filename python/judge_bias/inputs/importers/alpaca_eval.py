@@ -114,8 +114,9 @@ def _preference(value: object) -> float | None:
     return p if 1.0 <= p <= 2.0 else None
 
 
-def pairwise_row(record: dict, index: int, source: str) -> tuple[dict[str, object], bool]:
-    """One record as a pairwise_judgments row, and whether it was mapped."""
+def pairwise_row(record: dict, index: int, source: str) -> tuple[dict[str, object], str | None]:
+    """One record as a pairwise_judgments row, and why it was not mapped (None when
+    it was: NULL_PREFERENCE or NO_ORDER)."""
     g1, g2 = csv_text(record.get("generator_1")), csv_text(record.get("generator_2"))
     first = shown_first(record.get("referenced_models"))
     p = _preference(record.get("preference"))
@@ -138,12 +139,12 @@ def pairwise_row(record: dict, index: int, source: str) -> tuple[dict[str, objec
         # and the build rejects the row for its verdict
         models = (g2, g1) if first == "output_2" else (g1, g2)
         row.update(model_first=models[0], model_second=models[1], verdict=record.get("preference"))
-        return row, False
+        return row, NULL_PREFERENCE
     if first is None:
         # a decisive preference whose slot order is unknown: written as given, rejected
         models = ("", "")
         row.update(model_first=models[0], model_second=models[1], verdict=record.get("preference"))
-        return row, False
+        return row, NO_ORDER
     p_output_1 = 2.0 - p  # preference = 1 + P(output_2 better)
     p_first = p_output_1 if first == "output_1" else 1.0 - p_output_1
     verdict = "tie" if p_first == 0.5 else "first" if p_first > 0.5 else "second"
@@ -153,7 +154,7 @@ def pairwise_row(record: dict, index: int, source: str) -> tuple[dict[str, objec
         verdict=verdict,
         p_first=round(p_first, 12),
     )
-    return row, True
+    return row, None
 
 
 def import_alpaca_eval(
@@ -167,11 +168,11 @@ def import_alpaca_eval(
     completions: dict[tuple[str, str], dict[str, object]] = {}
     names: list[str] = []
     for file in map(Path, files):
-        unmapped = Counter[bool]()  # True: no slot order (model_first left empty)
+        unmapped = Counter[str]()  # the reason of each record written as given
         for index, record in enumerate(read_json_list(file, "AlpacaEval annotations")):
-            row, mapped = pairwise_row(record, index, file.name)
-            if not mapped:
-                unmapped[row["model_first"] == ""] += 1
+            row, reason = pairwise_row(record, index, file.name)
+            if reason:
+                unmapped[reason] += 1
             pairwise.append(row)
             pid = str(row["prompt_id"])
             prompts.setdefault(
@@ -194,10 +195,8 @@ def import_alpaca_eval(
                 )
                 names.append(generator)
             names.append(csv_text(record.get("annotator")))
-        report_unmapped(
-            file.name, unmapped[False], "record(s) with a null or unreadable preference"
-        )
-        report_unmapped(file.name, unmapped[True], NO_ORDER)
+        for reason in (NULL_PREFERENCE, NO_ORDER):
+            report_unmapped(file.name, unmapped[reason], reason)
     out = Path(out_dir)
     return {
         "pairwise_judgments": write_contract_file(

@@ -205,7 +205,11 @@ def import_llmbar(
             continue
         dataset_path = dataset_of(path, list(datasets))
         file_rows, unparsed = result_rows(path, datasets[dataset_path], subsets[dataset_path])
-        report_unmapped(path.name, unparsed, "verdict(s) LLMBar could not parse or Rating score(s) not an integer (None)")
+        report_unmapped(
+            path.name,
+            unparsed,
+            "verdict(s) LLMBar could not parse or Rating score(s) not an integer (None)",
+        )
         rows += file_rows
     prompts = [
         {"prompt_id": f"{subset}-{i}", "dataset": subset, "prompt_text": item.get("input")}

@@ -738,3 +738,16 @@ def test_a_doubled_leading_slash_is_the_same_folder() -> None:
         is False
     )
     assert split_data_dir("/srv/data/run", {"data_dir": "//srv/data/run"})[0] == "//srv/data/run"
+
+
+def test_data_dir_none_text_is_a_folder_as_the_loader_reads_it() -> None:
+    """data_dir 'None' is a folder of that name for the loader (data_dir_of: only
+    None and '' are unset), so the check counts it as a value, not as unset."""
+    from judge_bias.inputs.relations import data_dir_of
+
+    assert data_dir_of("None") == "None"
+    assert _macro_returns("package_setting_changes", "None", "data/run", None, "path") is True
+    assert _macro_returns("package_setting_changes", "None", "None", None, "path") is False
+    # the other settings keep is_unset's rule: 'None' is their default
+    defaults = _macro_returns("package_setting_defaults")
+    assert _macro_returns("package_setting_changes", "None", "", defaults["ci_level"]) is False

@@ -333,6 +333,9 @@ def test_an_individual_recognition_file_is_named_not_rejected_row_by_row(tmp_pat
     path.write_text(json.dumps(records), encoding="utf-8")
     with pytest.raises(InputError, match="no record has forward_comparison.*target_model"):
         pairwise_rows(path)
+    # a folder mixing both kinds: the message says what to do with this file
+    with pytest.raises(InputError, match="leave it out of the import"):
+        pairwise_rows(path)
     # one record with either field makes it a comparison file: the rest are rejected rows
     path.write_text(
         json.dumps([*records, {"key": "k", "model": "human", "backward_comparison": "1"}])

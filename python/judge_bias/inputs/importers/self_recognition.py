@@ -146,7 +146,8 @@ def pairwise_rows(path: str | Path) -> tuple[list[list[str]], int]:
         raise InputError(
             f"{path}: no record has forward_comparison or backward_comparison (fields: "
             f"{', '.join(records[0])}); an individual-recognition file (target_model, "
-            "recognition_score: one summary per record) holds no pairwise comparison to import"
+            "recognition_score: one summary per record) holds no pairwise comparison to import; "
+            "leave it out of the import (a folder mixing both: give the comparison files alone)"
         )
     for index, record in enumerate(records):
         other = _text(record.get("model"))

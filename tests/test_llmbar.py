@@ -258,12 +258,14 @@ def test_ci_method_is_gated_on_every_interval_of_its_mart(mart: str) -> None:
 # auxiliary output [text, finish_reason] comes before the verdict dict, which it
 # reads as results[-1].
 METRICS = [
-    {**NEIGHBOR[0], "results": [["1. Is the conversion correct?", "stop"],
-                                {"swap = False": {"winner": "2", "completion": ["Output (b)", "stop"]},
-                                 "swap = True": {"winner": "1", "completion": ["Output (a)", "stop"]}}]},
-    {**NEIGHBOR[1], "results": [["1. Does it store records?", "stop"],
-                                {"swap = False": {"winner": None, "completion": ["?", "stop"]},
-                                 "swap = True": {"winner": "2", "completion": ["Output (a)", "stop"]}}]},
+    {**NEIGHBOR[0], "results": [
+        ["1. Is the conversion correct?", "stop"],
+        {"swap = False": {"winner": "2", "completion": ["Output (b)", "stop"]},
+         "swap = True": {"winner": "1", "completion": ["Output (a)", "stop"]}}]},
+    {**NEIGHBOR[1], "results": [
+        ["1. Does it store records?", "stop"],
+        {"swap = False": {"winner": None, "completion": ["?", "stop"]},
+         "swap = True": {"winner": "2", "completion": ["Output (a)", "stop"]}}]},
 ]  # fmt: skip
 
 

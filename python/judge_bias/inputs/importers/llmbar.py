@@ -23,8 +23,9 @@ judge, prompt and run_id, so the warehouse pairs them up):
   verdict = the slot of the winner; for a Rating strategy (score_1 and
   score_2 given) the slot of the output scored higher, ``tie`` on equal
   scores, ``None`` (rejected) when a score is not an integer: no order is
-  shown to a Rating judge, LLMBar derives its winners from the scores; human_verdict = the slot of ``label``
-  (LLMBar's gold label, as the human verdict);
+  shown to a Rating judge, LLMBar derives its winners from the scores;
+  human_verdict = the slot of ``label`` (LLMBar's gold label, as the human
+  verdict);
 - judge = the file's judge name, run_id = the prompt strategy (Vanilla, ...);
   extra columns: swap, winner (as given), judge_output (the judge's text),
   score_1 and score_2 (the Rating strategies' score of each output, the

@@ -122,7 +122,8 @@
     {#- Whether a var ``value`` would change a result against a model's ``config``
         (its text, '' when left to the default) and the setting's ``default`` (none
         when package_setting_defaults() has none): false for an unset var (none, ''
-        or 'None', judge_bias.settings.is_unset's rule; an empty list or mapping,
+        or 'None', untrimmed: judge_bias.settings.is_unset's rule; for data_dir none
+        or '' alone, data_dir_of's rule, 'None' a folder; an empty list or mapping,
         which the list settings read as their default: glm_priors {}, task_groups [],
         weakest_models []) and for one equal to the effective value (the config, or
         the default under '') as the setting's parser reads both: numbers as numbers
@@ -132,12 +133,20 @@
         another setting is its text, refused) as its items (weakest_models: 'a, b'
         as [a, b]), a mapping as a mapping, a path (``read_as`` 'path': data_dir) as pathlib reads it ('data/x/' as
         'data/x'; not trimmed: 'data/x ' is another folder), else as trimmed text. -#}
-    {%- set unset = ['', 'None'] -%}
+    {#- data_dir as the loader reads it (data_dir_of): only none and '' are unset, 'None'
+        is a folder of that name -#}
+    {%- set unset = [''] if read_as == 'path' else ['', 'None'] -%}
     {%- set empty = value is not string and value is iterable and value | length == 0 -%}
-    {%- if value is none or empty or value | string | trim in unset -%}
+    {#- not trimmed, as is_unset reads it: '  ' is a value (a folder of that name for
+        data_dir, refused by a number's parser), not the default -#}
+    {%- if value is none or empty or value | string in unset -%}
         {{ return(false) }}
     {%- endif -%}
-    {%- set effective = default if (config is none or config | string | trim in unset) else config -%}
+    {%- if read_as == 'list' and value is not string and value is not iterable -%}
+        {#- a number for a list of model names: its parser refuses it (bias settings) -#}
+        {{ return(true) }}
+    {%- endif -%}
+    {%- set effective = default if (config is none or config | string in unset) else config -%}
     {%- if effective is none -%}
         {{ return(true) }}
     {%- endif -%}

@@ -77,7 +77,10 @@ def test_slot_order_and_preferences_map_to_slots() -> None:
         ({"m": "output_1"}, None, ("g1", "g2", None, None), False),
     ]
     for letters, pref, expected, mapped in cases:
-        row, ok = pairwise_row(base | {"referenced_models": letters, "preference": pref}, 0, "f")
+        row, reason = pairwise_row(
+            base | {"referenced_models": letters, "preference": pref}, 0, "f"
+        )
+        ok = reason is None
         got = (row["model_first"], row["model_second"], row["verdict"], row.get("p_first"))
         assert (got, ok) == (expected, mapped), (letters, pref)
 
@@ -179,3 +182,34 @@ def test_null_preferences_are_rejected_for_their_verdict(annotations) -> None:
     )
     assert rejected["reason"].tolist()[:2] == ["verdict is empty", "verdict is empty"]
     assert "unknown" in rejected["raw_values"].iloc[2]  # slot_order unknown
+
+
+def test_unmapped_records_are_counted_by_reason(tmp_path: Path, capsys) -> None:
+    """AlpacaEval's older annotations (results/gpt4/annotation_alpaca_eval_gpt4.json,
+    alpaca_eval_gpt4_turbo_fn/annotations.json) carry no referenced_models: each
+    decisive record is rejected for its unknown slot order, which the import names
+    apart from null preferences."""
+    from judge_bias.inputs.importers.alpaca_eval import import_alpaca_eval
+
+    base = {"instruction": "How did US states get their names?", "output_1": "a",
+            "generator_1": "text_davinci_003", "dataset": "helpful_base", "output_2": "b",
+            "generator_2": "gpt4", "annotator": "alpaca_eval_gpt4"}  # fmt: skip
+    records = [
+        base | {"preference": 2},
+        base | {"instruction": "How do I wrap a present neatly?", "preference": 1.0},
+        base | {"instruction": "x", "preference": 1.5},  # a tie: mapped in stored order
+        base | {"instruction": "y", "preference": None, "referenced_models": {"m": "output_1"}},
+        # a null preference with neither generator_1 nor referenced_models: its model_first
+        # is empty, yet it is a null preference, not a decisive record of unknown order
+        {k: v for k, v in base.items() if k != "generator_1"} | {"preference": None},
+    ]
+    path = tmp_path / "annotation_alpaca_eval_gpt4.json"
+    path.write_text(json.dumps(records), encoding="utf-8")
+    import_alpaca_eval([path], tmp_path / "out")
+    no_order = sum(
+        r["preference"] not in (None, 1.5) and "referenced_models" not in r for r in records
+    )
+    null = sum(r["preference"] is None for r in records)
+    err = capsys.readouterr().err
+    assert f"{no_order} decisive record(s) without referenced_models" in err
+    assert f"{null} record(s) with a null or unreadable preference" in err

@@ -687,3 +687,67 @@ def test_a_team_with_its_own_time_spine_turns_ours_off(consumer: Path, tmp_path:
     assert listed.returncode == 0, listed.stdout[-3000:]
     names = {json.loads(x)["name"] for x in listed.stdout.splitlines() if x.startswith("{")}
     assert "team_days" in names and "time_spine_daily" not in names
+
+
+def test_blank_text_is_a_value_as_is_unset_reads_it() -> None:
+    """A var of blanks ('  ') is not unset for judge_bias.settings.is_unset (only
+    None, '' and 'None'): the loader reads data_dir '  ' as a folder of that name
+    (data_dir_of) and ci_level's parser refuses it, so the check refuses it too
+    instead of passing it as the default."""
+    from judge_bias.bias.settings import settings_from_config
+    from judge_bias.inputs.relations import data_dir_of
+    from judge_bias.settings import is_unset
+
+    assert not is_unset("  ") and data_dir_of("  ") == "  "
+    assert _macro_returns("package_setting_changes", "  ", "data/run", None, "path") is True
+    with pytest.raises(ValueError):
+        settings_from_config(lambda k: "  " if k == "ci_level" else "")
+    defaults = _macro_returns("package_setting_defaults")
+    assert _macro_returns("package_setting_changes", "  ", "", defaults["ci_level"]) is True
+    # the unset values stay unset
+    for unset in ("", "None", None):
+        assert is_unset(unset)
+        assert _macro_returns("package_setting_changes", unset, "", defaults["ci_level"]) is False
+
+
+@pytest.mark.parametrize("config", ["", "5", [5]])
+def test_a_number_is_not_a_list_of_models(config: object) -> None:
+    """weakest_models: 5 (a YAML number, perhaps meant for weakest_k) is refused by
+    the bias settings with a SettingError naming the setting (a TypeError before),
+    and by the check against any config, '5' included (it passed, compared as text)."""
+    from judge_bias.bias.settings import settings_from_config
+    from judge_bias.errors import SettingError
+
+    with pytest.raises(SettingError, match="weakest_models is a list of model names"):
+        settings_from_config(lambda k: 5 if k == "weakest_models" else "")
+    assert _macro_returns("package_setting_changes", 5, config, None, "list") is True
+
+
+def test_a_doubled_leading_slash_is_the_same_folder() -> None:
+    """data_dir '//srv/data' names the folder '/srv/data' names on Linux (realpath
+    reads them alike; pathlib keeps the '//' root POSIX leaves to the system): the
+    check passes it against that config, as split_data_dir (resolve) does against
+    --data."""
+    import os
+
+    from judge_bias.warehouse.dbt_vars import split_data_dir
+
+    assert os.path.realpath("//srv/data/run") == os.path.realpath("/srv/data/run")
+    assert (
+        _macro_returns("package_setting_changes", "//srv/data/run", "/srv/data/run", None, "path")
+        is False
+    )
+    assert split_data_dir("/srv/data/run", {"data_dir": "//srv/data/run"})[0] == "//srv/data/run"
+
+
+def test_data_dir_none_text_is_a_folder_as_the_loader_reads_it() -> None:
+    """data_dir 'None' is a folder of that name for the loader (data_dir_of: only
+    None and '' are unset), so the check counts it as a value, not as unset."""
+    from judge_bias.inputs.relations import data_dir_of
+
+    assert data_dir_of("None") == "None"
+    assert _macro_returns("package_setting_changes", "None", "data/run", None, "path") is True
+    assert _macro_returns("package_setting_changes", "None", "None", None, "path") is False
+    # the other settings keep is_unset's rule: 'None' is their default
+    defaults = _macro_returns("package_setting_defaults")
+    assert _macro_returns("package_setting_changes", "None", "", defaults["ci_level"]) is False

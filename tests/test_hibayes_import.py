@@ -8,6 +8,7 @@ csv parse of the files, and ``--models`` is taken."""
 from __future__ import annotations
 
 import csv
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -115,3 +116,61 @@ def test_models_file_names_every_judge_and_takes_the_users_rows(hibayes) -> None
     assert models["gpt-4o"] == ("gpt-4o", "GPT")
     assert models["Autograder C"] == ("Autograder C", "Autograder C")
     assert not any(a.startswith("Human ") for a in models)  # annotators are not models
+
+
+def test_files_of_one_stem_stay_apart(tmp_path: Path) -> None:
+    """HiBayes' repository names every question's file data/data.csv: imported
+    together, each file keeps its own dimension (its path below the shared folder),
+    so one question's humans are never paired with another question's graders."""
+    from judge_bias.inputs.importers.hibayes import import_hibayes
+
+    q1 = "score,grader,LLM\n7,Human,LLM A\n6,Autograder,LLM A\n"
+    paths = []
+    for question, text in (("q1", q1), ("q3", Q3)):
+        path = tmp_path / "skewed_score" / question / "data" / "data.csv"
+        path.parent.mkdir(parents=True)
+        path.write_text(text, encoding="utf-8")
+        paths.append(path)
+    import_hibayes(paths, tmp_path / "out")
+    expected: dict[str, int] = {}
+    for question, text in (("q1", q1), ("q3", Q3)):
+        rows = list(csv.DictReader(text.splitlines()))
+        expected[f"{question}/data/data"] = sum(not r["grader"].startswith("Human") for r in rows)
+    with (tmp_path / "out" / "judge_ratings.csv").open(encoding="utf-8") as f:
+        got = Counter(r["dimension"] for r in csv.DictReader(f))
+    assert got == expected
+    with (tmp_path / "out" / "rating_scales.csv").open(encoding="utf-8") as f:
+        assert {r["dimension"] for r in csv.DictReader(f)} == set(expected)
+
+
+def test_stems_collide_among_rating_files_only_and_keep_their_suffix(tmp_path: Path) -> None:
+    """data.csv beside data.txt (both rating files) are equal without the suffix:
+    each keeps its name with it; a pairwise file of the same stem is no rating
+    dimension, so it does not rename the rating file."""
+    from judge_bias.inputs.importers.hibayes import dimension_names, import_hibayes
+
+    folder = tmp_path / "q1"
+    folder.mkdir()
+    for name in ("data.csv", "data.txt"):
+        (folder / name).write_text("score,grader,LLM\n7,Autograder,LLM A\n", encoding="utf-8")
+    names = dimension_names([folder / "data.csv", folder / "data.txt"])
+    assert names == {folder / "data.csv": "data.csv", folder / "data.txt": "data.txt"}
+    pairs = tmp_path / "pairs" / "data.csv"
+    pairs.parent.mkdir()
+    pairs.write_text(
+        "LLM_1,LLM_2,grader,first_is_chosen,length_diff\nLLM A,LLM B,Autograder,1,3\n",
+        encoding="utf-8",
+    )
+    import_hibayes([folder / "data.csv", pairs], tmp_path / "out")
+    with (tmp_path / "out" / "judge_ratings.csv").open(encoding="utf-8") as f:
+        assert {r["dimension"] for r in csv.DictReader(f)} == {"data"}
+
+
+def test_the_same_file_twice_is_refused(tmp_path: Path) -> None:
+    from judge_bias.errors import InputError
+    from judge_bias.inputs.importers.hibayes import import_hibayes
+
+    path = tmp_path / "data.csv"
+    path.write_text("score,grader,LLM\n7,Autograder,LLM A\n", encoding="utf-8")
+    with pytest.raises(InputError, match="given twice"):
+        import_hibayes([path, tmp_path / "." / "data.csv"], tmp_path / "out")

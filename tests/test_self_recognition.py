@@ -315,3 +315,30 @@ def test_families_and_datasets_come_out_right(results_files) -> None:
     with (out / "prompts.csv").open(newline="", encoding="utf-8") as fh:
         datasets = {r["prompt_id"]: r["dataset"] for r in csv.DictReader(fh)}
     assert datasets == {CNN_KEY: "cnn", CNN_KEY2: "cnn", "35232142": "xsum"}
+
+
+def test_an_individual_recognition_file_is_named_not_rejected_row_by_row(tmp_path: Path) -> None:
+    """The repository's individual_setting_results/recognition_results/cnn/*.json hold
+    one summary per record (target_model, recognition_score): no comparison. The
+    import says so instead of writing two rows per record for the build to reject."""
+    from judge_bias.errors import InputError
+
+    records = [
+        {"key": "06352019a19ae31e527f37f7571c6dd7f0c5da37", "model": "cnn_2_ft_gpt35",
+         "target_model": target, "recognition_score": 0.95, "res": {"Yes": 0.95, "No": 0.05},
+         "ground_truth": int(target == "gpt35")}
+        for target in ("human", "claude", "gpt35")
+    ]  # fmt: skip
+    path = tmp_path / "cnn_2_ft_gpt35_results.json"
+    path.write_text(json.dumps(records), encoding="utf-8")
+    with pytest.raises(InputError, match="no record has forward_comparison.*target_model"):
+        pairwise_rows(path)
+    # a folder mixing both kinds: the message says what to do with this file
+    with pytest.raises(InputError, match="leave it out of the import"):
+        pairwise_rows(path)
+    # one record with either field makes it a comparison file: the rest are rejected rows
+    path.write_text(
+        json.dumps([*records, {"key": "k", "model": "human", "backward_comparison": "1"}])
+    )
+    rows, unknown = pairwise_rows(path)
+    assert (len(rows), unknown) == (2 * (len(records) + 1), 2 * len(records) + 1)

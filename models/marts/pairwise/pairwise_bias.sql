@@ -79,7 +79,26 @@ final as (
         cast(length_slope_given_human as double) as length_slope_given_human,
         cast(length_slope_given_human_ci_low as double) as length_slope_given_human_ci_low,
         cast(length_slope_given_human_ci_high as double) as length_slope_given_human_ci_high,
-        cast(ci_method as {{ string_type() }}) as ci_method,
+        -- the method of the row's intervals: null on a row without any (all null)
+        cast(case when coalesce(
+            position_consistency_ci_low, position_consistency_ci_high,
+            first_slot_rate_ci_low, first_slot_rate_ci_high,
+            first_slot_rate_inconsistent_ci_low, first_slot_rate_inconsistent_ci_high,
+            self_preference_rate_ci_low, self_preference_rate_ci_high,
+            self_preference_prob_ci_low, self_preference_prob_ci_high,
+            self_preference_rate_ties_half_ci_low,
+            self_preference_rate_ties_half_ci_high, eo_bias_ci_low, eo_bias_ci_high,
+            length_slope_ci_low, length_slope_ci_high, invalid_rate_ci_low,
+            invalid_rate_ci_high, position_consistency_invalid_inconsistent_ci_low,
+            position_consistency_invalid_inconsistent_ci_high,
+            position_consistency_llmbar_ci_low, position_consistency_llmbar_ci_high,
+            accuracy_ci_low, accuracy_ci_high, accuracy_with_invalid_ci_low,
+            accuracy_with_invalid_ci_high, p_prefer_longer_ci_low,
+            p_prefer_longer_ci_high, human_p_prefer_longer_ci_low,
+            human_p_prefer_longer_ci_high, first_slot_rate_given_human_ci_low,
+            first_slot_rate_given_human_ci_high, length_slope_given_human_ci_low,
+            length_slope_given_human_ci_high
+        ) is not null then ci_method end as {{ string_type() }}) as ci_method,
         cast(notes as {{ string_type() }}) as notes
     from results
 )

@@ -19,7 +19,11 @@ final as (
         cast(human_first_rate as double) as human_first_rate,
         cast(human_first_rate_ci_low as double) as human_first_rate_ci_low,
         cast(human_first_rate_ci_high as double) as human_first_rate_ci_high,
-        cast(ci_method as {{ string_type() }}) as ci_method
+        -- the method of the row's intervals: null on a row without any (all null)
+        cast(case when coalesce(
+            judge_first_rate_ci_low, judge_first_rate_ci_high, human_first_rate_ci_low,
+            human_first_rate_ci_high
+        ) is not null then ci_method end as {{ string_type() }}) as ci_method
     from results
 )
 

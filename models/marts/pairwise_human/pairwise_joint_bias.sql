@@ -25,7 +25,13 @@ final as (
         cast(human_verdict_logodds_ci_high as double) as human_verdict_logodds_ci_high,
         cast(self_preference_rate as double) as self_preference_rate,
         cast(length_slope_unconditional as double) as length_slope_unconditional,
-        cast(ci_method as {{ string_type() }}) as ci_method,
+        -- the method of the row's intervals: null on a row without any (all null)
+        cast(case when coalesce(
+            position_logodds_ci_low, position_logodds_ci_high,
+            self_preference_logodds_ci_low, self_preference_logodds_ci_high,
+            length_slope_ci_low, length_slope_ci_high, human_verdict_logodds_ci_low,
+            human_verdict_logodds_ci_high
+        ) is not null then ci_method end as {{ string_type() }}) as ci_method,
         cast(notes as {{ string_type() }}) as notes
     from results
 )

@@ -35,7 +35,14 @@ final as (
         cast(error_rate as double) as error_rate,
         cast(error_rate_ci_low as double) as error_rate_ci_low,
         cast(error_rate_ci_high as double) as error_rate_ci_high,
-        cast(ci_method as {{ string_type() }}) as ci_method,
+        -- the method of the row's intervals: null on a row without any (all null)
+        cast(case when coalesce(
+            robustness_rate_ci_low, robustness_rate_ci_high, consistency_rate_ci_low,
+            consistency_rate_ci_high, accuracy_original_ci_low,
+            accuracy_original_ci_high, accuracy_perturbed_ci_low,
+            accuracy_perturbed_ci_high, relative_change_ci_low,
+            relative_change_ci_high, error_rate_ci_low, error_rate_ci_high
+        ) is not null then ci_method end as {{ string_type() }}) as ci_method,
         cast(notes as {{ string_type() }}) as notes
     from results
 )

@@ -56,6 +56,11 @@ def settings_from_config(config_get: Callable[[str], object]) -> Settings:
     weakest = _get("weakest_models")
     if isinstance(weakest, str):
         weakest = tuple(w.strip() for w in weakest.split(",") if w.strip())
+    elif not isinstance(weakest, list | tuple):
+        raise SettingError(
+            f"weakest_models is a list of model names, not {weakest!r} "
+            "(weakest_k sets how many weakest models the data chooses)"
+        )
     groups = _get("task_groups")
     if isinstance(groups, str):
         groups = ast.literal_eval(groups)  # a dict written as text, JSON or Python
@@ -63,7 +68,7 @@ def settings_from_config(config_get: Callable[[str], object]) -> Settings:
         se_type=str(_get("se_type")),
         ci_level=float(str(_get("ci_level"))),
         weakest_k=int(str(_get("weakest_k"))),
-        weakest_models=tuple(weakest),  # type: ignore[arg-type]
+        weakest_models=tuple(weakest),
         task_groups=dict(groups),  # type: ignore[call-overload]
         min_term_support=int(str(_get("min_term_support"))),
         gam_knots=int(str(_get("gam_knots"))),

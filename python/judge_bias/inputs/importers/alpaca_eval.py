@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -97,6 +98,14 @@ def shown_first(referenced: object) -> str | None:
     return None
 
 
+NULL_PREFERENCE = "record(s) with a null or unreadable preference"
+NO_ORDER = (
+    "decisive record(s) without referenced_models (the slot order shown to the judge, "
+    "which AlpacaEval's older annotations, such as annotation_alpaca_eval_gpt4.json, "
+    "do not record)"
+)
+
+
 def _preference(value: object) -> float | None:
     try:
         p = float(value)  # type: ignore[arg-type]
@@ -105,8 +114,9 @@ def _preference(value: object) -> float | None:
     return p if 1.0 <= p <= 2.0 else None
 
 
-def pairwise_row(record: dict, index: int, source: str) -> tuple[dict[str, object], bool]:
-    """One record as a pairwise_judgments row, and whether it was mapped."""
+def pairwise_row(record: dict, index: int, source: str) -> tuple[dict[str, object], str | None]:
+    """One record as a pairwise_judgments row, and why it was not mapped (None when
+    it was: NULL_PREFERENCE or NO_ORDER)."""
     g1, g2 = csv_text(record.get("generator_1")), csv_text(record.get("generator_2"))
     first = shown_first(record.get("referenced_models"))
     p = _preference(record.get("preference"))
@@ -129,12 +139,12 @@ def pairwise_row(record: dict, index: int, source: str) -> tuple[dict[str, objec
         # and the build rejects the row for its verdict
         models = (g2, g1) if first == "output_2" else (g1, g2)
         row.update(model_first=models[0], model_second=models[1], verdict=record.get("preference"))
-        return row, False
+        return row, NULL_PREFERENCE
     if first is None:
         # a decisive preference whose slot order is unknown: written as given, rejected
         models = ("", "")
         row.update(model_first=models[0], model_second=models[1], verdict=record.get("preference"))
-        return row, False
+        return row, NO_ORDER
     p_output_1 = 2.0 - p  # preference = 1 + P(output_2 better)
     p_first = p_output_1 if first == "output_1" else 1.0 - p_output_1
     verdict = "tie" if p_first == 0.5 else "first" if p_first > 0.5 else "second"
@@ -144,7 +154,7 @@ def pairwise_row(record: dict, index: int, source: str) -> tuple[dict[str, objec
         verdict=verdict,
         p_first=round(p_first, 12),
     )
-    return row, True
+    return row, None
 
 
 def import_alpaca_eval(
@@ -158,10 +168,11 @@ def import_alpaca_eval(
     completions: dict[tuple[str, str], dict[str, object]] = {}
     names: list[str] = []
     for file in map(Path, files):
-        unmapped = 0
+        unmapped = Counter[str]()  # the reason of each record written as given
         for index, record in enumerate(read_json_list(file, "AlpacaEval annotations")):
-            row, mapped = pairwise_row(record, index, file.name)
-            unmapped += not mapped
+            row, reason = pairwise_row(record, index, file.name)
+            if reason:
+                unmapped[reason] += 1
             pairwise.append(row)
             pid = str(row["prompt_id"])
             prompts.setdefault(
@@ -184,7 +195,8 @@ def import_alpaca_eval(
                 )
                 names.append(generator)
             names.append(csv_text(record.get("annotator")))
-        report_unmapped(file.name, unmapped, "record(s) without a slot order or a preference")
+        for reason in (NULL_PREFERENCE, NO_ORDER):
+            report_unmapped(file.name, unmapped[reason], reason)
     out = Path(out_dir)
     return {
         "pairwise_judgments": write_contract_file(

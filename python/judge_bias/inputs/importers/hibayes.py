@@ -7,7 +7,10 @@ Two layouts, told apart by their header:
   the others judges (judge_ratings). HiBayes rows carry no prompt: the k-th
   rating a grader gives an LLM (on an item) gets prompt ``<item>#k`` (``r#k``
   without items), so the k-th ratings of every grader share a prompt, the
-  pairing HiBayes' simulations produce; the dimension is the file's stem.
+  pairing HiBayes' simulations produce; the dimension is the file's stem
+  (files of one import sharing a stem, such as the repository's
+  ``q1/data/data.csv`` and ``q3/data/data.csv``, are told apart by their
+  path below the folder they share: ``q1/data/data``, ``q3/data/data``).
 - pairwise: ``LLM_1,LLM_2,grader,first_is_chosen,length_diff[,llm_pair]``:
   pairwise_judgments with verdict first (1) or second (0); length_diff and
   llm_pair stay as extra columns (the pairwise GLM reads length_diff); the
@@ -28,8 +31,10 @@ name's prefix (gpt -> GPT, claude -> Claude, ...; a name like ``LLM A`` or
 from __future__ import annotations
 
 import contextlib
+import csv
 import math
-from collections import defaultdict
+import os
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -48,6 +53,43 @@ def _is_human(grader: str) -> bool:
     return grader.lower().startswith(HUMAN_PREFIX)
 
 
+def dimension_names(paths: Sequence[Path]) -> dict[Path, str]:
+    """Each rating file's dimension: its stem, or, when rating files of one import
+    share a stem (the repository's ``examples/<example>/<question>/data/data.csv``),
+    its path without the suffix below the folder those files have in common
+    (``q1/data/data``), so that two questions never merge into one dimension; with
+    the suffix when the paths are equal without it (``data.csv`` beside
+    ``data.txt``)."""
+    stems = Counter(p.stem for p in paths)
+    names = {p: p.stem for p in paths}
+    for stem in (s for s, n in stems.items() if n > 1):
+        group = [p for p in paths if p.stem == stem]
+        for full in (False, True):
+            shared = [p.resolve() if full else p.resolve().with_suffix("") for p in group]
+            root = Path(os.path.commonpath(shared))
+            relative = [s.relative_to(root).as_posix() for s in shared]
+            if "." not in relative:
+                break
+        names.update(zip(group, relative, strict=True))
+    return names
+
+
+def _columns(path: Path) -> list[str]:
+    """A CSV file's header (empty when unreadable: read_csv then says why)."""
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as fh:
+            return [c.strip() for c in next(csv.reader(fh), [])]
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return []
+
+
+def _once(paths: list[Path]) -> None:
+    """Refuse a file given twice: its ratings would be counted twice."""
+    twice = [p for p, n in Counter(p.resolve() for p in paths).items() if n > 1]
+    if twice:
+        raise InputError(f"hibayes: a file given twice (import it once): {twice[0]}")
+
+
 def import_hibayes(
     files: Sequence[str | Path], out_dir: str | Path, models: str | Path | None = None
 ) -> dict[str, int]:
@@ -59,11 +101,16 @@ def import_hibayes(
     names: list[str] = []  # every LLM and judge, in the order the files name them
     prompts: dict[str, str] = {}
     scales: dict[str, tuple[int, int]] = {}
-    for file in map(Path, files):
+    paths = [Path(f) for f in files]
+    _once(paths)
+    dimensions = dimension_names(
+        [p for p in paths if all(c in _columns(p) for c in RATING_COLUMNS)]
+    )
+    for file in paths:
         header, rows = read_csv(file, "a HiBayes CSV")
         seen: defaultdict[tuple, int] = defaultdict(int)
         if all(c in header for c in RATING_COLUMNS):
-            dimension, low, top = file.stem, 0, MIN_TOP_SCORE
+            dimension, low, top = dimensions[file], 0, MIN_TOP_SCORE
             for r in rows:
                 item = r.get("item", "") or "r"
                 seen[(r["grader"], r["LLM"], item)] += 1

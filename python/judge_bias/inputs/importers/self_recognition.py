@@ -30,7 +30,10 @@ warehouse pairs the two orders up:
 A verdict "1" means the first slot and "2" the second, which is how the
 warehouse reads them. Any other value (``""``, ``"3"``, a missing field) is
 written as given: the build rejects that row with a reason, and the importer
-reports how many there were. The record's self_preference, detection and
+reports how many there were. A file in which no record has either field
+(the repository's individual-recognition results, ``target_model`` and
+``recognition_score``: one summary per record) is an error, not 2 x n
+rejected rows. The record's self_preference, detection and
 probability fields are kept as extra columns on both rows, with
 ``comparison_order`` (forward or backward) and ``record_index`` (0-based
 position in the file).
@@ -78,6 +81,7 @@ PAIRWISE_HEADER: tuple[str, ...] = (
 )
 PAIRWISE_HEADER += PAIRWISE_EXTRA
 RUN_ID = "1"
+COMPARISON_FIELDS = ("forward_comparison", "backward_comparison")
 KNOWN_VERDICTS = ("1", "2")
 _FILE_NAME = re.compile(r"^(?P<judge>.+?)_results$")
 _CNN_KEY = re.compile(r"^[0-9a-f]{40}$")  # CNN/DailyMail story ids: SHA-1 hex digests
@@ -138,6 +142,14 @@ def pairwise_rows(path: str | Path) -> tuple[list[list[str]], int]:
     for index, record in enumerate(records):
         if not isinstance(record, dict):
             raise InputError(f"{path}: record {index} is not a JSON object")
+    if records and not any(f in r for r in records for f in COMPARISON_FIELDS):
+        raise InputError(
+            f"{path}: no record has forward_comparison or backward_comparison (fields: "
+            f"{', '.join(records[0])}); an individual-recognition file (target_model, "
+            "recognition_score: one summary per record) holds no pairwise comparison to import; "
+            "leave it out of the import (a folder mixing both: give the comparison files alone)"
+        )
+    for index, record in enumerate(records):
         other = _text(record.get("model"))
         extras = [_text(record.get(f)) for f in EXTRA_FIELDS]
         for order, first, second, field in (

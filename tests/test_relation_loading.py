@@ -855,8 +855,15 @@ def test_loads_read_before_the_held_count_name_full_refresh() -> None:
 
 def _count(con: duckdb.DuckDBPyConnection, started: object) -> tuple[int, int]:
     """stg_inputs__relation_counts' (rows_in_relation, rows_loaded) for judge_ratings
-    over ``base`` (its load from ``started`` on) and the relation ``ratings``: the
-    model's own SQL, rendered by plain Jinja with dbt's functions as stubs."""
+    over ``base`` (its load from ``started`` on) and the relation ``ratings``."""
+    row = _counted(con, started)
+    return int(row["rows_in_relation"]), int(row["rows_loaded"])
+
+
+def _counted(con: duckdb.DuckDBPyConnection, started: object) -> dict[str, object]:
+    """stg_inputs__relation_counts' row for judge_ratings over ``base`` (its load
+    from ``started`` on) and the relation ``ratings``: the model's own SQL, rendered
+    by plain Jinja with dbt's functions as stubs."""
     import jinja2
 
     from judge_bias.inputs.relations import KEY_DEFAULTS
@@ -888,8 +895,10 @@ def _count(con: duckdb.DuckDBPyConnection, started: object) -> tuple[int, int]:
         relation_columns=lambda t: {n.strip().lower(): (n, d) for n, d in described(t)},
         input_key_columns=lambda k: [(c, KEY_DEFAULTS.get(c, "")) for c in KINDS[k].key],
     )  # fmt: skip
-    (row,) = con.execute(env.from_string(text).render()).fetchall()
-    return int(row[1]), int(row[2])
+    result = con.execute(env.from_string(text).render())
+    names = [d[0] for d in result.description]
+    (row,) = result.fetchall()
+    return dict(zip(names, row, strict=True))
 
 
 def _merged_load(con: duckdb.DuckDBPyConnection, drop: str | None = None) -> object:
@@ -939,3 +948,61 @@ def test_the_count_reconciles_a_key_held_at_the_largest_and_re_sent_later(
         assert counted == loaded == plain == 1
     else:
         assert (counted, loaded) == (plain, 1) == (2, 1)
+
+
+# judge, prompt_id, label, batch (days after 2026-01-01 for a DATE watermark)
+FIRST_LOAD = [("j1", "p1", "3", 1), ("j1", "p2", "3", 1), ("j1", "p3", "3", -1)]
+SECOND_LOAD = [
+    ("j1", "p4", "3", 2),  # new, read
+    ("j1", "p5", "3", 1),  # at the start: read, not late
+    ("j1", "p6", "3", -3),  # late: below the start, its key held nowhere
+    ("j1", "p3", "5", 0),  # late: a correction of p3 newer than the held row (-1)
+    ("j1", "p1", "5", 0),  # superseded: p1 is held at 1, a later watermark
+    ("j1", "p3", "3", -1),  # p3's held row written again as it is: not late
+    ("j1", "p7", "3", None),  # null watermark: rejected and read again, not late
+]
+
+
+@pytest.mark.parametrize("dtype", ["bigint", "date"])
+def test_the_count_model_reports_the_late_rows(dtype: str) -> None:
+    """stg_inputs__relation_counts' rows_late: the relation's rows below the load's
+    start (the earlier loads' largest watermark) whose key no load holds at their
+    watermark or a later one (docs/incremental.md, "Late rows"), with their smallest
+    and largest watermark; a first load has no start, so no late row. Reference:
+    pandas over the relation and the loads' keys, without the loader's key logic."""
+    con = duckdb.connect()
+    value = "?" if dtype == "bigint" else "date '2026-01-01' + cast(? as integer)"
+    con.execute("create table ratings (judge varchar, prompt_id varchar, model varchar, "
+                f"dimension varchar, label varchar, batch {dtype})")  # fmt: skip
+
+    def append(rows: list[tuple[object, ...]]) -> None:
+        con.executemany(
+            f"insert into ratings values (?, ?, 'm1', 'h', ?, {value})", [list(r) for r in rows]
+        )
+
+    append(FIRST_LOAD)
+    con.register("first_load", _load(con, None, "batch"))
+    # no row of the first load has a parse error: its column typed as the second's
+    con.execute("create table base as select * replace (_parse_error::varchar as _parse_error) "
+                "from first_load")  # fmt: skip
+    first = _counted(con, con.execute("select min(_loaded_at) from base").fetchall()[0][0])
+    assert (first["rows_late"], first["late_from"], first["watermark_column"]) == (0, None, "batch")
+    append(SECOND_LOAD)
+    row = _counted(con, _merged_load(con))
+    # pandas: below the first load's largest, no row of the loads with that prompt
+    # at that watermark or a later one
+    relation = con.execute("select prompt_id, batch from ratings").df()
+    loads = con.execute("select prompt_id, batch from base").df()
+    start = relation.loc[relation.index < len(FIRST_LOAD), "batch"].max()
+    below = relation[relation["batch"].notna() & (relation["batch"] < start)]
+    late = below[[
+        not ((loads["prompt_id"] == r.prompt_id) & (loads["batch"] >= r.batch)).any()
+        for r in below.itertuples()
+    ]]  # fmt: skip
+    assert sorted(late["prompt_id"]) == ["p3", "p6"]
+    assert row["rows_late"] == len(late) == 2
+    assert (row["late_from"], row["late_through"]) == (
+        str(late["batch"].min().date() if dtype == "date" else late["batch"].min()),
+        str(late["batch"].max().date() if dtype == "date" else late["batch"].max()),
+    )
+    assert row["rows_in_relation"] == row["rows_loaded"]  # the late rows are not the load's

@@ -117,19 +117,49 @@ with
             )
     ),
 
+    {#- late rows (docs/incremental.md "Late rows"): below the load's start (so
+        never in the first load, whose start is null), and no load holds their key
+        at their watermark or a later one: a key held later is superseded (its newer
+        row is loaded), one held at the same watermark is the row loaded. A null
+        watermark is never below the start (it is rejected and read again). -#}
+    {{ kind }}_late as (
+        select
+            count(*) as rows_late,
+            cast(min(relation.{{ own }}) as {{ string_type() }}) as late_from,
+            cast(max(relation.{{ own }}) as {{ string_type() }}) as late_through
+        from {{ source('judge_bias_inputs', kind) }} as relation
+        where
+            relation.{{ own }} < (select watermark_above from {{ kind }}_loaded)
+            and not exists (
+                select 1 from {{ input_table(kind) }} as held
+                where
+                    held._load_key = {{ key }}
+                    and held.{{ quoted }} >= relation.{{ own }}
+            )
+    ),
+
     {{ kind }} as (
         select
             '{{ kind }}' as source,
             (select count(*) from {{ kind }}_window)
             - (select rows_held from {{ kind }}_held) as rows_in_relation,
-            (select rows_loaded from {{ kind }}_loaded) as rows_loaded
+            (select rows_loaded from {{ kind }}_loaded) as rows_loaded,
+            '{{ columns[mark][0] | replace("'", "''") }}' as watermark_column,
+            (select rows_late from {{ kind }}_late) as rows_late,
+            (select late_from from {{ kind }}_late) as late_from,
+            (select late_through from {{ kind }}_late) as late_through
     ),
     {%- else %}
     {{ kind }} as (
         select
             '{{ kind }}' as source,
             count(*) as rows_in_relation,
-            (select rows_loaded from {{ kind }}_loaded) as rows_loaded
+            (select rows_loaded from {{ kind }}_loaded) as rows_loaded,
+            cast(null as {{ string_type() }}) as watermark_column,
+            {#- read whole (no watermark, or a full build): no row is late -#}
+            cast(0 as bigint) as rows_late,
+            cast(null as {{ string_type() }}) as late_from,
+            cast(null as {{ string_type() }}) as late_through
         from {{ source('judge_bias_inputs', kind) }} as relation
     ),
     {%- endif %}
@@ -143,7 +173,11 @@ final as (
     select
         cast(null as {{ string_type() }}) as source,
         cast(null as bigint) as rows_in_relation,
-        cast(null as bigint) as rows_loaded
+        cast(null as bigint) as rows_loaded,
+        cast(null as {{ string_type() }}) as watermark_column,
+        cast(null as bigint) as rows_late,
+        cast(null as {{ string_type() }}) as late_from,
+        cast(null as {{ string_type() }}) as late_through
     where false
 )
 

@@ -341,7 +341,7 @@ def test_the_summary_names_relations_and_the_loads() -> None:
     # a kind this load brought no rows of (human labels sent once, in the first load):
     # its rows are the earlier loads', not "no rows of this kind"
     quiet = FileCounts("human_annotations", '"w"."evals"."h"', 1794, 1794, 0, 0.0, 0.5, 0.9,
-                       [], "load (no rows of this kind)", 0, 0, None)  # fmt: skip
+                       [], "none in this load (no new rows)", 0, 0, None)  # fmt: skip
     line = format_summary([quiet]).splitlines()[1]
     assert line.endswith("1,794 read, 1,794 accepted, 0 rejected in every load; none in this "
                          "load (no new rows)"), line  # fmt: skip
@@ -405,6 +405,52 @@ def test_the_summary_names_the_watermarks_a_load_read() -> None:
     # without a watermark (the relation read whole), no window
     con.execute("alter table base_inputs__judge_ratings drop column _watermark_above")
     assert "Logged At" not in format_summary(read_input_counts(con))
+
+
+def test_the_summary_and_report_warn_of_late_rows(tmp_path: Path) -> None:
+    """Late rows (stg_inputs__relation_counts.rows_late) are a WARNING in the build
+    summary and the report, with their number, watermark range (in the column's own
+    name, "Logged At", where the loads keep "logged at") and the fix; none: no
+    warning. A kind the relation route does not list is "not configured"."""
+    from judge_bias.inputs.summary import format_summary, read_input_counts
+    from judge_bias.report.base import Warehouse
+    from judge_bias.report.summary import provenance_html
+
+    con = duckdb.connect()
+    con.execute(
+        "create table input_row_counts as select * from (values "
+        "('judge_ratings', 5, 5, 0, '\"w\".\"evals\".\"r\"', 'load L2', 2, 2), "
+        "('models', 0, 0, 0, null, 'none in this load (no new rows)', 0, 0)) as t(source, "
+        "rows_read, rows_accepted, rows_rejected, source_file, gate_scope, gate_rows_read, "
+        "gate_rows_accepted)"
+    )
+    con.execute(
+        'create table base_inputs__judge_ratings ("logged at" date, _watermark_above date, '
+        "_watermark_through date, _load_id varchar)"
+    )
+    con.execute("insert into base_inputs__judge_ratings values "
+                "('2026-11-02', '2026-11-01', '2026-11-02', 'L2')")  # fmt: skip
+    con.execute(
+        "create table stg_inputs__relation_counts as select 'judge_ratings' as source, "
+        "2 as rows_in_relation, 2 as rows_loaded, 'Logged At' as watermark_column, "
+        "1794 as rows_late, '2026-10-01' as late_from, '2026-10-03' as late_through"
+    )
+    text = format_summary(read_input_counts(con))
+    warning = (
+        "WARNING: 1,794 rows of judge_ratings from \"w\".\"evals\".\"r\" written late "
+        "(Logged At from 2026-10-01 to 2026-10-03, below the earlier loads' largest) never "
+        "read by a load: no load holds their key at that Logged At or a later one; fix: give "
+        "them a newer Logged At (the next load reads them), or build with --full-refresh"
+    )
+    assert f"\n    {warning}" in text, text
+    assert "Logged At from 2026-11-01 (the earlier loads' largest) to 2026-11-02" in text
+    assert "not configured (not in judge_bias_input_relations): models" in text
+    html = provenance_html(Warehouse(con), tmp_path / "w.duckdb")
+    assert "<strong>WARNING: 1,794 rows of judge_ratings" in html
+    assert "none in this load (no new rows)" not in text  # models has no relation
+    con.execute("update stg_inputs__relation_counts set rows_late = 0, late_from = null")
+    assert "WARNING" not in format_summary(read_input_counts(con))
+    assert "WARNING" not in provenance_html(Warehouse(con), tmp_path / "w.duckdb")
 
 
 def test_a_contract_column_is_not_a_watermark() -> None:

@@ -115,6 +115,25 @@ class FileCounts:
     # load's start (the earlier loads' largest value; None: the first load) and the
     # largest value it read, so that the team sees which of its rows the load took
     watermark: tuple[str, object, object] | None = None
+    # Late rows of a relation load (stg_inputs__relation_counts.rows_late): below the
+    # load's start, their key held by no load at their watermark or a later one, so
+    # never read: (rows, smallest and largest watermark, the column as the team named it)
+    late: tuple[int, str, str, str] | None = None
+
+    @property
+    def late_warning(self) -> str | None:
+        """A WARNING naming the late rows, their watermarks and the fix (None when
+        the load left none): not a failure, the marts are right for the rows loaded."""
+        if not self.late:
+            return None
+        n, low, high, mark = self.late
+        values = f"from {low} to {high}" if low != high else f"at {high}"
+        return (
+            f"WARNING: {n:,} row{'s' if n != 1 else ''} of {self.name} written late ({mark} "
+            f"{values}, below the earlier loads' largest) never read by a load: no load holds "
+            f"their key at that {mark} or a later one; fix: give them a newer {mark} (the "
+            "next load reads them), or build with --full-refresh"
+        )
 
     @property
     def judged(self) -> tuple[int, int, float | None]:
@@ -162,7 +181,7 @@ class FileCounts:
         if not self.per_load or read is None or accepted is None:
             return text
         if read == 0:
-            # the mart's scope then reads "load (no rows of this kind)": the kind has
+            # the mart's scope then reads "none in this load (no new rows)": the kind has
             # rows (the earlier loads'), this load brought none of them
             return f"{text} in every load; none in this load (no new rows)"
         return (
@@ -286,11 +305,32 @@ def read_input_counts(con: duckdb.DuckDBPyConnection) -> list[FileCounts]:
     for f in files.values():
         if f.per_load and f.gate_rows_read and f"base_inputs__{f.source}" in tables:
             f.watermark = _watermark(con, f"base_inputs__{f.source}", f.gate_scope or "")
+    if "stg_inputs__relation_counts" in tables:
+        _read_late(con, files)
     if "rejected_rows" in tables:
         for source, reason in _reasons(con):
             if source in files:
                 files[source].reasons.append(reason)
     return list(files.values())
+
+
+def _read_late(con: duckdb.DuckDBPyConnection, files: dict[str, FileCounts]) -> None:
+    """Each relation load's late rows (stg_inputs__relation_counts, counted in SQL),
+    and the watermark column as the relation names it ("Logged At", where the loads
+    keep it trimmed and lower-cased)."""
+    if not {"rows_late", "watermark_column"} <= _columns(con, "stg_inputs__relation_counts"):
+        return  # a warehouse built before session 26
+    rows = con.execute(
+        "select source, rows_late, late_from, late_through, watermark_column "
+        "from stg_inputs__relation_counts where watermark_column is not null"
+    ).fetchall()
+    for source, n, low, high, mark in rows:
+        if (f := files.get(source)) is None:
+            continue
+        if f.watermark is not None:
+            f.watermark = (mark, *f.watermark[1:])
+        if n:
+            f.late = (int(n), str(low), str(high), str(mark))
 
 
 def _watermark(
@@ -380,11 +420,20 @@ def format_summary(files: list[FileCounts]) -> str:
     for f in given:
         gate = f": {'FAILED' if f.fails else 'warning'}, {f.gate}" if f.gate else ""
         lines.append(f"  {f.name}: {f.counts()}{gate}")
+        if f.late_warning:
+            lines.append(f"    {f.late_warning}")
         for r in f.reasons:
             lines.append(f"    {r.describe()}")
             lines.append(f"      fix: {f.fix(r)}")
     if empty := [f.source for f in files if f not in given]:
-        lines.append(f"  no rows (absent or header only): {', '.join(empty)}")
+        # on the relation route a kind with no relation is one the var does not list
+        # (a listed relation, even empty, is named): say so, not "absent"
+        why = (
+            "not configured (not in judge_bias_input_relations)"
+            if what == "relations"
+            else "no rows (absent or header only)"
+        )
+        lines.append(f"  {why}: {', '.join(empty)}")
     return "\n".join(lines)
 
 

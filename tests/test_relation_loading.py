@@ -1052,3 +1052,8 @@ def test_the_count_model_reports_the_late_rows(dtype: str) -> None:
         str(late["batch"].max().date() if dtype == "date" else late["batch"].max()),
     )
     assert row["rows_in_relation"] == row["rows_loaded"]  # the late rows are not the load's
+    # a quiet load (no new row, so no start of its own) still counts them
+    quiet = _counted(con, "2100-01-01")
+    assert (quiet["rows_loaded"], quiet["rows_late"], quiet["late_from"]) == (
+        0, len(late), row["late_from"]
+    )  # fmt: skip

@@ -117,11 +117,14 @@ with
             )
     ),
 
-    {#- late rows (docs/incremental.md "Late rows"): below the load's start (so
-        never in the first load, whose start is null), and no load holds their key
-        at their watermark or a later one: a key held later is superseded (its newer
-        row is loaded), one held at the same watermark is the row loaded. A null
-        watermark is never below the start (it is rejected and read again). -#}
+    {#- late rows (docs/incremental.md "Late rows are counted"): below the largest
+        watermark the loads hold (this load's start, or its end: a row between them
+        that it did not read fails the count above; the largest, not this load's
+        start, so that a quiet load, which holds no row to give its start, still
+        counts them), and no load holds their key at their watermark or a later one:
+        a key held later is superseded (its newer row is loaded), one held at the
+        same watermark is the row loaded. A null watermark is never below it (it is
+        rejected and read again). -#}
     {{ kind }}_late as (
         select
             count(*) as rows_late,
@@ -129,7 +132,7 @@ with
             cast(max(relation.{{ own }}) as {{ string_type() }}) as late_through
         from {{ source('judge_bias_inputs', kind) }} as relation
         where
-            relation.{{ own }} < (select watermark_above from {{ kind }}_loaded)
+            relation.{{ own }} < (select max(held.{{ quoted }}) from {{ input_table(kind) }} as held)
             and not exists (
                 select 1 from {{ input_table(kind) }} as held
                 where

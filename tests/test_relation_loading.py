@@ -438,7 +438,7 @@ def test_the_summary_and_report_warn_of_late_rows(tmp_path: Path) -> None:
     text = format_summary(read_input_counts(con))
     warning = (
         'WARNING: 1,794 rows of judge_ratings from "w"."evals"."r" written late '
-        "(Logged At from 2026-10-01 to 2026-10-03, below the earlier loads' largest) never "
+        "(Logged At from 2026-10-01 to 2026-10-03, below the largest the loads hold) never "
         "read by a load: no load holds their key at that Logged At or a later one; fix: give "
         "them a newer Logged At (the next load reads them), or build with --full-refresh"
     )

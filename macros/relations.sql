@@ -43,13 +43,14 @@
 
 {% macro relation_columns(relation) -%}
     {#- The columns of a relation (a table, a view, a table function over files), as
-        the loader maps them (judge_bias.inputs.loading.map_columns): the name trimmed
-        and in lower case -> (the relation's own name, its DuckDB type), from DuckDB's
-        describe (information_schema does not list a table function's columns). -#}
+        the loader maps them (judge_bias.inputs.loading.map_columns): the name trimmed,
+        without a leading byte order mark and in lower case -> (the relation's own
+        name, its DuckDB type), from DuckDB's describe (information_schema does not
+        list a table function's columns). -#}
     {%- set columns = {} -%}
     {%- if execute -%}
         {%- for row in run_query('describe select * from ' ~ relation) -%}
-            {%- do columns.update({row[0] | trim | lower: (row[0], row[1])}) -%}
+            {%- do columns.update({(row[0] | trim).lstrip('\ufeff') | lower: (row[0], row[1])}) -%}
         {%- endfor -%}
     {%- endif -%}
     {{ return(columns) }}

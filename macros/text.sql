@@ -33,7 +33,7 @@
         own underscore columns) read through the table alias, for
         rejected_rows.raw_values. -#}
     {%- if execute -%}
-        {%- set cols = adapter.get_columns_in_relation(relation) | rejectattr('name', 'in', ['_row_number', '_source_file', '_parse_error', '_raw_line', '_load_id', '_loaded_at', '_load_key', '_watermark_above', '_watermark_through', '_watermark_held']) | list -%}
+        {%- set cols = adapter.get_columns_in_relation(relation) | rejectattr('name', 'in', ['_row_number', '_source_file', '_parse_error', '_raw_line', '_load_id', '_loaded_at', '_load_key', '_watermark_above', '_watermark_through', '_watermark_column', '_watermark_held']) | list -%}
         {%- if cols | length == 0 -%}
             {{ json_null() }}
         {%- else -%}

@@ -425,7 +425,7 @@ def test_loads_from_a_growing_table_equal_a_full_build(data: Path, tmp_path: Pat
         # are read whole by every load
         ignore_columns=[
             *IGNORED_COLUMNS,
-            *("_watermark_above", "_watermark_through", "_watermark_held", "outcome_id"),
+            *("_watermark_above", "_watermark_through", "_watermark_column", "outcome_id"),
         ],
     )
     assert result.equal, result.differences[:10]

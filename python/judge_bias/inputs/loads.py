@@ -25,7 +25,6 @@ import duckdb
 from judge_bias.inputs.contract import KINDS
 from judge_bias.inputs.loading import InputError, quote_ident
 from judge_bias.inputs.relations import (
-    HELD_COLUMN,
     load_kind,
     relation_key,
     relation_kinds,
@@ -34,6 +33,14 @@ from judge_bias.inputs.relations import (
 
 # The columns a load adds to a base table (left out of rejected_rows.raw_values).
 LOAD_COLUMNS = ("_load_id", "_loaded_at", "_load_key")
+# a relation load's watermark column as judge_bias_loaded_at_column names it (the
+# base keeps the column itself trimmed and in lower case, as the loader names it)
+MARK_COLUMN = "_watermark_column"
+# the rows a load skipped at its start, a column of loads of the version before
+# MARK_COLUMN: derivable (stg_inputs__relation_counts counts them in its own SQL),
+# so no longer kept; null in the rows appended to such loads, whose columns dbt
+# holds fixed (on_schema_change: fail)
+RETIRED_HELD = "_watermark_held"
 # before the key of a relation's row whose watermark is null: never a key as sent
 NULL_WATERMARK_KEY = "\x1fnull watermark\x1f"
 # after the reason of a row whose watermark is null that an earlier load rejected
@@ -150,7 +157,8 @@ def as_load(
     if mark is not None:
         # the load's start (the previous loads' largest watermark; null: the first
         # load), which stg_inputs__relation_counts counts the relation above
-        kept = previous is not None and mark in con.sql(f"select * from {previous} limit 0").columns
+        had = [] if previous is None else con.sql(f"select * from {previous} limit 0").columns
+        kept = mark in had
         above = f"(select max({quote_ident(mark)}) from {previous})" if kept else "null"
         if kept:
             # every load reads again every row whose watermark is null: the earlier
@@ -176,10 +184,13 @@ def as_load(
         # while the build runs
         through = f"(select max({quote_ident(mark)}) from _judge_bias_load_{kind})"
         columns += f", coalesce({through}, {typed}) as _watermark_through"
-        # and the relation's rows the loader did not select again, held at its start
-        # (relations._select_unheld; stg_inputs__relation_counts counts them apart)
-        held = HELD_COLUMN if HELD_COLUMN in rows.columns else "0"
-        columns += f", cast({held} as bigint) as {HELD_COLUMN}"
+        # the column's name as the var spells it (the summary shows it), but in loads
+        # read before it was kept: their columns are fixed
+        if previous is None or MARK_COLUMN in had:
+            spelled = str(loaded_at).strip().replace("'", "''")
+            columns += f", cast('{spelled}' as varchar) as {MARK_COLUMN}"
+        if RETIRED_HELD in had:
+            columns += f", cast(null as bigint) as {RETIRED_HELD}"
         null_key = f"'{NULL_WATERMARK_KEY}' || {key}"
         key = f"case when {quote_ident(mark)} is null then {null_key} else {key} end"
     name = f"_judge_bias_load_{kind}"
@@ -230,14 +241,14 @@ def _same_watermark(
     if mark is None and "_watermark_above" not in held:
         return
     if mark is not None and "_watermark_above" in held and mark in held:
-        if {"_watermark_through", HELD_COLUMN} <= set(held):
+        if "_watermark_through" in held:
             return
-        # loads of an earlier version: the bookkeeping columns since added would stop
+        # loads of an earlier version: the bookkeeping column since added would stop
         # dbt on the schema change, in words naming neither the cause nor the fix
         raise InputError(
             f"{kind}: the previous loads in {previous} were read by an earlier version, "
-            f"without the columns _watermark_through and {HELD_COLUMN}: the loads cannot go "
-            "on; rebuild the inputs from the relations with --full-refresh"
+            "without the column _watermark_through: the loads cannot go on; rebuild the "
+            "inputs from the relations with --full-refresh"
         )
     name = str(loaded_at or "").strip() or "(unset)"
     if mark is None:

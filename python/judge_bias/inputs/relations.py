@@ -138,10 +138,9 @@ def load_relation(
     read), and those where it is null, in the relation's scan order. ``held``: the
     previous loads' base table; a row at ``above`` that it holds as it is (key,
     watermark and contract values) is the row already loaded and is not selected
-    again (_select_unheld; their number in HELD_COLUMN), so a whole batch at the
-    largest value is not read again and a key re-sent in the next batch is not
-    selected twice; a row at it of another key (written late), or corrected since
-    (other values), is read."""
+    again (_select_unheld), so a whole batch at the largest value is not read again and a
+    key re-sent in the next batch is not selected twice; a row at it of another key
+    (written late), or corrected since (other values), is read."""
     label = f"source {SOURCE}.{kind}"
     try:
         source = read()
@@ -176,9 +175,8 @@ def load_relation(
     if mark is not None and above is not None:
         col = quote_ident(mapping[mark])
         window = f" where {col} is null or ({above}) is null or {col} >= ({above})"
-    skipped = None
     if mark is not None and above is not None and held is not None:
-        skipped = _select_unheld(con, kind, name, tmp, window, above, held, mapping, types, mark)
+        _select_unheld(con, kind, name, tmp, window, above, held, mapping, types, mark)
     else:
         con.execute(
             f"create or replace temp table {tmp} as "
@@ -204,13 +202,7 @@ def load_relation(
     for norm, orig in mapping.items():
         if norm not in spec.columns and norm not in META_COLUMNS:
             parts.append(f"{quote_ident(orig)} as {quote_ident(norm)}")
-    if skipped is not None:
-        parts.append(f"cast({skipped} as bigint) as {HELD_COLUMN}")
     return con.sql(f"select {', '.join(parts)} from {tmp}")
-
-
-# the rows a load did not select again (_select_unheld), a column of each row it selected
-HELD_COLUMN = "_watermark_held"
 
 
 def _select_unheld(
@@ -224,14 +216,17 @@ def _select_unheld(
     mapping: Mapping[str, str],
     types: Mapping[str, str],
     mark: str,
-) -> int:
+) -> None:
     """Select into ``tmp`` the relation's rows in ``window`` (at or above ``above``,
     or null) but those already loaded: a row at ``above`` whose key, watermark and
     contract values (their text, as the base keeps them) ``held`` holds, unless
     another row of its key at ``above`` is not held so (a correction appended beside
     the row: both are read, a visible duplicate_key). A row changed in place at
-    ``above`` is read and replaces its row. The relation is read once; the number
-    of rows skipped is returned."""
+    ``above`` is read and replaces its row. The relation is read once, into a
+    flagged copy of the window, then the selection from it: one copy filtered by a
+    table of the held keys (``... in (select ...)``) lost the scan order of a table
+    function over files (DuckDB built its hash table on that side), and the
+    order-keeping ``exists`` cost more than the second copy (ldr26)."""
     col = f"_relation.{quote_ident(mapping[mark])}"
     key = relation_key(kind, mapping, types, "_relation.")
     same = [f"_held.{quote_ident(mark)} = {col}", f"_held._load_key = {key}"]
@@ -253,10 +248,7 @@ def _select_unheld(
         f"from {flagged} where not (_jb_held and _jb_key not in (select _jb_key from "
         f"{flagged} where _jb_key is not null group by _jb_key having not bool_and(_jb_held)))"
     )
-    counts = f"select (select count(*) from {flagged}) - (select count(*) from {tmp})"
-    skipped = int(con.execute(counts).fetchall()[0][0])
     con.execute(f"drop table {flagged}")
-    return skipped
 
 
 # a key column's value when empty (the staging defaults), and what joins the key's

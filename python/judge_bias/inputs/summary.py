@@ -16,6 +16,8 @@ from pathlib import Path
 
 import duckdb
 
+from judge_bias.inputs.loads import MARK_COLUMN
+
 # How to fix each reason_code of rejected_rows (the codes: contract.REASON_CODES;
 # a test holds the two to the same set).
 FIXES: dict[str, str] = {
@@ -316,8 +318,7 @@ def read_input_counts(con: duckdb.DuckDBPyConnection) -> list[FileCounts]:
 
 def _read_late(con: duckdb.DuckDBPyConnection, files: dict[str, FileCounts]) -> None:
     """Each relation load's late rows (stg_inputs__relation_counts, counted in SQL),
-    and the watermark column as the relation names it ("Logged At", where the loads
-    keep it trimmed and lower-cased)."""
+    with the watermark column as the relation names it."""
     if not {"rows_late", "watermark_column"} <= _columns(con, "stg_inputs__relation_counts"):
         return  # a warehouse built before session 26
     rows = con.execute(
@@ -325,30 +326,31 @@ def _read_late(con: duckdb.DuckDBPyConnection, files: dict[str, FileCounts]) -> 
         "from stg_inputs__relation_counts where watermark_column is not null"
     ).fetchall()
     for source, n, low, high, mark in rows:
-        if (f := files.get(source)) is None:
-            continue
-        if f.watermark is not None:
-            f.watermark = (mark, *f.watermark[1:])
-        if n:
+        # the window line names the column as the load kept it (_watermark); the
+        # warning as the relation names it: rows of no load have no load's name
+        if (f := files.get(source)) is not None and n:
             f.late = (int(n), str(low), str(high), str(mark))
 
 
 def _watermark(
     con: duckdb.DuckDBPyConnection, table: str, scope: str
 ) -> tuple[str, object, object] | None:
-    """The watermark column of a relation's loads (the one before _watermark_above:
-    judge_bias.inputs.loads.as_load), and the start and end of the load ``scope``
-    ('load <id>') read; None when the loads have no watermark."""
+    """The watermark column of a relation's loads as judge_bias_loaded_at_column
+    spells it (the load's _watermark_column: judge_bias.inputs.loads.as_load; in
+    loads read before it was kept, the base's column before _watermark_above, lower
+    case), and the start and end of the load ``scope`` ('load <id>') read; None when
+    the loads have no watermark."""
     columns = [r[0] for r in con.execute(f'describe "{table}"').fetchall()]
     if "_watermark_above" not in columns or not scope.startswith("load "):
         return None
     mark = columns[columns.index("_watermark_above") - 1]
-    above, through = con.execute(
-        f'select any_value(_watermark_above), max(_watermark_through) from "{table}" '
-        "where _load_id = ?",
+    spelled = MARK_COLUMN if MARK_COLUMN in columns else "null"
+    above, through, named = con.execute(
+        f"select any_value(_watermark_above), max(_watermark_through), any_value({spelled}) "
+        f'from "{table}" where _load_id = ?',
         [scope.removeprefix("load ")],
     ).fetchall()[0]
-    return (mark, above, through) if through is not None else None
+    return (named or mark, above, through) if through is not None else None
 
 
 def _reasons(con: duckdb.DuckDBPyConnection) -> list[tuple[str, Reason]]:

@@ -1127,6 +1127,34 @@ def test_the_count_model_reports_the_late_rows(dtype: str) -> None:
     )  # fmt: skip
 
 
+def test_a_failed_load_does_not_call_rows_of_its_window_late() -> None:
+    """A load that fails (a row written inside its window while it ran, not read:
+    the count test fails and the load is rolled back) counts as late only the rows
+    below its own start (_watermark_above), not that row of its window, which is
+    below the largest watermark the load holds. Reference: pandas over the relation
+    with the start taken from the first load's rows, not from the model."""
+    con = duckdb.connect()
+    _ratings(con, [("j1", "p1", "m1", "h", "3", 1), ("j1", "p2", "m1", "h", "3", 5)], "batch")
+    con.register("first_load", _load(con, None, "batch"))
+    con.execute("create table base as select * replace (_parse_error::varchar as _parse_error) "
+                "from first_load")  # fmt: skip
+    start = con.execute("select max(batch) from ratings").fetchall()[0][0]
+    con.execute("insert into ratings values ('j1', 'p3', 'm1', 'h', '3', 6), "
+                "('j1', 'p4', 'm1', 'h', '3', 7), ('j1', 'p5', 'm1', 'h', '3', 3)")  # fmt: skip
+    started = _merged_load(con)
+    con.execute("insert into ratings values ('j1', 'p6', 'm1', 'h', '3', 6)")  # meanwhile
+    row = _counted(con, started)
+    relation = con.execute("select prompt_id, batch from ratings").df()
+    loads = con.execute("select prompt_id, batch from base").df()
+    late = relation[[
+        b < start and not ((loads["prompt_id"] == p) & (loads["batch"] >= b)).any()
+        for p, b in zip(relation["prompt_id"], relation["batch"], strict=True)
+    ]]  # fmt: skip
+    assert list(late["prompt_id"]) == ["p5"]
+    assert (row["rows_late"], row["late_from"], row["late_through"]) == (1, "3", "3")
+    assert row["rows_in_relation"] != row["rows_loaded"]  # the count test fails the load
+
+
 def test_a_byte_order_mark_before_a_column_name_is_read_by_both_paths() -> None:
     """A relation whose first column is named '\\ufeffjudge' (a table made from a
     CSV with a byte order mark): the loader maps it to judge (map_columns) and the

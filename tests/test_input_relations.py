@@ -470,6 +470,9 @@ def test_a_load_with_nothing_new_but_a_null_watermark_row(data: Path, tmp_path: 
     counts = _load_counts(inc)
     assert counts["relation"] == (1, 1)
     assert counts["gate"] == (len(batch_a), len(batch_a), 0, 0)  # every load; none new
+    # a kind with the first load's rows and none in this one, as the summary says it
+    scope = query(inc, "select gate_scope from input_row_counts where source = 'human_annotations'")
+    assert scope["gate_scope"].tolist() == ["none in this load (no new rows)"]
     reasons = query(inc, "select reason from rejected_rows where reason_code = 'malformed_row'")
     assert reasons["reason"].tolist() == [
         f"the watermark column {WATERMARK} (judge_bias_loaded_at_column) is null: the row "

@@ -428,7 +428,8 @@ def test_the_summary_and_report_warn_of_late_rows(tmp_path: Path) -> None:
     """Late rows (stg_inputs__relation_counts.rows_late) are a WARNING in the build
     summary and the report, with their number, watermark range (in the column's own
     name, "Logged At", where the loads keep "logged at") and the fix; none: no
-    warning. A kind the relation route does not list is "not configured"."""
+    warning. A kind the relation route does not list is "not configured", a listed
+    one with no rows "the relation is empty"."""
     from judge_bias.inputs.summary import format_summary, read_input_counts
     from judge_bias.report.base import Warehouse
     from judge_bias.report.summary import provenance_html
@@ -437,7 +438,9 @@ def test_the_summary_and_report_warn_of_late_rows(tmp_path: Path) -> None:
     con.execute(
         "create table input_row_counts as select * from (values "
         "('judge_ratings', 5, 5, 0, '\"w\".\"evals\".\"r\"', 'load L2', 2, 2), "
-        "('models', 0, 0, 0, null, 'none in this load (no new rows)', 0, 0)) as t(source, "
+        "('models', 0, 0, 0, null, 'none in this load (no new rows)', 0, 0), "
+        "('human_annotations', 0, 0, 0, null, 'none in this load (no new rows)', 0, 0)) "
+        "as t(source, "
         "rows_read, rows_accepted, rows_rejected, source_file, gate_scope, gate_rows_read, "
         "gate_rows_accepted)"
     )
@@ -452,6 +455,9 @@ def test_the_summary_and_report_warn_of_late_rows(tmp_path: Path) -> None:
         "2 as rows_in_relation, 2 as rows_loaded, 'Logged At' as watermark_column, "
         "1794 as rows_late, '2026-10-01' as late_from, '2026-10-03' as late_through"
     )
+    # listed, its relation empty: no watermark to name, no late row
+    con.execute("insert into stg_inputs__relation_counts values "
+                "('human_annotations', 0, 0, null, 0, null, null)")  # fmt: skip
     text = format_summary(read_input_counts(con))
     warning = (
         'WARNING: 1,794 rows of judge_ratings from "w"."evals"."r" written late '
@@ -461,9 +467,14 @@ def test_the_summary_and_report_warn_of_late_rows(tmp_path: Path) -> None:
     )
     assert f"\n    {warning}" in text, text
     assert "Logged At from 2026-11-01 (the earlier loads' largest) to 2026-11-02" in text
-    assert "not configured (not in judge_bias_input_relations): models" in text
+    assert "not configured (not in judge_bias_input_relations): models\n" in text + "\n"
+    assert "no rows (the relation is empty): human_annotations\n" in text
     html = provenance_html(Warehouse(con), tmp_path / "w.duckdb")
     assert "<strong>WARNING: 1,794 rows of judge_ratings" in html
+    assert html.count("WARNING") == 1  # once, not again in the summary's lines below
+    # the build summary's lines (its window line, the kinds without rows)
+    assert "<pre>input relations" in html and "Logged At from 2026-11-01" in html
+    assert "not configured (not in judge_bias_input_relations): models" in html
     assert "none in this load (no new rows)" not in text  # models has no relation
     con.execute("update stg_inputs__relation_counts set rows_late = 0, late_from = null")
     assert "WARNING" not in format_summary(read_input_counts(con))

@@ -121,6 +121,9 @@ class FileCounts:
     # load's start, their key held by no load at their watermark or a later one, so
     # never read: (rows, smallest and largest watermark, the column as the team named it)
     late: tuple[int, str, str, str] | None = None
+    # listed in judge_bias_input_relations (a row of stg_inputs__relation_counts),
+    # so a kind with no rows is an empty relation, not one left out of the var
+    listed: bool = False
 
     @property
     def late_warning(self) -> str | None:
@@ -317,8 +320,12 @@ def read_input_counts(con: duckdb.DuckDBPyConnection) -> list[FileCounts]:
 
 
 def _read_late(con: duckdb.DuckDBPyConnection, files: dict[str, FileCounts]) -> None:
-    """Each relation load's late rows (stg_inputs__relation_counts, counted in SQL),
-    with the watermark column as the relation names it."""
+    """The kinds listed on the relation route (each a row of
+    stg_inputs__relation_counts) and each relation load's late rows (counted there
+    in SQL), with the watermark column as the relation names it."""
+    for (source,) in con.execute("select source from stg_inputs__relation_counts").fetchall():
+        if source in files:
+            files[source].listed = True
     if not {"rows_late", "watermark_column"} <= _columns(con, "stg_inputs__relation_counts"):
         return  # a warehouse built before session 26
     rows = con.execute(
@@ -413,29 +420,34 @@ def summarise_inputs(db_path: str | Path) -> list[FileCounts]:
         con.close()
 
 
-def format_summary(files: list[FileCounts]) -> str:
+def format_summary(files: list[FileCounts], late: bool = True) -> str:
     """The per-file summary: one line per file given, each reason code with its count,
-    examples and fix."""
+    examples and fix; each late-row warning unless ``late`` is False (the report
+    shows them apart, in bold)."""
     given = [f for f in files if f.rows_read > 0 or f.source_file]
     what = "relations" if given and all(f.is_relation for f in given) else "files"
     lines = [f"input {what} (rows read = accepted + rejected):"]
     for f in given:
         gate = f": {'FAILED' if f.fails else 'warning'}, {f.gate}" if f.gate else ""
         lines.append(f"  {f.name}: {f.counts()}{gate}")
-        if f.late_warning:
+        if late and f.late_warning:
             lines.append(f"    {f.late_warning}")
         for r in f.reasons:
             lines.append(f"    {r.describe()}")
             lines.append(f"      fix: {f.fix(r)}")
-    if empty := [f.source for f in files if f not in given]:
-        # on the relation route a kind with no relation is one the var does not list
-        # (a listed relation, even empty, is named): say so, not "absent"
-        why = (
-            "not configured (not in judge_bias_input_relations)"
-            if what == "relations"
-            else "no rows (absent or header only)"
-        )
-        lines.append(f"  {why}: {', '.join(empty)}")
+    empty = [f for f in files if f not in given]
+    if what != "relations":
+        whys = [("no rows (absent or header only)", empty)]
+    else:
+        # on the relation route a kind is empty (listed in the var: a row of
+        # stg_inputs__relation_counts) or not configured (not listed), not "absent"
+        whys = [
+            ("no rows (the relation is empty)", [f for f in empty if f.listed]),
+            ("not configured (not in judge_bias_input_relations)", [f for f in empty if not f.listed]),
+        ]
+    for why, kinds in whys:
+        if kinds:
+            lines.append(f"  {why}: {', '.join(f.source for f in kinds)}")
     return "\n".join(lines)
 
 

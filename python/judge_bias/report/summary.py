@@ -365,7 +365,7 @@ def provenance_html(wh: Warehouse, db_path: Path) -> str:
         parts.extend(
             f"<p><strong>{esc(f.late_warning)}</strong></p>" for f in files if f.late_warning
         )
-        parts.append(f"<pre>{esc(format_summary(files))}</pre>")
+        parts.append(f"<pre>{esc(format_summary(files, late=False))}</pre>")
     else:
         parts.append("<p>Table input_row_counts is not in this database.</p>")
     if "rejected_rows" in wh.tables:

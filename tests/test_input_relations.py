@@ -470,9 +470,6 @@ def test_a_load_with_nothing_new_but_a_null_watermark_row(data: Path, tmp_path: 
     counts = _load_counts(inc)
     assert counts["relation"] == (1, 1)
     assert counts["gate"] == (len(batch_a), len(batch_a), 0, 0)  # every load; none new
-    # a kind with the first load's rows and none in this one, as the summary says it
-    scope = query(inc, "select gate_scope from input_row_counts where source = 'human_annotations'")
-    assert scope["gate_scope"].tolist() == ["none in this load (no new rows)"]
     reasons = query(inc, "select reason from rejected_rows where reason_code = 'malformed_row'")
     assert reasons["reason"].tolist() == [
         f"the watermark column {WATERMARK} (judge_bias_loaded_at_column) is null: the row "
@@ -521,6 +518,28 @@ def test_a_run_written_late_is_counted_and_warned_of(data: Path, tmp_path: Path)
     text = format_summary(read_input_counts(duckdb.connect(str(inc), read_only=True)))
     assert ('WARNING: 2 rows of judge_ratings from "inc"."evals"."eval_ratings" written late '
             f"({WATERMARK} from {min(late)} to {max(late)}, ") in text, text  # fmt: skip
+    # the build record's warnings (printed as the others: "warning: ..."), once
+    from judge_bias.warehouse.build import GATE_RESULTS, target_dir
+    from judge_bias.warehouse.provenance import build_record_path
+
+    said = [w for w in json.loads(build_record_path(inc).read_text())["warnings"] if "late" in w]
+    assert len(said) == 1 and said == [w for w in two.warnings if "late" in w]
+    assert said[0].startswith("2 rows of judge_ratings from ") and "--full-refresh" in said[0]
+    # dbt's warn-severity test: WARN (a plain dbt build stays green), the build published
+    statuses = [
+        r["status"]
+        for name in ("run_results.json", GATE_RESULTS)
+        for r in json.loads((target_dir(inc) / name).read_text())["results"]
+        if r["unique_id"].startswith("test.")
+        and "stg_inputs__relation_counts_late" in r["unique_id"]
+    ]
+    assert statuses == ["warn"]
+    # a quiet load (nothing new): the ratings' scope reads as the summary does, and
+    # the late rows, below the loads' largest (no start of its own), are warned again
+    three = build(None, inc, quiet=True, incremental=True, dbt_vars=LOAD_VARS)
+    assert three.bi_path is not None and [w for w in three.warnings if "late" in w] == said
+    scope = query(inc, "select gate_scope from input_row_counts where source = 'judge_ratings'")
+    assert scope["gate_scope"].tolist() == ["none in this load (no new rows)"]
 
 
 def test_loads_without_a_watermark_read_each_relation_whole(data: Path, tmp_path: Path) -> None:

@@ -481,6 +481,49 @@ def test_the_summary_and_report_warn_of_late_rows(tmp_path: Path) -> None:
     assert "WARNING" not in provenance_html(Warehouse(con), tmp_path / "w.duckdb")
 
 
+def test_the_report_shows_one_line_per_load(tmp_path: Path) -> None:
+    """The report's Provenance: one line per load (load_lines), oldest first, each
+    kind it read with its rows and, with a watermark, its window (from the loads'
+    start, or up to its end on a first load). Reference: pandas grouping the base
+    tables' rows by load."""
+    from judge_bias.inputs.summary import load_lines
+    from judge_bias.report.base import Warehouse
+    from judge_bias.report.summary import provenance_html
+
+    con = duckdb.connect()
+    con.execute("create table input_row_counts as select 'judge_ratings' as source, 5 as "
+                "rows_read, 5 as rows_accepted, 0 as rows_rejected")  # fmt: skip
+    ratings = pd.DataFrame({
+        "batch": [1, 1, 2, 3, 3],
+        "_watermark_above": pd.array([None, None, 1, 2, 2], dtype="Int64"),
+        "_watermark_through": [1, 1, 2, 3, 3],
+        "_watermark_column": ["Batch"] * 5,
+        "_load_id": ["L1", "L1", "L2", "L3", "L3"],
+        "_loaded_at": pd.to_datetime(["2026-01-01"] * 2 + ["2026-01-02"] + ["2026-01-03"] * 2),
+    })  # fmt: skip
+    models = pd.DataFrame({"model": ["m1", "m2", "m3"], "_load_id": ["L1", "L1", "L3"],
+                           "_loaded_at": pd.to_datetime(["2026-01-01", "2026-01-01",
+                                                         "2026-01-03"])})  # fmt: skip
+    con.execute("create table base_inputs__judge_ratings as select * from ratings")
+    con.execute("create table base_inputs__models as select * from models")
+    expected = []
+    for load, at in sorted(set(zip(ratings["_load_id"], ratings["_loaded_at"], strict=True))):
+        r = ratings[ratings["_load_id"] == load]
+        above, through = r["_watermark_above"].min(), r["_watermark_through"].max()
+        window = f"up to {through}" if pd.isna(above) else f"from {int(above)} to {through}"
+        parts = [f"judge_ratings {len(r)} row{'s' if len(r) > 1 else ''} (Batch {window})"]
+        if n := int((models["_load_id"] == load).sum()):
+            parts.append(f"models {n} row{'s' if n > 1 else ''}")
+        expected.append(f"load {load} ({at}): {', '.join(parts)}")
+    assert load_lines(con) == expected
+    assert expected[1] == "load L2 (2026-01-02 00:00:00): judge_ratings 1 row (Batch from 1 to 2)"
+    html = provenance_html(Warehouse(con), tmp_path / "w.duckdb")
+    assert "<pre>" + "\n".join(expected) + "</pre>" in html
+    con.execute("alter table base_inputs__judge_ratings drop column _load_id")
+    con.execute("drop table base_inputs__models")
+    assert load_lines(con) == [] and "Loads (" not in provenance_html(Warehouse(con), tmp_path)
+
+
 def test_a_contract_column_is_not_a_watermark() -> None:
     """A watermark that is a contract column (kept as text) is refused in one line."""
     con = duckdb.connect()

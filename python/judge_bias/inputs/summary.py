@@ -129,12 +129,18 @@ class FileCounts:
     def late_warning(self) -> str | None:
         """A WARNING naming the late rows, their watermarks and the fix (None when
         the load left none): not a failure, the marts are right for the rows loaded."""
+        return f"WARNING: {self.late_rows}" if self.late_rows else None
+
+    @property
+    def late_rows(self) -> str | None:
+        """The late-row warning's words without 'WARNING: ' (the build record's
+        warnings, printed as 'warning: ...')."""
         if not self.late:
             return None
         n, low, high, mark = self.late
         values = f"from {low} to {high}" if low != high else f"at {high}"
         return (
-            f"WARNING: {n:,} row{'s' if n != 1 else ''} of {self.name} written late ({mark} "
+            f"{n:,} row{'s' if n != 1 else ''} of {self.name} written late ({mark} "
             f"{values}, below the largest the loads hold) never read by a load: no load holds "
             f"their key at that {mark} or a later one; fix: give them a newer {mark} (the "
             "next load reads them), or build with --full-refresh"
@@ -360,6 +366,42 @@ def _watermark(
     return (named or mark, above, through) if through is not None else None
 
 
+def load_lines(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """One line per load of an incremental warehouse, oldest first: its id and time,
+    and each kind it read with its rows and, read from a relation with a watermark,
+    the window (the loads' base tables grouped by _load_id; one row per kind and
+    load, not per input row). Empty for a full build's warehouse (no _load_id)."""
+    kinds: dict[str, list[str]] = {}
+    when: dict[str, str] = {}  # the load's time (UTC, ISO text: ordered as text)
+    names = con.execute(
+        "select table_name from information_schema.tables where table_schema = 'main' "
+        "and table_name like 'base\\_inputs\\_\\_%' escape '\\' order by table_name"
+    ).fetchall()
+    for (table,) in names:
+        columns = [r[0] for r in con.execute(f'describe "{table}"').fetchall()]
+        if "_load_id" not in columns:
+            continue
+        marked = "_watermark_above" in columns
+        window = "min(_watermark_above), max(_watermark_through)" if marked else "null, null"
+        spelled = f"any_value({MARK_COLUMN})" if MARK_COLUMN in columns else "null"
+        at = "min(_loaded_at)" if "_loaded_at" in columns else "null"
+        rows = con.execute(
+            f"select _load_id, {at}, count(*), {window}, {spelled} "
+            f'from "{table}" group by _load_id'
+        ).fetchall()
+        kind = table.removeprefix("base_inputs__")
+        for load, at, n, above, through, named in rows:
+            text = f"{kind} {n:,} row{'s' if n != 1 else ''}"
+            if through is not None:
+                mark = named or columns[columns.index("_watermark_above") - 1]
+                shown = f"up to {through}" if above is None else f"from {above} to {through}"
+                text += f" ({mark} {shown})"
+            kinds.setdefault(load, []).append(text)
+            when[load] = min(when.get(load, str(at)), str(at))
+    order = sorted(kinds, key=lambda load: (when[load], load))
+    return [f"load {load} ({when[load]}): {', '.join(kinds[load])}" for load in order]
+
+
 def _reasons(con: duckdb.DuckDBPyConnection) -> list[tuple[str, Reason]]:
     """Every reason code per source (most rows first), each with its most frequent
     reason texts."""
@@ -443,7 +485,10 @@ def format_summary(files: list[FileCounts], late: bool = True) -> str:
         # stg_inputs__relation_counts) or not configured (not listed), not "absent"
         whys = [
             ("no rows (the relation is empty)", [f for f in empty if f.listed]),
-            ("not configured (not in judge_bias_input_relations)", [f for f in empty if not f.listed]),
+            (
+                "not configured (not in judge_bias_input_relations)",
+                [f for f in empty if not f.listed],
+            ),
         ]
     for why, kinds in whys:
         if kinds:

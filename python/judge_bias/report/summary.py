@@ -22,7 +22,7 @@ from judge_bias.warehouse.provenance import (
 
 if TYPE_CHECKING:
     pass
-from judge_bias.inputs.summary import format_summary, read_input_counts
+from judge_bias.inputs.summary import format_summary, load_lines, read_input_counts
 from judge_bias.report.base import (
     MISSING_TABLE,
     Panel,
@@ -366,6 +366,9 @@ def provenance_html(wh: Warehouse, db_path: Path) -> str:
             f"<p><strong>{esc(f.late_warning)}</strong></p>" for f in files if f.late_warning
         )
         parts.append(f"<pre>{esc(format_summary(files, late=False))}</pre>")
+        if loads := load_lines(wh.con):  # an incremental warehouse's loads
+            parts.append("<h3>Loads (kinds, rows, watermark window)</h3>")
+            parts.append("<pre>" + esc("\n".join(loads)) + "</pre>")
     else:
         parts.append("<p>Table input_row_counts is not in this database.</p>")
     if "rejected_rows" in wh.tables:

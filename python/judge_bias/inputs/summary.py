@@ -386,8 +386,7 @@ def load_lines(con: duckdb.DuckDBPyConnection) -> list[str]:
         spelled = f"any_value({MARK_COLUMN})" if MARK_COLUMN in columns else "null"
         at = "min(_loaded_at)" if "_loaded_at" in columns else "null"
         rows = con.execute(
-            f"select _load_id, {at}, count(*), {window}, {spelled} "
-            f'from "{table}" group by _load_id'
+            f'select _load_id, {at}, count(*), {window}, {spelled} from "{table}" group by _load_id'
         ).fetchall()
         kind = table.removeprefix("base_inputs__")
         for load, at, n, above, through, named in rows:

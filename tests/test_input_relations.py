@@ -477,6 +477,71 @@ def test_a_load_with_nothing_new_but_a_null_watermark_row(data: Path, tmp_path: 
     ]
 
 
+def test_a_run_written_late_is_counted_and_warned_of(data: Path, tmp_path: Path) -> None:
+    """Session 25's lost run: rows written after a load with a watermark below the
+    largest it read are never read by a load. The next load counts them
+    (stg_inputs__relation_counts.rows_late), warns in the summary and still
+    publishes; an older version of a held key written late is superseded (its newer
+    row is loaded), not late. Reference: the rows in Python, without the loader."""
+    from judge_bias.inputs.summary import format_summary, read_input_counts
+
+    header, first = _ratings(data)
+    batch_a = [(r, _second_of(FIRST, 10 + i // 10)) for i, r in enumerate(first)]
+    start = max(at for _, at in batch_a)  # the first load's largest
+    inc = tmp_path / "inc.duckdb"
+    _warehouse(inc, data, batch_a)
+    assert build(None, inc, quiet=True, incremental=True, dbt_vars=LOAD_VARS).bi_path is not None
+    rated = _rated(header, first)
+    added = [
+        (_with_run(header, rated[0], "2"), SECOND),  # new: read
+        (_with_run(header, rated[1], "6"), _second_of(FIRST, 3)),  # late
+        (_with_run(header, rated[2], "6"), _second_of(FIRST, 5)),  # late
+        (rated[3], _second_of(FIRST, 0)),  # an older version of a held key: superseded
+    ]
+    with duckdb.connect(str(inc)) as con:
+        _append(con, added)
+    two = build(None, inc, quiet=True, incremental=True, dbt_vars=LOAD_VARS)
+    assert two.bi_path is not None  # a warning, not a failure
+    key = [header.index(c) for c in ("judge", "prompt_id", "model", "dimension", "framing",
+                                     "run_id")]  # fmt: skip
+    loaded = batch_a + [(r, at) for r, at in added if at >= start]
+    late = [
+        at for r, at in added
+        if at < start
+        and not any([b[i] for i in key] == [r[i] for i in key] and b_at >= at
+                    for b, b_at in loaded)
+    ]  # fmt: skip
+    assert len(late) == 2
+    counted = query(inc, "select rows_late, late_from, late_through, watermark_column "
+                    "from stg_inputs__relation_counts where source = 'judge_ratings'")  # fmt: skip
+    assert counted.iloc[0].tolist() == [len(late), min(late), max(late), WATERMARK]
+    text = format_summary(read_input_counts(duckdb.connect(str(inc), read_only=True)))
+    assert ('WARNING: 2 rows of judge_ratings from "inc"."evals"."eval_ratings" written late '
+            f"({WATERMARK} from {min(late)} to {max(late)}, ") in text, text  # fmt: skip
+    # the build record's warnings (printed as the others: "warning: ..."), once
+    from judge_bias.warehouse.build import GATE_RESULTS, target_dir
+    from judge_bias.warehouse.provenance import build_record_path
+
+    said = [w for w in json.loads(build_record_path(inc).read_text())["warnings"] if "late" in w]
+    assert len(said) == 1 and said == [w for w in two.warnings if "late" in w]
+    assert said[0].startswith("2 rows of judge_ratings from ") and "--full-refresh" in said[0]
+    # dbt's warn-severity test: WARN (a plain dbt build stays green), the build published
+    statuses = [
+        r["status"]
+        for name in ("run_results.json", GATE_RESULTS)
+        for r in json.loads((target_dir(inc) / name).read_text())["results"]
+        if r["unique_id"].startswith("test.")
+        and "stg_inputs__relation_counts_late" in r["unique_id"]
+    ]
+    assert statuses == ["warn"]
+    # a quiet load (nothing new): the ratings' scope reads as the summary does, and
+    # the late rows, below the loads' largest (no start of its own), are warned again
+    three = build(None, inc, quiet=True, incremental=True, dbt_vars=LOAD_VARS)
+    assert three.bi_path is not None and [w for w in three.warnings if "late" in w] == said
+    scope = query(inc, "select gate_scope from input_row_counts where source = 'judge_ratings'")
+    assert scope["gate_scope"].tolist() == ["none in this load (no new rows)"]
+
+
 def test_loads_without_a_watermark_read_each_relation_whole(data: Path, tmp_path: Path) -> None:
     """Without judge_bias_loaded_at_column every load reads each relation whole, one
     load: after the team rewrote its ratings table (re-sent rows replacing the old,

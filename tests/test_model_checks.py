@@ -234,7 +234,8 @@ def test_demo_checks_are_one_node_per_model_and_severity(demo_build: BuildResult
     null; session 19); 413 with pairwise_bias's three value_between rules of
     self_preference_rate_ties_half and its interval (session 21); 414 with
     stg_inputs__relation_counts' rows_in_relation = rows_loaded (session 24: each load
-    from relations reconciled with a plain count of the rows it selected)."""
+    from relations reconciled with a plain count of the rows it selected); 415 with its
+    warn-severity rows_late = 0 (session 26: rows written late, never read)."""
     target = build_mod.target_dir(demo_build.db_path)
     manifest = json.loads((target / "manifest.json").read_text())
     tests = [n for n in manifest["nodes"].values() if n["resource_type"] == "test"]
@@ -242,7 +243,7 @@ def test_demo_checks_are_one_node_per_model_and_severity(demo_build: BuildResult
     keys = [(n["attached_node"], n["config"]["severity"]) for n in grouped]
     assert len(keys) == len(set(keys))
     assert all(len(n["depends_on"]["nodes"]) <= 1 for n in grouped)
-    assert len(manifest_checks(manifest)) == 414
+    assert len(manifest_checks(manifest)) == 415
     assert len(tests) < 120
 
 

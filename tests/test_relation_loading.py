@@ -355,7 +355,7 @@ def test_the_summary_names_relations_and_the_loads() -> None:
     # a kind this load brought no rows of (human labels sent once, in the first load):
     # its rows are the earlier loads', not "no rows of this kind"
     quiet = FileCounts("human_annotations", '"w"."evals"."h"', 1794, 1794, 0, 0.0, 0.5, 0.9,
-                       [], "load (no rows of this kind)", 0, 0, None)  # fmt: skip
+                       [], "none in this load (no new rows)", 0, 0, None)  # fmt: skip
     line = format_summary([quiet]).splitlines()[1]
     assert line.endswith("1,794 read, 1,794 accepted, 0 rejected in every load; none in this "
                          "load (no new rows)"), line  # fmt: skip
@@ -422,6 +422,106 @@ def test_the_summary_names_the_watermarks_a_load_read() -> None:
     # without a watermark (the relation read whole), no window
     con.execute("alter table base_inputs__judge_ratings drop column _watermark_above")
     assert "logged at" not in format_summary(read_input_counts(con)).lower()
+
+
+def test_the_summary_and_report_warn_of_late_rows(tmp_path: Path) -> None:
+    """Late rows (stg_inputs__relation_counts.rows_late) are a WARNING in the build
+    summary and the report, with their number, watermark range (in the column's own
+    name, "Logged At", where the loads keep "logged at") and the fix; none: no
+    warning. A kind the relation route does not list is "not configured", a listed
+    one with no rows "the relation is empty"."""
+    from judge_bias.inputs.summary import format_summary, read_input_counts
+    from judge_bias.report.base import Warehouse
+    from judge_bias.report.summary import provenance_html
+
+    con = duckdb.connect()
+    con.execute(
+        "create table input_row_counts as select * from (values "
+        "('judge_ratings', 5, 5, 0, '\"w\".\"evals\".\"r\"', 'load L2', 2, 2), "
+        "('models', 0, 0, 0, null, 'none in this load (no new rows)', 0, 0), "
+        "('human_annotations', 0, 0, 0, null, 'none in this load (no new rows)', 0, 0)) "
+        "as t(source, "
+        "rows_read, rows_accepted, rows_rejected, source_file, gate_scope, gate_rows_read, "
+        "gate_rows_accepted)"
+    )
+    con.execute(
+        'create table base_inputs__judge_ratings ("logged at" date, _watermark_above date, '
+        "_watermark_through date, _watermark_column varchar, _load_id varchar)"
+    )
+    con.execute("insert into base_inputs__judge_ratings values "
+                "('2026-11-02', '2026-11-01', '2026-11-02', 'Logged At', 'L2')")  # fmt: skip
+    con.execute(
+        "create table stg_inputs__relation_counts as select 'judge_ratings' as source, "
+        "2 as rows_in_relation, 2 as rows_loaded, 'Logged At' as watermark_column, "
+        "1794 as rows_late, '2026-10-01' as late_from, '2026-10-03' as late_through"
+    )
+    # listed, its relation empty: no watermark to name, no late row
+    con.execute("insert into stg_inputs__relation_counts values "
+                "('human_annotations', 0, 0, null, 0, null, null)")  # fmt: skip
+    text = format_summary(read_input_counts(con))
+    warning = (
+        'WARNING: 1,794 rows of judge_ratings from "w"."evals"."r" written late '
+        "(Logged At from 2026-10-01 to 2026-10-03, below the largest the loads hold) never "
+        "read by a load: no load holds their key at that Logged At or a later one; fix: give "
+        "them a newer Logged At (the next load reads them), or build with --full-refresh"
+    )
+    assert f"\n    {warning}" in text, text
+    assert "Logged At from 2026-11-01 (the earlier loads' largest) to 2026-11-02" in text
+    assert "not configured (not in judge_bias_input_relations): models\n" in text + "\n"
+    assert "no rows (the relation is empty): human_annotations\n" in text
+    html = provenance_html(Warehouse(con), tmp_path / "w.duckdb")
+    assert "<strong>WARNING: 1,794 rows of judge_ratings" in html
+    assert html.count("WARNING") == 1  # once, not again in the summary's lines below
+    # the build summary's lines (its window line, the kinds without rows)
+    assert "<pre>input relations" in html and "Logged At from 2026-11-01" in html
+    assert "not configured (not in judge_bias_input_relations): models" in html
+    assert "none in this load (no new rows)" not in text  # models has no relation
+    con.execute("update stg_inputs__relation_counts set rows_late = 0, late_from = null")
+    assert "WARNING" not in format_summary(read_input_counts(con))
+    assert "WARNING" not in provenance_html(Warehouse(con), tmp_path / "w.duckdb")
+
+
+def test_the_report_shows_one_line_per_load(tmp_path: Path) -> None:
+    """The report's Provenance: one line per load (load_lines), oldest first, each
+    kind it read with its rows and, with a watermark, its window (from the loads'
+    start, or up to its end on a first load). Reference: pandas grouping the base
+    tables' rows by load."""
+    from judge_bias.inputs.summary import load_lines
+    from judge_bias.report.base import Warehouse
+    from judge_bias.report.summary import provenance_html
+
+    con = duckdb.connect()
+    con.execute("create table input_row_counts as select 'judge_ratings' as source, 5 as "
+                "rows_read, 5 as rows_accepted, 0 as rows_rejected")  # fmt: skip
+    ratings = pd.DataFrame({
+        "batch": [1, 1, 2, 3, 3],
+        "_watermark_above": pd.array([None, None, 1, 2, 2], dtype="Int64"),
+        "_watermark_through": [1, 1, 2, 3, 3],
+        "_watermark_column": ["Batch"] * 5,
+        "_load_id": ["L1", "L1", "L2", "L3", "L3"],
+        "_loaded_at": pd.to_datetime(["2026-01-01"] * 2 + ["2026-01-02"] + ["2026-01-03"] * 2),
+    })  # fmt: skip
+    models = pd.DataFrame({"model": ["m1", "m2", "m3"], "_load_id": ["L1", "L1", "L3"],
+                           "_loaded_at": pd.to_datetime(["2026-01-01", "2026-01-01",
+                                                         "2026-01-03"])})  # fmt: skip
+    con.execute("create table base_inputs__judge_ratings as select * from ratings")
+    con.execute("create table base_inputs__models as select * from models")
+    expected = []
+    for load, at in sorted(set(zip(ratings["_load_id"], ratings["_loaded_at"], strict=True))):
+        r = ratings[ratings["_load_id"] == load]
+        above, through = r["_watermark_above"].min(), r["_watermark_through"].max()
+        window = f"up to {through}" if pd.isna(above) else f"from {int(above)} to {through}"
+        parts = [f"judge_ratings {len(r)} row{'s' if len(r) > 1 else ''} (Batch {window})"]
+        if n := int((models["_load_id"] == load).sum()):
+            parts.append(f"models {n} row{'s' if n > 1 else ''}")
+        expected.append(f"load {load} ({at}): {', '.join(parts)}")
+    assert load_lines(con) == expected
+    assert expected[1] == "load L2 (2026-01-02 00:00:00): judge_ratings 1 row (Batch from 1 to 2)"
+    html = provenance_html(Warehouse(con), tmp_path / "w.duckdb")
+    assert "<pre>" + "\n".join(expected) + "</pre>" in html
+    con.execute("alter table base_inputs__judge_ratings drop column _load_id")
+    con.execute("drop table base_inputs__models")
+    assert load_lines(con) == [] and "Loads (" not in provenance_html(Warehouse(con), tmp_path)
 
 
 def test_a_contract_column_is_not_a_watermark() -> None:
@@ -921,8 +1021,15 @@ def test_a_load_keeps_the_watermark_columns_name_and_no_held_count() -> None:
 
 def _count(con: duckdb.DuckDBPyConnection, started: object) -> tuple[int, int]:
     """stg_inputs__relation_counts' (rows_in_relation, rows_loaded) for judge_ratings
-    over ``base`` (its load from ``started`` on) and the relation ``ratings``: the
-    model's own SQL, rendered by plain Jinja with dbt's functions as stubs."""
+    over ``base`` (its load from ``started`` on) and the relation ``ratings``."""
+    row = _counted(con, started)
+    return int(row["rows_in_relation"]), int(row["rows_loaded"])
+
+
+def _counted(con: duckdb.DuckDBPyConnection, started: object) -> dict[str, object]:
+    """stg_inputs__relation_counts' row for judge_ratings over ``base`` (its load
+    from ``started`` on) and the relation ``ratings``: the model's own SQL, rendered
+    by plain Jinja with dbt's functions as stubs."""
     import jinja2
 
     from judge_bias.inputs.relations import KEY_DEFAULTS
@@ -956,8 +1063,10 @@ def _count(con: duckdb.DuckDBPyConnection, started: object) -> tuple[int, int]:
         relation_columns=lambda t: value("relation_columns", t),
         input_key_columns=lambda k: [(c, KEY_DEFAULTS.get(c, "")) for c in KINDS[k].key],
     )  # fmt: skip
-    (row,) = con.execute(env.from_string(text).render()).fetchall()
-    return int(row[1]), int(row[2])
+    result = con.execute(env.from_string(text).render())
+    names = [d[0] for d in result.description]
+    (row,) = result.fetchall()
+    return dict(zip(names, row, strict=True))
 
 
 def _merged_load(con: duckdb.DuckDBPyConnection, drop: str | None = None) -> object:
@@ -1007,6 +1116,97 @@ def test_the_count_reconciles_a_key_held_at_the_largest_and_re_sent_later(
         assert counted == loaded == plain == 1
     else:
         assert (counted, loaded) == (plain, 1) == (2, 1)
+
+
+# judge, prompt_id, label, batch (days after 2026-01-01 for a DATE watermark)
+FIRST_LOAD = [("j1", "p1", "3", 1), ("j1", "p2", "3", 1), ("j1", "p3", "3", -1)]
+SECOND_LOAD = [
+    ("j1", "p4", "3", 2),  # new, read
+    ("j1", "p5", "3", 1),  # at the start: read, not late
+    ("j1", "p6", "3", -3),  # late: below the start, its key held nowhere
+    ("j1", "p3", "5", 0),  # late: a correction of p3 newer than the held row (-1)
+    ("j1", "p1", "5", 0),  # superseded: p1 is held at 1, a later watermark
+    ("j1", "p3", "3", -1),  # p3's held row written again as it is: not late
+    ("j1", "p7", "3", None),  # null watermark: rejected and read again, not late
+]
+
+
+@pytest.mark.parametrize("dtype", ["bigint", "date"])
+def test_the_count_model_reports_the_late_rows(dtype: str) -> None:
+    """stg_inputs__relation_counts' rows_late: the relation's rows below the load's
+    start (the earlier loads' largest watermark) whose key no load holds at their
+    watermark or a later one (docs/incremental.md, "Late rows"), with their smallest
+    and largest watermark; a first load has no start, so no late row. Reference:
+    pandas over the relation and the loads' keys, without the loader's key logic."""
+    con = duckdb.connect()
+    value = "?" if dtype == "bigint" else "date '2026-01-01' + cast(? as integer)"
+    con.execute("create table ratings (judge varchar, prompt_id varchar, model varchar, "
+                f"dimension varchar, label varchar, batch {dtype})")  # fmt: skip
+
+    def append(rows: list[tuple[object, ...]]) -> None:
+        con.executemany(
+            f"insert into ratings values (?, ?, 'm1', 'h', ?, {value})", [list(r) for r in rows]
+        )
+
+    append(FIRST_LOAD)
+    con.register("first_load", _load(con, None, "batch"))
+    # no row of the first load has a parse error: its column typed as the second's
+    con.execute("create table base as select * replace (_parse_error::varchar as _parse_error) "
+                "from first_load")  # fmt: skip
+    first = _counted(con, con.execute("select min(_loaded_at) from base").fetchall()[0][0])
+    assert (first["rows_late"], first["late_from"], first["watermark_column"]) == (0, None, "batch")
+    append(SECOND_LOAD)
+    row = _counted(con, _merged_load(con))
+    # pandas: below the first load's largest, no row of the loads with that prompt
+    # at that watermark or a later one
+    relation = con.execute("select prompt_id, batch from ratings").df()
+    loads = con.execute("select prompt_id, batch from base").df()
+    start = relation.loc[relation.index < len(FIRST_LOAD), "batch"].max()
+    below = relation[relation["batch"].notna() & (relation["batch"] < start)]
+    late = below[[
+        not ((loads["prompt_id"] == r.prompt_id) & (loads["batch"] >= r.batch)).any()
+        for r in below.itertuples()
+    ]]  # fmt: skip
+    assert sorted(late["prompt_id"]) == ["p3", "p6"]
+    assert row["rows_late"] == len(late) == 2
+    assert (row["late_from"], row["late_through"]) == (
+        str(late["batch"].min().date() if dtype == "date" else late["batch"].min()),
+        str(late["batch"].max().date() if dtype == "date" else late["batch"].max()),
+    )
+    assert row["rows_in_relation"] == row["rows_loaded"]  # the late rows are not the load's
+    # a quiet load (no new row, so no start of its own) still counts them
+    quiet = _counted(con, "2100-01-01")
+    assert (quiet["rows_loaded"], quiet["rows_late"], quiet["late_from"]) == (
+        0, len(late), row["late_from"]
+    )  # fmt: skip
+
+
+def test_a_failed_load_does_not_call_rows_of_its_window_late() -> None:
+    """A load that fails (a row written inside its window while it ran, not read:
+    the count test fails and the load is rolled back) counts as late only the rows
+    below its own start (_watermark_above), not that row of its window, which is
+    below the largest watermark the load holds. Reference: pandas over the relation
+    with the start taken from the first load's rows, not from the model."""
+    con = duckdb.connect()
+    _ratings(con, [("j1", "p1", "m1", "h", "3", 1), ("j1", "p2", "m1", "h", "3", 5)], "batch")
+    con.register("first_load", _load(con, None, "batch"))
+    con.execute("create table base as select * replace (_parse_error::varchar as _parse_error) "
+                "from first_load")  # fmt: skip
+    start = con.execute("select max(batch) from ratings").fetchall()[0][0]
+    con.execute("insert into ratings values ('j1', 'p3', 'm1', 'h', '3', 6), "
+                "('j1', 'p4', 'm1', 'h', '3', 7), ('j1', 'p5', 'm1', 'h', '3', 3)")  # fmt: skip
+    started = _merged_load(con)
+    con.execute("insert into ratings values ('j1', 'p6', 'm1', 'h', '3', 6)")  # meanwhile
+    row = _counted(con, started)
+    relation = con.execute("select prompt_id, batch from ratings").df()
+    loads = con.execute("select prompt_id, batch from base").df()
+    late = relation[[
+        b < start and not ((loads["prompt_id"] == p) & (loads["batch"] >= b)).any()
+        for p, b in zip(relation["prompt_id"], relation["batch"], strict=True)
+    ]]  # fmt: skip
+    assert list(late["prompt_id"]) == ["p5"]
+    assert (row["rows_late"], row["late_from"], row["late_through"]) == (1, "3", "3")
+    assert row["rows_in_relation"] != row["rows_loaded"]  # the count test fails the load
 
 
 def test_a_byte_order_mark_before_a_column_name_is_read_by_both_paths() -> None:

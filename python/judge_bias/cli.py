@@ -121,7 +121,7 @@ def _print_outcome(result: build_mod.BuildResult) -> None:
     for warning in result.warnings:
         print(f"warning: {warning}")
     if not result.validation.success:
-        print(format_summary(result.inputs))
+        print(format_summary(result.inputs, late=False))  # late rows: a warning above
         reason = build_mod.validation_failure(result.validation, result.inputs)
         undone = f"; {result.rolled_back}" if result.rolled_back else ""
         raise build_mod.BuildError(
@@ -129,7 +129,7 @@ def _print_outcome(result: build_mod.BuildResult) -> None:
         )
     print(f"warehouse: {result.db_path} (schema main: fct_judge_ratings, bias_estimates, ...)")
     print(f"BI snapshot (validated marts, open it read-only): {result.bi_path}")
-    print(format_summary(result.inputs))
+    print(format_summary(result.inputs, late=False))
 
 
 def _existing_db(db: str) -> Path:

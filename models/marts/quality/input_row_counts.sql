@@ -40,7 +40,7 @@ with
                         select 'load ' || max(base._load_id) from {{ input_table(source) }} as base
                         where {{ in_this_load('base') }}
                     ),
-                    'load (no rows of this kind)'
+                    'none in this load (no new rows)'
                 ) as gate_scope
             {% else %}
                 {{ input_rows_read(source) }} as gate_rows_read,

@@ -117,6 +117,34 @@ class FileCounts:
     # load's start (the earlier loads' largest value; None: the first load) and the
     # largest value it read, so that the team sees which of its rows the load took
     watermark: tuple[str, object, object] | None = None
+    # Late rows of a relation load (stg_inputs__relation_counts.rows_late): below the
+    # load's start, their key held by no load at their watermark or a later one, so
+    # never read: (rows, smallest and largest watermark, the column as the team named it)
+    late: tuple[int, str, str, str] | None = None
+    # listed in judge_bias_input_relations (a row of stg_inputs__relation_counts),
+    # so a kind with no rows is an empty relation, not one left out of the var
+    listed: bool = False
+
+    @property
+    def late_warning(self) -> str | None:
+        """A WARNING naming the late rows, their watermarks and the fix (None when
+        the load left none): not a failure, the marts are right for the rows loaded."""
+        return f"WARNING: {self.late_rows}" if self.late_rows else None
+
+    @property
+    def late_rows(self) -> str | None:
+        """The late-row warning's words without 'WARNING: ' (the build record's
+        warnings, printed as 'warning: ...')."""
+        if not self.late:
+            return None
+        n, low, high, mark = self.late
+        values = f"from {low} to {high}" if low != high else f"at {high}"
+        return (
+            f"{n:,} row{'s' if n != 1 else ''} of {self.name} written late ({mark} "
+            f"{values}, below the largest the loads hold) never read by a load: no load holds "
+            f"their key at that {mark} or a later one; fix: give them a newer {mark} (the "
+            "next load reads them), or build with --full-refresh"
+        )
 
     @property
     def judged(self) -> tuple[int, int, float | None]:
@@ -164,7 +192,7 @@ class FileCounts:
         if not self.per_load or read is None or accepted is None:
             return text
         if read == 0:
-            # the mart's scope then reads "load (no rows of this kind)": the kind has
+            # the mart's scope then reads "none in this load (no new rows)": the kind has
             # rows (the earlier loads'), this load brought none of them
             return f"{text} in every load; none in this load (no new rows)"
         return (
@@ -288,11 +316,33 @@ def read_input_counts(con: duckdb.DuckDBPyConnection) -> list[FileCounts]:
     for f in files.values():
         if f.per_load and f.gate_rows_read and f"base_inputs__{f.source}" in tables:
             f.watermark = _watermark(con, f"base_inputs__{f.source}", f.gate_scope or "")
+    if "stg_inputs__relation_counts" in tables:
+        _read_late(con, files)
     if "rejected_rows" in tables:
         for source, reason in _reasons(con):
             if source in files:
                 files[source].reasons.append(reason)
     return list(files.values())
+
+
+def _read_late(con: duckdb.DuckDBPyConnection, files: dict[str, FileCounts]) -> None:
+    """The kinds listed on the relation route (each a row of
+    stg_inputs__relation_counts) and each relation load's late rows (counted there
+    in SQL), with the watermark column as the relation names it."""
+    for (source,) in con.execute("select source from stg_inputs__relation_counts").fetchall():
+        if source in files:
+            files[source].listed = True
+    if not {"rows_late", "watermark_column"} <= _columns(con, "stg_inputs__relation_counts"):
+        return  # a warehouse built before session 26
+    rows = con.execute(
+        "select source, rows_late, late_from, late_through, watermark_column "
+        "from stg_inputs__relation_counts where watermark_column is not null"
+    ).fetchall()
+    for source, n, low, high, mark in rows:
+        # the window line names the column as the load kept it (_watermark); the
+        # warning as the relation names it: rows of no load have no load's name
+        if (f := files.get(source)) is not None and n:
+            f.late = (int(n), str(low), str(high), str(mark))
 
 
 def _watermark(
@@ -314,6 +364,41 @@ def _watermark(
         [scope.removeprefix("load ")],
     ).fetchall()[0]
     return (named or mark, above, through) if through is not None else None
+
+
+def load_lines(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """One line per load of an incremental warehouse, oldest first: its id and time,
+    and each kind it read with its rows and, read from a relation with a watermark,
+    the window (the loads' base tables grouped by _load_id; one row per kind and
+    load, not per input row). Empty for a full build's warehouse (no _load_id)."""
+    kinds: dict[str, list[str]] = {}
+    when: dict[str, str] = {}  # the load's time (UTC, ISO text: ordered as text)
+    names = con.execute(
+        "select table_name from information_schema.tables where table_schema = 'main' "
+        "and table_name like 'base\\_inputs\\_\\_%' escape '\\' order by table_name"
+    ).fetchall()
+    for (table,) in names:
+        columns = [r[0] for r in con.execute(f'describe "{table}"').fetchall()]
+        if "_load_id" not in columns:
+            continue
+        marked = "_watermark_above" in columns
+        window = "min(_watermark_above), max(_watermark_through)" if marked else "null, null"
+        spelled = f"any_value({MARK_COLUMN})" if MARK_COLUMN in columns else "null"
+        at = "min(_loaded_at)" if "_loaded_at" in columns else "null"
+        rows = con.execute(
+            f'select _load_id, {at}, count(*), {window}, {spelled} from "{table}" group by _load_id'
+        ).fetchall()
+        kind = table.removeprefix("base_inputs__")
+        for load, at, n, above, through, named in rows:
+            text = f"{kind} {n:,} row{'s' if n != 1 else ''}"
+            if through is not None:
+                mark = named or columns[columns.index("_watermark_above") - 1]
+                shown = f"up to {through}" if above is None else f"from {above} to {through}"
+                text += f" ({mark} {shown})"
+            kinds.setdefault(load, []).append(text)
+            when[load] = min(when.get(load, str(at)), str(at))
+    order = sorted(kinds, key=lambda load: (when[load], load))
+    return [f"load {load} ({when[load]}): {', '.join(kinds[load])}" for load in order]
 
 
 def _reasons(con: duckdb.DuckDBPyConnection) -> list[tuple[str, Reason]]:
@@ -376,20 +461,37 @@ def summarise_inputs(db_path: str | Path) -> list[FileCounts]:
         con.close()
 
 
-def format_summary(files: list[FileCounts]) -> str:
+def format_summary(files: list[FileCounts], late: bool = True) -> str:
     """The per-file summary: one line per file given, each reason code with its count,
-    examples and fix."""
+    examples and fix; each late-row warning unless ``late`` is False (the report
+    shows them apart, in bold)."""
     given = [f for f in files if f.rows_read > 0 or f.source_file]
     what = "relations" if given and all(f.is_relation for f in given) else "files"
     lines = [f"input {what} (rows read = accepted + rejected):"]
     for f in given:
         gate = f": {'FAILED' if f.fails else 'warning'}, {f.gate}" if f.gate else ""
         lines.append(f"  {f.name}: {f.counts()}{gate}")
+        if late and f.late_warning:
+            lines.append(f"    {f.late_warning}")
         for r in f.reasons:
             lines.append(f"    {r.describe()}")
             lines.append(f"      fix: {f.fix(r)}")
-    if empty := [f.source for f in files if f not in given]:
-        lines.append(f"  no rows (absent or header only): {', '.join(empty)}")
+    empty = [f for f in files if f not in given]
+    if what != "relations":
+        whys = [("no rows (absent or header only)", empty)]
+    else:
+        # on the relation route a kind is empty (listed in the var: a row of
+        # stg_inputs__relation_counts) or not configured (not listed), not "absent"
+        whys = [
+            ("no rows (the relation is empty)", [f for f in empty if f.listed]),
+            (
+                "not configured (not in judge_bias_input_relations)",
+                [f for f in empty if not f.listed],
+            ),
+        ]
+    for why, kinds in whys:
+        if kinds:
+            lines.append(f"  {why}: {', '.join(f.source for f in kinds)}")
     return "\n".join(lines)
 
 

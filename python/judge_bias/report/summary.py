@@ -22,6 +22,7 @@ from judge_bias.warehouse.provenance import (
 
 if TYPE_CHECKING:
     pass
+from judge_bias.inputs.summary import format_summary, load_lines, read_input_counts
 from judge_bias.report.base import (
     MISSING_TABLE,
     Panel,
@@ -359,6 +360,15 @@ def provenance_html(wh: Warehouse, db_path: Path) -> str:
     if "input_row_counts" in wh.tables:
         parts.append("<h3>Input rows (rows read = accepted + rejected)</h3>")
         parts.append(html_table(wh.df("select * from input_row_counts order by source")))
+        # the build summary's words (this load's rows and watermark window, late rows)
+        files = read_input_counts(wh.con)
+        parts.extend(
+            f"<p><strong>{esc(f.late_warning)}</strong></p>" for f in files if f.late_warning
+        )
+        parts.append(f"<pre>{esc(format_summary(files, late=False))}</pre>")
+        if loads := load_lines(wh.con):  # an incremental warehouse's loads
+            parts.append("<h3>Loads (kinds, rows, watermark window)</h3>")
+            parts.append("<pre>" + esc("\n".join(loads)) + "</pre>")
     else:
         parts.append("<p>Table input_row_counts is not in this database.</p>")
     if "rejected_rows" in wh.tables:

@@ -590,6 +590,10 @@ def validate_and_publish(
         try:
             report = validate(db, on_load)
             inputs = summarise_inputs(db)
+            # rows of a relation written late, never read: a warning, not a failure
+            # (docs/incremental.md "Late rows are counted"); the CLI's closing summary
+            # prints it from here
+            record.warnings.extend(w for f in inputs if (w := f.late_rows))
             if not report.success:
                 _discard_copy(copying, stop)
                 write_validation_record(db, data, report, None, validated_by)

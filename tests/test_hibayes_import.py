@@ -146,7 +146,8 @@ def test_files_of_one_stem_stay_apart(tmp_path: Path) -> None:
 def test_stems_collide_among_rating_files_only_and_keep_their_suffix(tmp_path: Path) -> None:
     """data.csv beside data.txt (both rating files) are equal without the suffix:
     each keeps its name with it; a pairwise file of the same stem is no rating
-    dimension, so it does not rename the rating file."""
+    dimension, so it does not rename the rating file; beside a third rating file of
+    the stem in another folder, only the colliding two keep their suffix."""
     from judge_bias.inputs.importers.hibayes import dimension_names, import_hibayes
 
     folder = tmp_path / "q1"
@@ -155,6 +156,16 @@ def test_stems_collide_among_rating_files_only_and_keep_their_suffix(tmp_path: P
         (folder / name).write_text("score,grader,LLM\n7,Autograder,LLM A\n", encoding="utf-8")
     names = dimension_names([folder / "data.csv", folder / "data.txt"])
     assert names == {folder / "data.csv": "data.csv", folder / "data.txt": "data.txt"}
+    # beside a third of the stem elsewhere, the two still differ (not both 'q1/data')
+    (tmp_path / "q2").mkdir()
+    other = tmp_path / "q2" / "data.csv"
+    other.write_text("score,grader,LLM\n7,Autograder,LLM A\n", encoding="utf-8")
+    names = dimension_names([folder / "data.csv", folder / "data.txt", other])
+    assert names == {
+        folder / "data.csv": "q1/data.csv",
+        folder / "data.txt": "q1/data.txt",
+        other: "q2/data",
+    }
     pairs = tmp_path / "pairs" / "data.csv"
     pairs.parent.mkdir()
     pairs.write_text(

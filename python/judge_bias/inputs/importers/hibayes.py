@@ -59,19 +59,25 @@ def dimension_names(paths: Sequence[Path]) -> dict[Path, str]:
     its path without the suffix below the folder those files have in common
     (``q1/data/data``), so that two questions never merge into one dimension; with
     the suffix when the paths are equal without it (``data.csv`` beside
-    ``data.txt``)."""
+    ``data.txt``), for those paths only (``a/data.csv``, ``a/data.txt`` beside
+    ``b/data``)."""
     stems = Counter(p.stem for p in paths)
     names = {p: p.stem for p in paths}
     for stem in (s for s, n in stems.items() if n > 1):
         group = [p for p in paths if p.stem == stem]
-        for full in (False, True):
-            shared = [p.resolve() if full else p.resolve().with_suffix("") for p in group]
-            root = Path(os.path.commonpath(shared))
-            relative = [s.relative_to(root).as_posix() for s in shared]
-            if "." not in relative:
-                break
-        names.update(zip(group, relative, strict=True))
+        short, full = (_below_common([p.resolve() for p in group], s) for s in (False, True))
+        taken = Counter(short)
+        names.update(
+            (p, a if taken[a] == 1 else b) for p, a, b in zip(group, short, full, strict=True)
+        )
     return names
+
+
+def _below_common(paths: list[Path], suffix: bool) -> list[str]:
+    """Each path below the folder the paths have in common, with or without its suffix."""
+    shared = [p if suffix else p.with_suffix("") for p in paths]
+    root = Path(os.path.commonpath(shared))
+    return [s.relative_to(root).as_posix() for s in shared]
 
 
 def _columns(path: Path) -> list[str]:

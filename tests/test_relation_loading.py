@@ -1209,6 +1209,25 @@ def test_a_failed_load_does_not_call_rows_of_its_window_late() -> None:
     assert row["rows_in_relation"] != row["rows_loaded"]  # the count test fails the load
 
 
+def test_a_failed_first_load_does_not_call_rows_of_its_window_late() -> None:
+    """A first load (no start: _watermark_above null) of batches 1 and 5, and a row
+    at batch 3 written while it runs: not read, the count test fails and the load is
+    rolled back; the next load (a first load again) reads it, so it is not late
+    (the bound falls back to the largest the loads hold only on a quiet load).
+    Reference: the first load has no start, so nothing is below it."""
+    con = duckdb.connect()
+    _ratings(con, [("j1", "p1", "m1", "h", "3", 1), ("j1", "p2", "m1", "h", "3", 5)], "batch")
+    con.register("first_load", _load(con, None, "batch"))
+    con.execute("create table base as select * replace (_parse_error::varchar as _parse_error) "
+                "from first_load")  # fmt: skip
+    assert con.execute("select count(*) from base where _watermark_above is not null"
+                       ).fetchall() == [(0,)]  # fmt: skip
+    con.execute("insert into ratings values ('j1', 'p3', 'm1', 'h', '3', 3)")  # meanwhile
+    row = _counted(con, con.execute("select min(_loaded_at) from base").fetchall()[0][0])
+    assert (row["rows_late"], row["late_from"], row["late_through"]) == (0, None, None)
+    assert row["rows_in_relation"] == row["rows_loaded"] + 1  # the count test fails the load
+
+
 def test_a_byte_order_mark_before_a_column_name_is_read_by_both_paths() -> None:
     """A relation whose first column is named '\\ufeffjudge' (a table made from a
     CSV with a byte order mark): the loader maps it to judge (map_columns) and the

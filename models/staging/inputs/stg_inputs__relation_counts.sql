@@ -120,8 +120,10 @@ with
     {#- late rows (docs/incremental.md "Late rows are counted"): below this load's
         start (its _watermark_above; a row of its window it did not read fails the
         count above, and is not late: a load that fails and is rolled back would
-        call it so), or, on a first or quiet load (no start of its own), below the
-        largest watermark the loads hold; and no load holds their key at their
+        call it so), or, on a quiet load (no row, so no start of its own), below the
+        largest watermark the loads hold; a first load with rows has no start, so no
+        late row (a row written in its window while it runs is read by the next load
+        if it fails); and no load holds their key at their
         watermark or a later one: a key held later is superseded (its newer row is
         loaded), one held at the same watermark is the row loaded. A null watermark
         is never below it (it is rejected and read again). The loads' largest
@@ -141,7 +143,10 @@ with
         where
             relation.{{ own }} < coalesce(
                 (select watermark_above from {{ kind }}_loaded),
-                (select max(held.{{ quoted }}) from {{ input_table(kind) }} as held)
+                case
+                    when (select rows_loaded from {{ kind }}_loaded) = 0
+                        then (select max(held.{{ quoted }}) from {{ input_table(kind) }} as held)
+                end
             )
             and (h.m is null or h.m < relation.{{ own }})
     ),

@@ -481,6 +481,39 @@ def test_the_summary_and_report_warn_of_late_rows(tmp_path: Path) -> None:
     assert "WARNING" not in provenance_html(Warehouse(con), tmp_path / "w.duckdb")
 
 
+def test_the_late_warning_names_the_watermark_as_the_window_line_does() -> None:
+    """The var typed 'logged at', the relation's column 'Logged At': the late
+    warning names the column as the window line does (the loads' _watermark_column),
+    so one summary uses one name; a quiet load (no window line) names it as the
+    relation does (stg_inputs__relation_counts.watermark_column)."""
+    from judge_bias.inputs.summary import format_summary, read_input_counts
+
+    con = duckdb.connect()
+    con.execute("create table input_row_counts as select 'judge_ratings' as source, 5 as "
+                "rows_read, 5 as rows_accepted, 0 as rows_rejected, 'load L2' as gate_scope, "
+                "2 as gate_rows_read, 2 as gate_rows_accepted")  # fmt: skip
+    con.execute(
+        'create table base_inputs__judge_ratings ("logged at" date, _watermark_above date, '
+        "_watermark_through date, _watermark_column varchar, _load_id varchar)"
+    )
+    con.execute("insert into base_inputs__judge_ratings values "
+                "('2026-11-02', '2026-11-01', '2026-11-02', 'logged at', 'L2')")  # fmt: skip
+    con.execute(
+        "create table stg_inputs__relation_counts as select 'judge_ratings' as source, "
+        "2 as rows_in_relation, 2 as rows_loaded, 'Logged At' as watermark_column, "
+        "3 as rows_late, '2026-10-01' as late_from, '2026-10-03' as late_through"
+    )
+    text = format_summary(read_input_counts(con))
+    assert "logged at from 2026-11-01 (the earlier loads' largest)" in text
+    assert "(logged at from 2026-10-01 to 2026-10-03," in text
+    assert "Logged At" not in text
+    con.execute("update input_row_counts set gate_scope = 'none in this load (no new rows)', "
+                "gate_rows_read = 0, gate_rows_accepted = 0")  # fmt: skip
+    quiet = format_summary(read_input_counts(con))
+    assert "(Logged At from 2026-10-01 to 2026-10-03," in quiet
+    assert "logged at" not in quiet
+
+
 def test_the_report_shows_one_line_per_load(tmp_path: Path) -> None:
     """The report's Provenance: one line per load (load_lines), oldest first, each
     kind it read with its rows and, with a watermark, its window (from the loads'

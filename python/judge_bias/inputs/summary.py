@@ -119,7 +119,8 @@ class FileCounts:
     watermark: tuple[str, object, object] | None = None
     # Late rows of a relation load (stg_inputs__relation_counts.rows_late): below the
     # load's start, their key held by no load at their watermark or a later one, so
-    # never read: (rows, smallest and largest watermark, the column as the team named it)
+    # never read: (rows, smallest and largest watermark, the column as the window
+    # line names it, or as the relation does when the load has no window)
     late: tuple[int, str, str, str] | None = None
     # listed in judge_bias_input_relations (a row of stg_inputs__relation_counts),
     # so a kind with no rows is an empty relation, not one left out of the var
@@ -328,7 +329,7 @@ def read_input_counts(con: duckdb.DuckDBPyConnection) -> list[FileCounts]:
 def _read_late(con: duckdb.DuckDBPyConnection, files: dict[str, FileCounts]) -> None:
     """The kinds listed on the relation route (each a row of
     stg_inputs__relation_counts) and each relation load's late rows (counted there
-    in SQL), with the watermark column as the relation names it."""
+    in SQL), with the watermark column named as the window line names it."""
     for (source,) in con.execute("select source from stg_inputs__relation_counts").fetchall():
         if source in files:
             files[source].listed = True
@@ -339,10 +340,12 @@ def _read_late(con: duckdb.DuckDBPyConnection, files: dict[str, FileCounts]) -> 
         "from stg_inputs__relation_counts where watermark_column is not null"
     ).fetchall()
     for source, n, low, high, mark in rows:
-        # the window line names the column as the load kept it (_watermark); the
-        # warning as the relation names it: rows of no load have no load's name
+        # one name per summary: the window line's (the loads' _watermark_column, the
+        # var as typed) when this load has one; the relation's own name of the column
+        # (the count model's) only without it (a quiet load: no window line)
         if (f := files.get(source)) is not None and n:
-            f.late = (int(n), str(low), str(high), str(mark))
+            named = f.watermark[0] if f.watermark is not None else mark
+            f.late = (int(n), str(low), str(high), str(named))
 
 
 def _watermark(

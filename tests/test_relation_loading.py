@@ -516,7 +516,7 @@ def test_the_late_warning_names_the_watermark_as_the_window_line_does() -> None:
 
 def test_the_report_shows_one_line_per_load(tmp_path: Path) -> None:
     """The report's Provenance: one line per load (load_lines), oldest first, each
-    kind it read with its rows and, with a watermark, its window (from the loads'
+    kind it read with the rows kept from it (grouped by _load_id) and, with a watermark, its window (from the loads'
     start, or up to its end on a first load). Reference: pandas grouping the base
     tables' rows by load."""
     from judge_bias.inputs.summary import load_lines
@@ -544,12 +544,15 @@ def test_the_report_shows_one_line_per_load(tmp_path: Path) -> None:
         r = ratings[ratings["_load_id"] == load]
         above, through = r["_watermark_above"].min(), r["_watermark_through"].max()
         window = f"up to {through}" if pd.isna(above) else f"from {int(above)} to {through}"
-        parts = [f"judge_ratings {len(r)} row{'s' if len(r) > 1 else ''} (Batch {window})"]
+        parts = [f"judge_ratings {len(r)} row{'s' if len(r) > 1 else ''} kept from it "
+                 f"(Batch {window})"]  # fmt: skip
         if n := int((models["_load_id"] == load).sum()):
-            parts.append(f"models {n} row{'s' if n > 1 else ''}")
+            parts.append(f"models {n} row{'s' if n > 1 else ''} kept from it")
         expected.append(f"load {load} ({at}): {', '.join(parts)}")
     assert load_lines(con) == expected
-    assert expected[1] == "load L2 (2026-01-02 00:00:00): judge_ratings 1 row (Batch from 1 to 2)"
+    assert expected[1] == (
+        "load L2 (2026-01-02 00:00:00): judge_ratings 1 row kept from it (Batch from 1 to 2)"
+    )
     html = provenance_html(Warehouse(con), tmp_path / "w.duckdb")
     assert "<pre>" + "\n".join(expected) + "</pre>" in html
     con.execute("alter table base_inputs__judge_ratings drop column _load_id")

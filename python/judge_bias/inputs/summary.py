@@ -371,9 +371,11 @@ def _watermark(
 
 def load_lines(con: duckdb.DuckDBPyConnection) -> list[str]:
     """One line per load of an incremental warehouse, oldest first: its id and time,
-    and each kind it read with its rows and, read from a relation with a watermark,
-    the window (the loads' base tables grouped by _load_id; one row per kind and
-    load, not per input row). Empty for a full build's warehouse (no _load_id)."""
+    and each kind it read with the rows still kept from it (a key re-sent later is
+    deleted and inserted by the later load: its row counts there) and, read from a
+    relation with a watermark, the window (the loads' base tables grouped by
+    _load_id; one row per kind and load, not per input row). Empty for a full
+    build's warehouse (no _load_id)."""
     kinds: dict[str, list[str]] = {}
     when: dict[str, str] = {}  # the load's time (UTC, ISO text: ordered as text)
     names = con.execute(
@@ -393,7 +395,7 @@ def load_lines(con: duckdb.DuckDBPyConnection) -> list[str]:
         ).fetchall()
         kind = table.removeprefix("base_inputs__")
         for load, at, n, above, through, named in rows:
-            text = f"{kind} {n:,} row{'s' if n != 1 else ''}"
+            text = f"{kind} {n:,} row{'s' if n != 1 else ''} kept from it"
             if through is not None:
                 mark = named or columns[columns.index("_watermark_above") - 1]
                 shown = f"up to {through}" if above is None else f"from {above} to {through}"

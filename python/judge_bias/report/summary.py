@@ -367,7 +367,7 @@ def provenance_html(wh: Warehouse, db_path: Path) -> str:
         )
         parts.append(f"<pre>{esc(format_summary(files, late=False))}</pre>")
         if loads := load_lines(wh.con):  # an incremental warehouse's loads
-            parts.append("<h3>Loads (kinds, rows, watermark window)</h3>")
+            parts.append("<h3>Loads (kinds, rows kept from each, watermark window)</h3>")
             parts.append("<pre>" + esc("\n".join(loads)) + "</pre>")
     else:
         parts.append("<p>Table input_row_counts is not in this database.</p>")

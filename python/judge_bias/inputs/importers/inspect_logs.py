@@ -31,10 +31,12 @@ Every score of every sample becomes one judge_ratings row:
   same model (self-judgments); family from the name's prefix (override with
   ``--models``). A grader reply's model names the provider's snapshot
   (``gpt-4o-2024-08-06``) where the evaluation called ``openai/gpt-4o``: the judge
-  is the name called when the log's model events (name called, reply's name) and
-  the samples' outputs (the evaluated model's) tie the two one to one; a name
-  answered by two snapshots, or one snapshot answering two names, ties nothing
-  (no fuzzy match: two dated snapshots are two models).
+  is the name called when the model events (name called, reply's name) and the
+  samples' outputs (the evaluated model's) of all the logs of one import tie the
+  two one to one (so importing logs together can name other judges than one at a
+  time); a name answered by two snapshots, or one snapshot answering two names,
+  ties nothing (no fuzzy match: two dated snapshots are two models). Each log is
+  read twice (once for the ties, once to convert it): one log at a time is held.
 - A sample without scores (an error, a cancelled run) is counted and named,
   not written: there is no judgment to write; a run that did not end in success
   is said with its error's first line. ``prompts.csv`` and

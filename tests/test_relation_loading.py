@@ -461,7 +461,7 @@ def test_the_summary_and_report_warn_of_late_rows(tmp_path: Path) -> None:
     text = format_summary(read_input_counts(con))
     warning = (
         'WARNING: 1,794 rows of judge_ratings from "w"."evals"."r" written late '
-        "(Logged At from 2026-10-01 to 2026-10-03, below the largest the loads hold) never "
+        "(Logged At from 2026-10-01 to 2026-10-03, below this load's start) never "
         "read by a load: no load holds their key at that Logged At or a later one; fix: give "
         "them a newer Logged At (the next load reads them), or build with --full-refresh"
     )
@@ -516,9 +516,9 @@ def test_the_late_warning_names_the_watermark_as_the_window_line_does() -> None:
 
 def test_the_report_shows_one_line_per_load(tmp_path: Path) -> None:
     """The report's Provenance: one line per load (load_lines), oldest first, each
-    kind it read with the rows kept from it (grouped by _load_id) and, with a watermark, its window (from the loads'
-    start, or up to its end on a first load). Reference: pandas grouping the base
-    tables' rows by load."""
+    kind it read with the rows kept from it (grouped by _load_id) and, with a
+    watermark, its window (from the loads' start, or up to its end on a first load).
+    Reference: pandas grouping the base tables' rows by load."""
     from judge_bias.inputs.summary import load_lines
     from judge_bias.report.base import Warehouse
     from judge_bias.report.summary import provenance_html

@@ -142,7 +142,7 @@ class FileCounts:
         values = f"from {low} to {high}" if low != high else f"at {high}"
         return (
             f"{n:,} row{'s' if n != 1 else ''} of {self.name} written late ({mark} "
-            f"{values}, below the largest the loads hold) never read by a load: no load holds "
+            f"{values}, below this load's start) never read by a load: no load holds "
             f"their key at that {mark} or a later one; fix: give them a newer {mark} (the "
             "next load reads them), or build with --full-refresh"
         )

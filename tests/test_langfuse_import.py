@@ -343,15 +343,21 @@ def test_a_csv_whose_rows_are_mostly_long_is_refused_naming_the_likely_cause(
     assert "or a quote escaped with a backslash" in err
 
 
+@pytest.mark.parametrize(
+    ("extra", "likely"),
+    [("x", 'a quote escaped with a backslash (\\")'), ("", "a trailing comma at the line's end")],
+)
 def test_a_long_traces_export_row_says_its_trace_loses_its_text(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: str, likely: str
 ) -> None:
     """One long row among the traces export's: that trace is not read, and the
-    stderr line says a score on it finds neither its model nor its text."""
+    stderr line says a score on it finds neither its model nor its text, naming
+    first a trailing comma when the extra cell is empty (as the refusal does), else
+    a backslash-escaped quote."""
     path = tmp_path / "traces_export.csv"
 
     def edit(rows: list[list[str]]) -> None:
-        rows[1].append("x")
+        rows[1].append(extra)
 
     _rewrite_csv(FIXTURES / "traces_export.csv", path, edit)
     with path.open(newline="", encoding="utf-8") as fh:
@@ -360,6 +366,7 @@ def test_a_long_traces_export_row_says_its_trace_loses_its_text(
     [line] = [x for x in capsys.readouterr().err.splitlines() if "more cells" in x]
     assert f"{n} row(s) read, {n - 1} whole, 1 of more cells than the header (line 2 " in line
     assert "nor its trace's prompt and completion text" in line
+    assert f"; likely {likely}" in line
 
 
 def _is_json(cell: str) -> bool:

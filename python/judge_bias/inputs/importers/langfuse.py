@@ -153,16 +153,18 @@ def _records_as_given(path: Path) -> list[object]:
     if path.suffix == ".csv":
         reader = csv.DictReader(io.StringIO(text))
         fields = set(reader.fieldnames or [])
+        width = len(reader.fieldnames or [])
         if {"id", "source", "name", "dataType", "value"} <= fields:
             rows, long_rows = _whole_rows(reader, path)
-            _say_long_rows(path, len(rows), long_rows, "written through to judge_ratings.csv "
-                           "with an empty label, for the build to reject (rejected_rows: "
-                           "missing_value, the row's cells in its rationale)")  # fmt: skip
+            _say_long_rows(path, (len(rows), width), long_rows, "written through to "
+                           "judge_ratings.csv with an empty label, for the build to reject "
+                           "(rejected_rows: missing_value, the row's cells in its "
+                           "rationale)")  # fmt: skip
             header = list(reader.fieldnames or [])
             return [*map(_from_csv, rows), *(_long_score(path, header, *r) for r in long_rows)]
         if any(columns <= fields for columns in TABLE_EXPORTS.values()):
             rows, long_rows = _whole_rows(reader, path)
-            _say_long_rows(path, len(rows), long_rows, "not read: a score on one of them "
+            _say_long_rows(path, (len(rows), width), long_rows, "not read: a score on one of them "
                            "finds no model ('unknown', counted) nor its trace's prompt and "
                            "completion text")  # fmt: skip
             return [_from_table_csv(r) for r in rows]
@@ -216,24 +218,33 @@ def _whole_rows(reader: csv.DictReader, path: Path) -> tuple[list[dict[str, str]
         rows.append(row)
     if long_rows and len(long_rows) * 2 > len(rows) + len(long_rows):
         line, cells = long_rows[0]
-        trailing = all(c == "" for _, r in long_rows for c in r[width:])
         raise InputError(
             f"{path}: line {line}: {len(cells)} cells under a header of {width} columns, "
             f"as {len(long_rows)} of {len(rows) + len(long_rows)} rows: not read; "
-            f"{long_row_causes(trailing)} (fix the file, or export the scores as JSON)"
+            f"{_likely(long_rows, width)} (fix the file, or export the scores as JSON)"
         )
     return rows, long_rows
 
 
-def _say_long_rows(path: Path, whole: int, long_rows: list[LongRow], fate: str) -> None:
-    """One stderr line for the few rows longer than the header, and the counts."""
+def _likely(long_rows: list[LongRow], width: int) -> str:
+    """The likely causes of the long rows, a trailing comma first when every cell
+    past the header's ``width`` is empty."""
+    return long_row_causes(all(c == "" for _, cells in long_rows for c in cells[width:]))
+
+
+def _say_long_rows(
+    path: Path, counts: tuple[int, int], long_rows: list[LongRow], fate: str
+) -> None:
+    """One stderr line for the few rows longer than the header (``counts``: the
+    whole rows and the header's width), and the counts; the likely causes as the
+    refusal orders them (a trailing comma first when every extra cell is empty)."""
     if not long_rows:
         return
+    whole, width = counts
     lines = ", ".join(f"{line} ({len(cells)} cells)" for line, cells in long_rows[:10])
     print(f"langfuse: {path}: {whole + len(long_rows)} row(s) read, {whole} whole, "
-          f"{len(long_rows)} of more cells than the header (line {lines}), {fate}; likely a "
-          "quote escaped with a backslash splitting a text that holds a comma: export "
-          "the file as JSON", file=sys.stderr)  # fmt: skip
+          f"{len(long_rows)} of more cells than the header (line {lines}), {fate}; "
+          f"{_likely(long_rows, width)}: export the file as JSON", file=sys.stderr)  # fmt: skip
 
 
 def _long_score(path: Path, header: list[str], line: int, cells: list[str]) -> dict[str, object]:

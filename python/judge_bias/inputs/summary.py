@@ -348,6 +348,13 @@ def _read_late(con: duckdb.DuckDBPyConnection, files: dict[str, FileCounts]) -> 
             f.late = (int(n), str(low), str(high), str(named))
 
 
+def _base_mark(columns: list[str]) -> str:
+    """The watermark column as the base keeps it (the loader's name, lower case): the
+    column before _watermark_above; the name shown for loads read before
+    _watermark_column was kept."""
+    return columns[columns.index("_watermark_above") - 1]
+
+
 def _watermark(
     con: duckdb.DuckDBPyConnection, table: str, scope: str
 ) -> tuple[str, object, object] | None:
@@ -359,7 +366,7 @@ def _watermark(
     columns = [r[0] for r in con.execute(f'describe "{table}"').fetchall()]
     if "_watermark_above" not in columns or not scope.startswith("load "):
         return None
-    mark = columns[columns.index("_watermark_above") - 1]
+    mark = _base_mark(columns)
     spelled = MARK_COLUMN if MARK_COLUMN in columns else "null"
     above, through, named = con.execute(
         f"select any_value(_watermark_above), max(_watermark_through), any_value({spelled}) "
@@ -397,7 +404,7 @@ def load_lines(con: duckdb.DuckDBPyConnection) -> list[str]:
         for load, at, n, above, through, named in rows:
             text = f"{kind} {n:,} row{'s' if n != 1 else ''} kept from it"
             if through is not None:
-                mark = named or columns[columns.index("_watermark_above") - 1]
+                mark = named or _base_mark(columns)
                 shown = f"up to {through}" if above is None else f"from {above} to {through}"
                 text += f" ({mark} {shown})"
             kinds.setdefault(load, []).append(text)

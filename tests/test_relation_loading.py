@@ -1304,8 +1304,12 @@ def test_a_load_of_files_keeps_their_row_order(tmp_path: Path) -> None:
     con.execute("create table base as select *, '' as _load_key from first where batch <= 1")
     con.execute("update base set _load_key = concat_ws(chr(31), judge, prompt_id, model, "
                 "dimension, 'positive', '1')")  # fmt: skip
-    got = load_kind(con, "judge_ratings", read, "all", None, None, "batch", "base").df()
     plain = con.execute("select prompt_id, model, batch from (select *, row_number() over () "
                         "as n from ratings) where batch >= 2 order by n").fetchall()  # fmt: skip
-    assert list(zip(got["prompt_id"], got["model"], got["batch"], strict=True)) == plain
-    assert got["_row_number"].tolist() == list(range(1, len(plain) + 1)) and len(plain) == 3000
+    # the order a join emits varies from run to run (the held check's join put a
+    # block first in about 1 load in 8 before its output was ordered): 20 loads
+    for _ in range(20):
+        got = load_kind(con, "judge_ratings", read, "all", None, None, "batch", "base").df()
+        assert list(zip(got["prompt_id"], got["model"], got["batch"], strict=True)) == plain
+        assert got["_row_number"].tolist() == list(range(1, len(plain) + 1))
+    assert len(plain) == 3000

@@ -237,16 +237,26 @@ def _select_unheld(
         same.append(f"_held.{quote_ident(column)} is not distinct from {text}")
     match = f"exists (select 1 from {held} as _held where {' and '.join(same)})"
     flagged = f"{tmp}_flagged"
+    # the window in the relation's scan order (a filter, no join: DuckDB keeps the
+    # order), its rows at ``above`` marked; the held check joins, so the selection is
+    # put back in that order by the copy's rowid (a join's output order is not the
+    # scan's: a CSV location's rows came out of order under two threads)
     con.execute(
         f"create or replace temp table {flagged} as select _relation.*, "
-        f"coalesce({col} = ({above}) and {match}, false) as _jb_held, "
+        f"coalesce({col} = ({above}), false) as _jb_at, "
         f"case when {col} = ({above}) then {key} end as _jb_key "
         f"from {name} as _relation{window}"
     )
     con.execute(
-        f"create or replace temp table {tmp} as select * exclude (_jb_held, _jb_key) "
-        f"from {flagged} where not (_jb_held and _jb_key not in (select _jb_key from "
-        f"{flagged} where _jb_key is not null group by _jb_key having not bool_and(_jb_held)))"
+        f"create or replace temp table {tmp} as with "
+        f"_f as (select rowid as _jb_pos, * from {flagged}), "
+        f"_h as (select _relation._jb_pos from _f as _relation "
+        f"where _relation._jb_at and {match}), "
+        "_g as (select _f.*, _h._jb_pos is not null as _jb_held "
+        "from _f left join _h using (_jb_pos)) "
+        "select * exclude (_jb_pos, _jb_at, _jb_key, _jb_held) from _g "
+        "where not (_jb_held and _jb_key not in (select _jb_key from _g where _jb_key is not null "
+        "group by _jb_key having not bool_and(_jb_held))) order by _jb_pos"
     )
     con.execute(f"drop table {flagged}")
 
